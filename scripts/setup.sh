@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Installs the Debian packages the tests use (when missing, and only as root) and the npm
+# packages (when node_modules is missing or older than package-lock.json).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+need=()
+command -v dnsmasq >/dev/null || need+=(dnsmasq)
+ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || need+=(postgresql)
+command -v redis-server >/dev/null || need+=(redis-server)
+[ -x /usr/bin/chromium ] || need+=(chromium)
+command -v ping >/dev/null || need+=(iputils-ping)
+if [ ${#need[@]} -gt 0 ]; then
+  if [ "$(id -u)" = 0 ]; then
+    echo "Installing Debian packages: ${need[*]}"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+    # The packages start system services of their own; the tests run their own on loopback.
+    for s in dnsmasq postgresql redis-server; do service "$s" stop >/dev/null 2>&1 || true; done
+  else
+    echo "Missing Debian packages: ${need[*]} (run as root, or: sudo apt-get install ${need[*]})" >&2
+    exit 1
+  fi
+fi
+if [ ! -d node_modules ] || [ package-lock.json -nt node_modules ]; then
+  npm ci --no-audit --no-fund
+fi

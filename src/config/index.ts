@@ -1,0 +1,149 @@
+/**
+ * The one reader of process.env. Every variable of decisions.md is parsed and checked here,
+ * once, at start-up; an invalid value throws a ConfigError whose message is one line naming
+ * the variable and what it allows.
+ */
+import ipaddr from 'ipaddr.js';
+
+export interface Config {
+  port: number;
+  host: string;
+  /** `sqlite:PATH` or `postgres://...`; default SQLite file. */
+  database: { kind: 'sqlite'; path: string } | { kind: 'postgres'; url: string };
+  redisUrl: string | null;
+  /** DNS servers as `ip` or `ip:port`; empty means the system resolver. */
+  dnsServers: string[];
+  /** CIDRs exempt from the public-address guard. */
+  targetAllowlist: string[];
+  trustProxy: boolean;
+  maintenanceMode: boolean;
+  rateLimits: { status: number; general: number; media: number };
+  statusCacheTtlSeconds: number;
+  pingTimeoutMs: number;
+  /** Pings in flight at once before the service serves stale results instead of queueing. */
+  maxConcurrentPings: number;
+  /** Days of check history kept. */
+  checkRetentionDays: number;
+  logLevel: string;
+}
+
+export class ConfigError extends Error {
+  constructor(variable: string, allowed: string, value: string) {
+    super(`Invalid ${variable}=${JSON.stringify(value)}: ${allowed}`);
+    this.name = 'ConfigError';
+  }
+}
+
+type Env = Record<string, string | undefined>;
+
+function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!/^\d+$/.test(raw.trim())) throw new ConfigError(name, `expected a whole number from ${min} to ${max}`, raw);
+  const value = Number(raw.trim());
+  if (value < min || value > max) throw new ConfigError(name, `expected a whole number from ${min} to ${max}`, raw);
+  return value;
+}
+
+function boolean(env: Env, name: string, fallback: boolean): boolean {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const v = raw.trim().toLowerCase();
+  if (['true', '1', 'yes', 'on'].includes(v)) return true;
+  if (['false', '0', 'no', 'off'].includes(v)) return false;
+  throw new ConfigError(name, 'expected true or false', raw);
+}
+
+function list(env: Env, name: string): string[] {
+  const raw = env[name];
+  if (raw === undefined) return [];
+  return raw
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
+}
+
+function parseDnsServer(entry: string, raw: string): string {
+  // ip, ip:port, [ipv6]:port or bare ipv6
+  const bracketed = /^\[([^\]]+)\](?::(\d{1,5}))?$/.exec(entry);
+  let ip: string;
+  let port: string | undefined;
+  if (bracketed) {
+    ip = bracketed[1]!;
+    port = bracketed[2];
+  } else if (entry.split(':').length === 2) {
+    [ip, port] = entry.split(':') as [string, string];
+  } else {
+    ip = entry;
+  }
+  const allowed = 'expected a comma list of ip or ip:port';
+  if (!ipaddr.isValid(ip)) throw new ConfigError('DNS_SERVERS', allowed, raw);
+  if (port !== undefined && (!/^\d+$/.test(port) || Number(port) < 1 || Number(port) > 65535)) {
+    throw new ConfigError('DNS_SERVERS', allowed, raw);
+  }
+  return entry;
+}
+
+function parseDatabase(raw: string | undefined): Config['database'] {
+  if (raw === undefined || raw === '') return { kind: 'sqlite', path: './data/observer.db' };
+  if (raw.startsWith('sqlite:')) {
+    const path = raw.slice('sqlite:'.length);
+    if (path === '') throw new ConfigError('DATABASE_URL', 'expected sqlite:PATH or postgres://...', raw);
+    return { kind: 'sqlite', path };
+  }
+  if (/^postgres(ql)?:\/\//.test(raw)) {
+    try {
+      new URL(raw);
+    } catch {
+      throw new ConfigError('DATABASE_URL', 'expected sqlite:PATH or postgres://...', raw);
+    }
+    return { kind: 'postgres', url: raw };
+  }
+  throw new ConfigError('DATABASE_URL', 'expected sqlite:PATH or postgres://...', raw);
+}
+
+export function loadConfig(env: Env = process.env): Readonly<Config> {
+  const redis = env.REDIS_URL;
+  if (redis !== undefined && redis !== '' && !/^rediss?:\/\//.test(redis)) {
+    throw new ConfigError('REDIS_URL', 'expected redis://... or rediss://...', redis);
+  }
+  const dnsRaw = env.DNS_SERVERS ?? '';
+  const allowRaw = env.TARGET_ALLOWLIST ?? '';
+  const allowlist = list(env, 'TARGET_ALLOWLIST');
+  for (const cidr of allowlist) {
+    try {
+      ipaddr.parseCIDR(cidr);
+    } catch {
+      throw new ConfigError('TARGET_ALLOWLIST', 'expected a comma list of CIDRs such as 127.0.0.0/8,::1/128', allowRaw);
+    }
+  }
+  const host = env.HOST === undefined || env.HOST === '' ? '0.0.0.0' : env.HOST.trim();
+  if (!ipaddr.isValid(host) && !/^[a-zA-Z0-9.-]+$/.test(host)) {
+    throw new ConfigError('HOST', 'expected an IP address or host name to bind to', env.HOST ?? '');
+  }
+  const logLevel = env.LOG_LEVEL === undefined || env.LOG_LEVEL === '' ? 'info' : env.LOG_LEVEL;
+  if (!['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].includes(logLevel)) {
+    throw new ConfigError('LOG_LEVEL', 'expected fatal, error, warn, info, debug, trace or silent', logLevel);
+  }
+  const config: Config = {
+    port: integer(env, 'PORT', 8080, 0, 65535),
+    host,
+    database: parseDatabase(env.DATABASE_URL),
+    redisUrl: redis === undefined || redis === '' ? null : redis,
+    dnsServers: list(env, 'DNS_SERVERS').map((s) => parseDnsServer(s, dnsRaw)),
+    targetAllowlist: allowlist,
+    trustProxy: boolean(env, 'TRUST_PROXY', false),
+    maintenanceMode: boolean(env, 'MAINTENANCE_MODE', false),
+    rateLimits: {
+      status: integer(env, 'RATE_LIMIT_STATUS', 120, 1, 10_000_000),
+      general: integer(env, 'RATE_LIMIT_GENERAL', 300, 1, 10_000_000),
+      media: integer(env, 'RATE_LIMIT_MEDIA', 5000, 1, 10_000_000),
+    },
+    statusCacheTtlSeconds: integer(env, 'STATUS_CACHE_TTL', 60, 1, 86_400),
+    pingTimeoutMs: integer(env, 'PING_TIMEOUT_MS', 5000, 100, 60_000),
+    maxConcurrentPings: integer(env, 'MAX_CONCURRENT_PINGS', 256, 1, 100_000),
+    checkRetentionDays: integer(env, 'CHECK_RETENTION_DAYS', 30, 1, 3650),
+    logLevel,
+  };
+  return Object.freeze(config);
+}

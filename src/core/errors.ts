@@ -1,0 +1,83 @@
+/**
+ * Errors that reach a client carry a stable `code`, an HTTP status and a public message.
+ * Internal detail goes into `cause` (and the log), never into the response body.
+ */
+export class ObserverError extends Error {
+  readonly code: string;
+  readonly statusCode: number;
+  /** Extra response headers, e.g. Retry-After. */
+  readonly headers: Readonly<Record<string, string>>;
+
+  constructor(
+    code: string,
+    statusCode: number,
+    publicMessage: string,
+    options: { cause?: unknown; headers?: Record<string, string> } = {},
+  ) {
+    super(publicMessage, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = new.target.name;
+    this.code = code;
+    this.statusCode = statusCode;
+    this.headers = options.headers ?? {};
+  }
+}
+
+/** 400: the client sent something we cannot accept. */
+export class BadRequestError extends ObserverError {
+  constructor(code: string, message: string, options: { cause?: unknown } = {}) {
+    super(code, 400, message, options);
+  }
+}
+
+/** 400: the address the client typed is not a valid server address. */
+export class InvalidAddressError extends BadRequestError {
+  constructor(message: string) {
+    super('invalid_address', message);
+  }
+}
+
+/** 400: the target resolves to an address the public-address guard refuses. */
+export class TargetRefusedError extends BadRequestError {
+  constructor(message = 'The address resolves to a non-public IP address and cannot be queried.') {
+    super('target_refused', message);
+  }
+}
+
+/** 404: the host name has no A, AAAA or SRV record. */
+export class HostNotFoundError extends ObserverError {
+  constructor(host: string) {
+    super('host_not_found', 404, `The host name "${host}" has no DNS records.`);
+  }
+}
+
+/**
+ * Why a Minecraft query failed. `message` is the short, safe summary the API shows in
+ * `error`; it never contains an address, a stack or a raw exception text.
+ */
+export type ProbeFailure =
+  | 'timeout'
+  | 'connection_refused'
+  | 'connection_closed'
+  | 'unreachable'
+  | 'invalid_response'
+  | 'response_too_large'
+  | 'dns_failure';
+
+const probeMessages: Record<ProbeFailure, string> = {
+  timeout: 'timed out',
+  connection_refused: 'connection refused',
+  connection_closed: 'connection closed',
+  unreachable: 'host unreachable',
+  invalid_response: 'invalid response',
+  response_too_large: 'response too large',
+  dns_failure: 'DNS lookup failed',
+};
+
+export class ProbeError extends Error {
+  readonly code: ProbeFailure;
+  constructor(code: ProbeFailure, options: { cause?: unknown } = {}) {
+    super(probeMessages[code], options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = 'ProbeError';
+    this.code = code;
+  }
+}

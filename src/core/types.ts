@@ -1,0 +1,62 @@
+/** Shared domain types: the shapes every layer agrees on. */
+
+export type QueryMode = 'java' | 'legacy' | 'bedrock';
+export type Edition = 'java' | 'bedrock';
+
+export function editionOf(mode: QueryMode): Edition {
+  return mode === 'bedrock' ? 'bedrock' : 'java';
+}
+
+/** MOTD in the forms the API returns (see spec: Motd object). */
+export interface Motd {
+  raw: string;
+  clean: string;
+  html: string;
+  raw_lines: string[];
+  clean_lines: string[];
+}
+
+export interface PlayerSample {
+  name: string;
+  id: string;
+}
+
+/** What a successful Minecraft query yields, whatever the protocol. */
+export interface PingResult {
+  version: { name: string; protocol: number } | null;
+  players: { online: number; max: number; sample: PlayerSample[] } | null;
+  motd: Motd;
+  /** `data:image/png;base64,...` or null; anything else is dropped by the client. */
+  favicon: string | null;
+  /** Milliseconds, measured by the protocol client. */
+  latencyMs: number;
+  /** Protocol-specific fields added to the response as they are (Bedrock GUID, mods, ...). */
+  extra: Record<string, unknown>;
+}
+
+/** The ServerStatus resource of the spec. */
+export interface ServerStatus {
+  query: { host: string; port: number; legacy: boolean; bedrock: boolean };
+  server_id: string | null;
+  ip_address: string | null;
+  icmp: boolean | null;
+  online: boolean;
+  error: string | null;
+  version: { name: string; protocol: number } | null;
+  players: { online: number; max: number; sample: PlayerSample[] } | null;
+  motd: Motd | null;
+  favicon: string | null;
+  roundTripLatency: number | null;
+  stale: boolean;
+  checked_at: string;
+  srvRecord: SrvRecord | null;
+  [extra: string]: unknown;
+}
+
+export interface SrvRecord {
+  name: string;
+  target: string;
+  port: number;
+  priority: number;
+  weight: number;
+}

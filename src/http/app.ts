@@ -1,0 +1,149 @@
+/**
+ * buildApp: the HTTP layer, assembled from its dependencies without listening.
+ * Plugins in a fixed order: external (CORS, maintenance gate, rate limits, OpenAPI), then the
+ * app's error handling and logging, then routes.
+ */
+import cors from '@fastify/cors';
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import Fastify, { LogController } from 'fastify';
+import type { Redis } from 'ioredis';
+import type { Config } from '../config/index.js';
+import { ClientHasher } from '../core/client-hash.js';
+import { systemClock, type Clock } from '../core/clock.js';
+import { ObserverError } from '../core/errors.js';
+import { SERVICE_NAME, SERVICE_VERSION } from '../core/service-info.js';
+import { registerErrorHandling } from './errors.js';
+import { registerRateLimit } from './rate-limit.js';
+import type { StatusLookup } from '../status/types.js';
+import type { Store } from '../store/types.js';
+import { healthRoutes } from './routes/health.js';
+import { historyRoutes } from './routes/history.js';
+import { imageRoutes } from './routes/images.js';
+import { statusRoutes } from './routes/status.js';
+import { widgetRoutes } from './routes/widget.js';
+import { ErrorResponse, HealthResponse } from './schemas.js';
+
+export const API_PREFIX = '/api/v1';
+
+export interface AppDeps {
+  config: Config;
+  clock?: Clock;
+  /** pino logger options; false silences logging (tests). */
+  logger?: { level?: string; stream?: NodeJS.WritableStream } | false;
+  /** Shared Redis connection for rate limits (and caches) when REDIS_URL is set. */
+  redis?: Redis | null;
+  /** Client hasher shared with the status service (distinct-client counts). */
+  hasher?: ClientHasher;
+  /** The status service; without it the status, image and widget routes are not served. */
+  status?: StatusLookup;
+  /** History store; without it /trends and /stats are not served and nothing is counted. */
+  store?: Store;
+}
+
+
+export async function buildApp(deps: AppDeps) {
+  const { config } = deps;
+  const clock = deps.clock ?? systemClock;
+  const hasher = deps.hasher ?? new ClientHasher(clock);
+
+  const app = Fastify({
+    logger:
+      deps.logger === false
+        ? false
+        : {
+            level: deps.logger?.level ?? config.logLevel,
+            ...(deps.logger?.stream ? { stream: deps.logger.stream } : {}),
+            // Never a client IP or user agent in the logs: requests are logged by our own
+            // onResponse hook with the fields below only.
+            serializers: { req: () => ({}), res: () => ({}) },
+          },
+    logController: new LogController({ disableRequestLogging: true }),
+    // One proxy hop: the client is the X-Forwarded-For entry the proxy appended (the first
+    // untrusted hop), not a value the client could have put there itself.
+    trustProxy: config.trustProxy ? (_address: string, hop: number) => hop < 1 : false,
+    ajv: { customOptions: { coerceTypes: 'array', removeAdditional: false, useDefaults: true } },
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 1000 },
+    genReqId: () => crypto.randomUUID(),
+  }).withTypeProvider<TypeBoxTypeProvider>();
+
+  app.addSchema(ErrorResponse);
+  app.addSchema(HealthResponse);
+
+  await app.register(cors, { origin: '*', methods: ['GET', 'HEAD', 'OPTIONS'], maxAge: 86_400 });
+
+  if (config.maintenanceMode) {
+    app.addHook('onRequest', async (request) => {
+      if (request.method === 'OPTIONS') return;
+      const path = request.url.split('?')[0];
+      if (path === `${API_PREFIX}/status` || path === `${API_PREFIX}/status/`) return;
+      throw new ObserverError('maintenance', 503, 'The service is down for maintenance. Please retry later.', {
+        headers: { 'Retry-After': '300' },
+      });
+    });
+  }
+
+  await registerRateLimit(app, { limits: config.rateLimits, hasher, redis: deps.redis ?? null });
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'Observer',
+        version: '1.0.0',
+        description:
+          'Keyless Minecraft server status API: Java, legacy Java and Bedrock status as JSON, ' +
+          'icons, banners and embeddable widgets. Every error body is ' +
+          '`{"status":"error","error":"<code>","message":"<sentence>"}`. 429 responses carry ' +
+          '`Retry-After`, `RateLimit-Policy` and `RateLimit` headers.',
+        license: { name: 'MIT', identifier: 'MIT' },
+      },
+      servers: [{ url: '/' }],
+    },
+    refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
+  });
+  await app.register(swaggerUi, {
+    routePrefix: '/docs',
+    // Everything the page needs is served by this service: no CDN, no validator badge.
+    uiConfig: { validatorUrl: null, deepLinking: true },
+    staticCSP: true,
+  });
+
+  registerErrorHandling(app);
+
+  app.addHook('onResponse', async (request, reply) => {
+    if (deps.store) {
+      const path = request.url.split('?')[0] ?? '';
+      const api = path.startsWith(`${API_PREFIX}/`) && path !== `${API_PREFIX}/status` && path !== `${API_PREFIX}/status/`;
+      deps.store.count({ totalRequests: 1, apiRequests: api ? 1 : 0 });
+    }
+    request.log.info(
+      {
+        route: request.routeOptions.url ?? null,
+        method: request.method,
+        statusCode: reply.statusCode,
+        durationMs: Math.round(reply.elapsedTime * 100) / 100,
+      },
+      'request completed',
+    );
+  });
+
+  await app.register(
+    async (api) => {
+      await api.register(healthRoutes, { clock });
+      if (deps.status) {
+        await api.register(statusRoutes, { status: deps.status, config, hasher });
+        await api.register(imageRoutes, { status: deps.status, config });
+        await api.register(widgetRoutes, { status: deps.status, config });
+      }
+      if (deps.store) await api.register(historyRoutes, { store: deps.store, config });
+      api.get('/openapi.json', { schema: { hide: true }, config: { tier: 'general', rateLimit: { max: config.rateLimits.general, timeWindow: 60_000 } } }, async () => app.swagger());
+    },
+    { prefix: API_PREFIX },
+  );
+
+  return app;
+}
+
+export { SERVICE_NAME, SERVICE_VERSION };

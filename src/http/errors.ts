@@ -1,0 +1,61 @@
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { ObserverError } from '../core/errors.js';
+
+/** The one error shape of decisions.md: {"status":"error","error":"<code>","message":"..."}. */
+export function errorBody(code: string, message: string) {
+  return { status: 'error' as const, error: code, message };
+}
+
+interface ValidationIssue {
+  instancePath: string;
+  keyword: string;
+  message?: string;
+  params: Record<string, unknown>;
+}
+
+/** "Parameter "limit" (querystring) must be <= 50" from an Ajv issue. */
+export function describeValidation(issue: ValidationIssue, context: string | undefined): string {
+  const where = context === 'params' ? 'path' : context === 'querystring' ? 'query' : (context ?? 'request');
+  let name = issue.instancePath.replace(/^\//, '').replace(/\//g, '.');
+  if (issue.keyword === 'required' && typeof issue.params.missingProperty === 'string') {
+    name = issue.params.missingProperty;
+    return `The ${where} parameter "${name}" is required.`;
+  }
+  if (issue.keyword === 'additionalProperties' && typeof issue.params.additionalProperty === 'string') {
+    return `Unknown ${where} parameter "${issue.params.additionalProperty}".`;
+  }
+  const rule = issue.message ?? 'is invalid';
+  return name === '' ? `The ${where} ${rule}.` : `The ${where} parameter "${name}" ${rule}.`;
+}
+
+export function registerErrorHandling(app: FastifyInstance): void {
+  app.setErrorHandler((error: FastifyError | ObserverError, request: FastifyRequest, reply: FastifyReply) => {
+    if (error instanceof ObserverError) {
+      if (error.statusCode >= 500) request.log.error({ err: error }, 'request failed');
+      return reply.code(error.statusCode).headers(error.headers).send(errorBody(error.code, error.message));
+    }
+    const fastifyError = error as FastifyError;
+    if (fastifyError.validation) {
+      const issue = fastifyError.validation[0] as ValidationIssue | undefined;
+      const message = issue
+        ? describeValidation(issue, fastifyError.validationContext)
+        : 'The request is invalid.';
+      return reply.code(400).send(errorBody('invalid_parameter', message));
+    }
+    const status = fastifyError.statusCode ?? 500;
+    if (status >= 400 && status < 500) {
+      // Fastify's own client errors (bad JSON, unsupported media type, ...) carry safe messages.
+      const code = (fastifyError.code ?? 'bad_request').replace(/^FST_ERR_/, '').toLowerCase();
+      return reply.code(status).send(errorBody(code, fastifyError.message));
+    }
+    request.log.error({ err: error }, 'unexpected error');
+    return reply.code(500).send(errorBody('internal_error', 'An unexpected error occurred.'));
+  });
+
+  app.setNotFoundHandler((request, reply) => {
+    const path = request.url.split('?')[0] ?? '';
+    return reply
+      .code(404)
+      .send(errorBody('not_found', `No route ${request.method} ${path.slice(0, 200)}.`));
+  });
+}

@@ -1,0 +1,47 @@
+/**
+ * Composition root: config → dependencies → buildApp → listen. Shuts down gracefully on
+ * SIGTERM/SIGINT: stops accepting, finishes requests in flight, closes stores.
+ */
+import { loadConfig, ConfigError, type Config } from './config/index.js';
+import { buildApp } from './http/app.js';
+
+let config: Config;
+try {
+  config = loadConfig();
+} catch (error) {
+  if (error instanceof ConfigError) {
+    process.stderr.write(`observer: ${error.message}\n`);
+    process.exit(1);
+  }
+  throw error;
+}
+
+const app = await buildApp({ config });
+
+let closing = false;
+async function shutdown(signal: string): Promise<void> {
+  if (closing) return;
+  closing = true;
+  app.log.info({ signal }, 'shutting down');
+  const force = setTimeout(() => {
+    app.log.error('shutdown took too long, exiting');
+    process.exit(1);
+  }, 15_000);
+  force.unref();
+  try {
+    await app.close();
+    process.exit(0);
+  } catch (error) {
+    app.log.error({ err: error }, 'error during shutdown');
+    process.exit(1);
+  }
+}
+process.on('SIGTERM', () => void shutdown('SIGTERM'));
+process.on('SIGINT', () => void shutdown('SIGINT'));
+
+try {
+  await app.listen({ port: config.port, host: config.host });
+} catch (error) {
+  app.log.error({ err: error }, 'could not listen');
+  process.exit(1);
+}
