@@ -23,7 +23,7 @@ import { historyRoutes } from './routes/history.js';
 import { imageRoutes } from './routes/images.js';
 import { statusRoutes } from './routes/status.js';
 import { widgetRoutes } from './routes/widget.js';
-import { ErrorResponse, HealthResponse } from './schemas.js';
+import { ErrorResponse, HealthResponse, Motd, ServerStatus } from './schemas.js';
 
 export const API_PREFIX = '/api/v1';
 
@@ -68,8 +68,13 @@ export async function buildApp(deps: AppDeps) {
     genReqId: () => crypto.randomUUID(),
   }).withTypeProvider<TypeBoxTypeProvider>();
 
+  // First, so that every plugin context below inherits the one error shape.
+  registerErrorHandling(app);
+
   app.addSchema(ErrorResponse);
   app.addSchema(HealthResponse);
+  app.addSchema(Motd);
+  app.addSchema(ServerStatus);
 
   await app.register(cors, { origin: '*', methods: ['GET', 'HEAD', 'OPTIONS'], maxAge: 86_400 });
 
@@ -109,8 +114,6 @@ export async function buildApp(deps: AppDeps) {
     uiConfig: { validatorUrl: null, deepLinking: true },
     staticCSP: true,
   });
-
-  registerErrorHandling(app);
 
   app.addHook('onResponse', async (request, reply) => {
     if (deps.store) {

@@ -33,3 +33,58 @@ export const errorResponses = {
   400: Type.Ref('ErrorResponse'),
   429: Type.Ref('ErrorResponse'),
 } as const;
+
+const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) => Type.Union([schema, Type.Null()]);
+
+export const Motd = Type.Object(
+  {
+    raw: Type.String({ description: 'With § formatting codes (JSON chat components converted to them).' }),
+    clean: Type.String({ description: 'Formatting codes removed.' }),
+    html: Type.String({ description: 'Escaped HTML spans with colours (named and hex) and styles.' }),
+    raw_lines: Type.Array(Type.String()),
+    clean_lines: Type.Array(Type.String()),
+  },
+  { $id: 'Motd' },
+);
+
+export const ServerStatus = Type.Object(
+  {
+    query: Type.Object({
+      host: Type.String({ description: 'Normalised host as queried.' }),
+      port: Type.Integer({ description: 'Port queried: explicit, from the SRV record, or the default.' }),
+      legacy: Type.Boolean(),
+      bedrock: Type.Boolean(),
+    }),
+    server_id: Nullable(Type.String({ format: 'uuid', description: 'UUID v5 of `edition:host:port`.' })),
+    ip_address: Nullable(Type.String({ description: 'The checked IP the query went to.' })),
+    icmp: Nullable(
+      Type.Boolean({ description: 'One ICMP echo to `ip_address`; null where ICMP is not available.' }),
+    ),
+    online: Type.Boolean({ description: 'True when the Minecraft ping this body represents completed.' }),
+    error: Nullable(Type.String({ description: 'Short, safe summary of a failed query, e.g. `timed out`.' })),
+    version: Nullable(Type.Object({ name: Type.String(), protocol: Type.Integer() })),
+    players: Nullable(
+      Type.Object({
+        online: Type.Integer({ minimum: 0 }),
+        max: Type.Integer({ minimum: 0 }),
+        sample: Type.Array(Type.Object({}, { additionalProperties: true })),
+      }),
+    ),
+    motd: Nullable(Type.Ref('Motd')),
+    favicon: Nullable(Type.String({ description: '`data:image/png;base64,...` when the server sends a valid one.' })),
+    roundTripLatency: Nullable(Type.Number({ minimum: 0, description: 'Milliseconds.' })),
+    stale: Type.Boolean({
+      description:
+        'True when this body is the last successful ping served instead of a fresh one (stale-while-revalidate, or the service is saturated).',
+    }),
+    checked_at: Type.String({ format: 'date-time', description: 'Time of the ping this body represents.' }),
+    srvRecord: Nullable(Type.Object({}, { additionalProperties: true })),
+  },
+  {
+    $id: 'ServerStatus',
+    additionalProperties: true,
+    description:
+      'Extra fields appear where a server sends them: Bedrock `edition`, `serverGuid`, `levelName`, `gameMode`, ' +
+      '`gameModeId`, `portIPv4`, `portIPv6`; Java `enforcesSecureChat`, Forge/NeoForge mod lists.',
+  },
+);

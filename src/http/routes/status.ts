@@ -1,8 +1,50 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
 import type { Config } from '../../config/index.js';
 import type { ClientHasher } from '../../core/client-hash.js';
+import { parseQueryMode } from '../../resolve/index.js';
 import type { StatusLookup } from '../../status/types.js';
-import type { Store } from '../../store/types.js';
+import { tierConfig } from '../rate-limit.js';
+import { BooleanFlag } from '../schemas.js';
 
-// TODO(issue in progress): routes are added by the issue that owns this file.
-export const statusRoutes: FastifyPluginAsyncTypebox<{ status: StatusLookup; config: Config; hasher: ClientHasher }> = async () => {};
+/** GET /status/{address}: the server status. */
+export const statusRoutes: FastifyPluginAsyncTypebox<{ status: StatusLookup; config: Config; hasher: ClientHasher }> = async (
+  app,
+  { status, config, hasher },
+) => {
+  app.get(
+    '/status/:address',
+    {
+      config: tierConfig('status', config.rateLimits),
+      schema: {
+        summary: 'Server status',
+        description:
+          'Pings a Minecraft server and returns its status. `address` is a host name or IP, optionally with `:port` ' +
+          '(`[IPv6]:port` for IPv6). Only public addresses are queried. A resolvable host whose ping fails is a 200 ' +
+          'with `online: false` and `error` set; 404 only when the host name has no A, AAAA or SRV record. ' +
+          `Results are cached ${config.statusCacheTtlSeconds} s (failures too); a success is then served with ` +
+          '`stale: true` for up to 5 more minutes while it is refreshed. `X-Cache` says HIT, MISS or STALE.',
+        tags: ['status'],
+        params: Type.Object({ address: Type.String({ minLength: 1, maxLength: 255, description: 'host, host:port, IPv4, [IPv6]:port or IPv6' }) }),
+        querystring: Type.Object({
+          legacy: BooleanFlag('Use the pre-1.7.2 Java ping protocol.'),
+          bedrock: BooleanFlag('Use the Bedrock query; the default port becomes 19132.'),
+        }),
+        response: {
+          200: Type.Ref('ServerStatus'),
+          400: Type.Ref('ErrorResponse'),
+          404: Type.Ref('ErrorResponse'),
+          429: Type.Ref('ErrorResponse'),
+          503: Type.Ref('ErrorResponse'),
+        },
+      },
+    },
+    async (request, reply) => {
+      const mode = parseQueryMode(request.query.legacy, request.query.bedrock);
+      const answer = await status.lookup(request.params.address, mode, { clientKey: hasher.hash(request.ip) });
+      reply.header('X-Cache', answer.cache);
+      reply.header('Cache-Control', `public, max-age=${answer.maxAgeSeconds}`);
+      return answer.status;
+    },
+  );
+};

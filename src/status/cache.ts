@@ -1,0 +1,57 @@
+import { LRUCache } from 'lru-cache';
+import type { ServerStatus } from '../core/types.js';
+
+/** A status as it was produced by one ping, with the time it was checked. */
+export interface StoredStatus {
+  status: ServerStatus;
+  /** Milliseconds since the epoch of the ping. */
+  checkedAt: number;
+}
+
+/** What the cache keeps per target: the latest result, and the latest success. */
+export interface CacheEntry {
+  latest: StoredStatus;
+  lastSuccess: StoredStatus | null;
+}
+
+/**
+ * Status cache. The memory implementation is bounded by bytes (favicons can be large); a
+ * Redis implementation shares it across instances.
+ */
+export interface StatusCache {
+  get(key: string): Promise<CacheEntry | undefined>;
+  /** Keeps the entry for `ttlMs` (long enough to serve the last success stale). */
+  set(key: string, entry: CacheEntry, ttlMs: number): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** Approximate bytes an entry holds in memory (JS strings are UTF-16). */
+function entrySize(entry: CacheEntry): number {
+  const json = (s: StoredStatus | null) => (s ? JSON.stringify(s.status).length : 0);
+  return 2 * (json(entry.latest) + (entry.lastSuccess === entry.latest ? 0 : json(entry.lastSuccess))) + 64;
+}
+
+export class MemoryStatusCache implements StatusCache {
+  private readonly lru: LRUCache<string, CacheEntry>;
+
+  constructor(options: { maxBytes?: number; now?: () => number } = {}) {
+    this.lru = new LRUCache<string, CacheEntry>({
+      maxSize: options.maxBytes ?? 64 * 1024 * 1024,
+      sizeCalculation: entrySize,
+      ttlAutopurge: false,
+      ...(options.now ? { perf: { now: options.now } } : {}),
+    });
+  }
+
+  async get(key: string): Promise<CacheEntry | undefined> {
+    return this.lru.get(key);
+  }
+
+  async set(key: string, entry: CacheEntry, ttlMs: number): Promise<void> {
+    this.lru.set(key, entry, { ttl: ttlMs });
+  }
+
+  async close(): Promise<void> {
+    this.lru.clear();
+  }
+}

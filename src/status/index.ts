@@ -1,0 +1,44 @@
+/** The status service and its default wiring (real resolver, guard, protocol clients, ICMP). */
+import type { Config } from '../config/index.js';
+import type { Clock } from '../core/clock.js';
+import { pingBedrock, pingJava, pingLegacy } from '../protocol/index.js';
+import { AddressGuard, TargetResolver, icmpEcho } from '../resolve/index.js';
+import type { Store } from '../store/types.js';
+import { MemoryStatusCache, type StatusCache } from './cache.js';
+import { StatusService } from './service.js';
+
+export { StatusService, STALE_WHILE_REVALIDATE_MS, SATURATION_STALE_MS } from './service.js';
+export type { StatusServiceDeps, PingFunction, ProbeTarget } from './service.js';
+export { MemoryStatusCache, type StatusCache, type CacheEntry, type StoredStatus } from './cache.js';
+export { serverId, uuidV5 } from './server-id.js';
+export type { StatusAnswer, StatusLookup, CacheState, LookupOptions } from './types.js';
+
+export interface StatusServiceOptions {
+  config: Pick<Config, 'dnsServers' | 'targetAllowlist' | 'statusCacheTtlSeconds' | 'pingTimeoutMs' | 'maxConcurrentPings'>;
+  clock: Clock;
+  store?: Store | null;
+  cache?: StatusCache;
+  /** ICMP echo: the system `ping` by default; null turns it off. */
+  icmp?: ((ip: string, signal: AbortSignal) => Promise<boolean | null>) | null;
+  onError?: (error: unknown, context: string) => void;
+}
+
+export function createStatusService(options: StatusServiceOptions): StatusService {
+  const { config, clock } = options;
+  const guard = new AddressGuard(config.targetAllowlist);
+  return new StatusService({
+    resolver: new TargetResolver({ dnsServers: config.dnsServers, guard }),
+    ping: { java: pingJava, legacy: pingLegacy, bedrock: pingBedrock },
+    icmp:
+      options.icmp === undefined
+        ? (ip, signal) => icmpEcho(ip, signal, { timeoutMs: config.pingTimeoutMs })
+        : (options.icmp ?? undefined),
+    cache: options.cache ?? new MemoryStatusCache({ now: () => clock.now() }),
+    store: options.store ?? null,
+    clock,
+    ttlSeconds: config.statusCacheTtlSeconds,
+    pingTimeoutMs: config.pingTimeoutMs,
+    maxConcurrentPings: config.maxConcurrentPings,
+    ...(options.onError ? { onError: options.onError } : {}),
+  });
+}

@@ -1,0 +1,20 @@
+import { createHash } from 'node:crypto';
+import type { Edition } from '../core/types.js';
+
+/** Namespace for Observer's server ids (a fixed random UUID: changing it changes every id). */
+const OBSERVER_NAMESPACE = '3f1c8a52-6d0e-4b7e-9a57-0c2f9e4d8b61';
+
+/** RFC 9562 §5.5 UUID version 5: SHA-1 of namespace + name, version and variant bits set. */
+export function uuidV5(name: string, namespace = OBSERVER_NAMESPACE): string {
+  const ns = Buffer.from(namespace.replace(/-/g, ''), 'hex');
+  const hash = createHash('sha1').update(ns).update(name, 'utf8').digest();
+  hash[6] = (hash[6]! & 0x0f) | 0x50;
+  hash[8] = (hash[8]! & 0x3f) | 0x80;
+  const hex = hash.subarray(0, 16).toString('hex');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20, 32)}`;
+}
+
+/** `server_id`: UUID v5 of the normalised `edition:host:port` (decisions.md), stable across restarts. */
+export function serverId(edition: Edition, host: string, port: number): string {
+  return uuidV5(`${edition}:${host}:${port}`);
+}

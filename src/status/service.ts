@@ -1,0 +1,246 @@
+/**
+ * StatusService: parse → resolve → guard → ping → normalise → cache → record.
+ *
+ * Caching (decisions.md "Status semantics"):
+ *  - a fresh result (failures too) is served for `ttlSeconds` (X-Cache: HIT);
+ *  - after that, a successful result is served with `stale: true` for up to 5 more minutes
+ *    while one background refresh runs (X-Cache: STALE);
+ *  - when `maxConcurrentPings` pings are already in flight, the last success under 24 hours
+ *    old is served stale instead of queueing; with none, the request fails fast with 503;
+ *  - concurrent requests for one target share one ping (a Map of promises, deleted on settle).
+ */
+import { HostNotFoundError, ObserverError, ProbeError, TargetRefusedError } from '../core/errors.js';
+import type { Clock } from '../core/clock.js';
+import { editionOf, type PingResult, type QueryMode, type ServerStatus } from '../core/types.js';
+import { defaultPort, parseAddress, type ParsedAddress, type ResolvedTarget } from '../resolve/index.js';
+import type { Store } from '../store/types.js';
+import type { StatusCache, StoredStatus, CacheEntry } from './cache.js';
+import { serverId } from './server-id.js';
+import type { LookupOptions, StatusAnswer, StatusLookup } from './types.js';
+
+export interface ProbeTarget {
+  ip: string;
+  port: number;
+  hostname: string;
+  signal: AbortSignal;
+}
+
+export type PingFunction = (target: ProbeTarget) => Promise<PingResult>;
+
+export interface StatusServiceDeps {
+  resolver: { resolve(address: ParsedAddress, mode: QueryMode, signal: AbortSignal): Promise<ResolvedTarget> };
+  ping: Record<QueryMode, PingFunction>;
+  /** One ICMP echo; null when ICMP is unavailable. */
+  icmp?: (ip: string, signal: AbortSignal) => Promise<boolean | null>;
+  cache: StatusCache;
+  store?: Store | null;
+  clock: Clock;
+  ttlSeconds: number;
+  pingTimeoutMs: number;
+  maxConcurrentPings: number;
+  /** Called with unexpected errors (recording failures, bugs in a client). */
+  onError?: (error: unknown, context: string) => void;
+}
+
+/** How long after expiry a success may still be served stale while it is refreshed. */
+export const STALE_WHILE_REVALIDATE_MS = 5 * 60_000;
+/** How old a success may be to stand in for a fresh ping when the service is saturated. */
+export const SATURATION_STALE_MS = 24 * 60 * 60_000;
+
+/** Errors a connection attempt may fail with where the next address is worth trying. */
+const TRY_NEXT_ADDRESS = new Set(['connection_refused', 'unreachable']);
+
+/**
+ * How long the ICMP echo may still take once the Minecraft query has settled. The echo starts
+ * with the query and needs one round trip where the query needs several, so a reply is nearly
+ * always in by then; a host that drops ICMP must not hold every answer for the whole budget.
+ */
+const ICMP_GRACE_MS = 500;
+
+function settleWithin<T>(promise: Promise<T>, ms: number, fallback: T): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<T>((resolve) => {
+    timer = setTimeout(() => resolve(fallback), ms);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
+export class StatusService implements StatusLookup {
+  private readonly inFlight = new Map<string, Promise<StoredStatus>>();
+  private pingsInFlight = 0;
+
+  constructor(private readonly deps: StatusServiceDeps) {}
+
+  /** Pings in flight right now (coalesced requests count once). */
+  get activePings(): number {
+    return this.pingsInFlight;
+  }
+
+  async lookup(address: string, mode: QueryMode, options: LookupOptions = {}): Promise<StatusAnswer> {
+    const parsed = parseAddress(address);
+    const idPort = parsed.port ?? defaultPort(mode);
+    const id = serverId(editionOf(mode), parsed.host, idPort);
+    const key = `${mode}|${parsed.host}|${parsed.port ?? ''}`;
+    const { store, clock } = this.deps;
+    store?.count({ serverQueries: 1 });
+    if (store && options.clientKey) store.recordLookup(id, options.clientKey);
+
+    const ttlMs = this.deps.ttlSeconds * 1000;
+    const now = clock.now();
+    const entry = await this.deps.cache.get(key);
+
+    if (entry && now < entry.latest.checkedAt + ttlMs) {
+      return this.answer(entry.latest, 'HIT', entry.latest.checkedAt + ttlMs - now);
+    }
+    const last = entry?.lastSuccess ?? null;
+    if (last && entry?.latest.status.online && now < last.checkedAt + ttlMs + STALE_WHILE_REVALIDATE_MS) {
+      // Stale-while-revalidate: one background refresh; its failure is logged, never thrown.
+      this.refresh(key, parsed, mode, id).catch((error: unknown) => this.deps.onError?.(error, 'background refresh'));
+      return this.answer(last, 'STALE', 0, true);
+    }
+    if (!this.inFlight.has(key) && this.pingsInFlight >= this.deps.maxConcurrentPings) {
+      if (last && now < last.checkedAt + SATURATION_STALE_MS) return this.answer(last, 'STALE', 0, true);
+      throw new ObserverError('service_busy', 503, 'The service is busy with other queries. Please retry shortly.', {
+        headers: { 'Retry-After': '5' },
+      });
+    }
+    const fresh = await this.refresh(key, parsed, mode, id);
+    return this.answer(fresh, 'MISS', Math.max(0, fresh.checkedAt + ttlMs - clock.now()));
+  }
+
+  private answer(stored: StoredStatus, cache: StatusAnswer['cache'], freshMs: number, stale = false): StatusAnswer {
+    return {
+      status: stale ? { ...stored.status, stale: true } : stored.status,
+      cache,
+      maxAgeSeconds: Math.max(0, Math.floor(freshMs / 1000)),
+    };
+  }
+
+  /** One shared ping per target; the result is cached and recorded. */
+  private refresh(key: string, parsed: ParsedAddress, mode: QueryMode, id: string): Promise<StoredStatus> {
+    const pending = this.inFlight.get(key);
+    if (pending) return pending;
+    const promise = this.pingAndStore(key, parsed, mode, id).finally(() => this.inFlight.delete(key));
+    this.inFlight.set(key, promise);
+    return promise;
+  }
+
+  private async pingAndStore(key: string, parsed: ParsedAddress, mode: QueryMode, id: string): Promise<StoredStatus> {
+    const { cache, clock, store } = this.deps;
+    this.pingsInFlight += 1;
+    let stored: StoredStatus;
+    try {
+      stored = await this.query(parsed, mode, id);
+    } finally {
+      this.pingsInFlight -= 1;
+    }
+    const previous = await cache.get(key);
+    const entry: CacheEntry = {
+      latest: stored,
+      lastSuccess: stored.status.online ? stored : (previous?.lastSuccess ?? null),
+    };
+    const keepMs = entry.lastSuccess
+      ? Math.max(this.deps.ttlSeconds * 1000, entry.lastSuccess.checkedAt + SATURATION_STALE_MS - clock.now())
+      : this.deps.ttlSeconds * 1000;
+    await cache.set(key, entry, keepMs);
+    if (store) {
+      store.count({ totalChecks: 1 });
+      const s = stored.status;
+      store
+        .recordCheck({
+          serverId: id,
+          edition: editionOf(mode),
+          host: parsed.host,
+          port: parsed.port ?? defaultPort(mode),
+          checkedAt: stored.checkedAt,
+          online: s.online,
+          playersOnline: s.players?.online ?? null,
+          playersMax: s.players?.max ?? null,
+          latencyMs: s.roundTripLatency,
+          version: s.version?.name ?? null,
+        })
+        .catch((error: unknown) => this.deps.onError?.(error, 'recording a check'));
+    }
+    return stored;
+  }
+
+  /** Resolve, guard and ping within one deadline; every failure but 400/404 is `online: false`. */
+  private async query(parsed: ParsedAddress, mode: QueryMode, id: string): Promise<StoredStatus> {
+    // One deadline for the whole query; `done` also ends what is left (an ICMP echo) once we return.
+    const done = new AbortController();
+    try {
+      return await this.queryWithin(parsed, mode, id, AbortSignal.any([AbortSignal.timeout(this.deps.pingTimeoutMs), done.signal]));
+    } finally {
+      done.abort();
+    }
+  }
+
+  private async queryWithin(parsed: ParsedAddress, mode: QueryMode, id: string, signal: AbortSignal): Promise<StoredStatus> {
+    const base: ServerStatus = {
+      query: { host: parsed.host, port: parsed.port ?? defaultPort(mode), legacy: mode === 'legacy', bedrock: mode === 'bedrock' },
+      server_id: id,
+      ip_address: null,
+      icmp: null,
+      online: false,
+      error: null,
+      version: null,
+      players: null,
+      motd: null,
+      favicon: null,
+      roundTripLatency: null,
+      stale: false,
+      checked_at: '',
+      srvRecord: null,
+    };
+    let target: ResolvedTarget;
+    try {
+      target = await this.deps.resolver.resolve(parsed, mode, signal);
+    } catch (error) {
+      if (error instanceof HostNotFoundError || error instanceof TargetRefusedError) throw error;
+      if (error instanceof ObserverError && error.statusCode < 500) throw error;
+      return this.stamp({ ...base, error: this.publicError(error, 'resolving') });
+    }
+    base.query.port = target.port;
+    base.srvRecord = target.srvRecord;
+    base.ip_address = target.ips[0] ?? null;
+    const icmp = this.deps.icmp && target.ips[0] ? this.deps.icmp(target.ips[0], signal).catch(() => null) : null;
+
+    let result: PingResult | null = null;
+    let failure: unknown = null;
+    for (const ip of target.ips) {
+      try {
+        result = await this.deps.ping[mode]({ ip, port: target.port, hostname: target.host, signal });
+        base.ip_address = ip;
+        break;
+      } catch (error) {
+        failure = error;
+        if (!(error instanceof ProbeError) || !TRY_NEXT_ADDRESS.has(error.code) || signal.aborted) break;
+      }
+    }
+    base.icmp = icmp ? await settleWithin(icmp, ICMP_GRACE_MS, false) : null;
+    if (!result) return this.stamp({ ...base, error: this.publicError(failure, 'pinging') });
+    return this.stamp({
+      ...result.extra,
+      ...base,
+      online: true,
+      version: result.version,
+      players: result.players,
+      motd: result.motd,
+      favicon: result.favicon,
+      roundTripLatency: Math.round(result.latencyMs * 100) / 100,
+    });
+  }
+
+  private stamp(status: ServerStatus): StoredStatus {
+    const checkedAt = this.deps.clock.now();
+    status.checked_at = new Date(checkedAt).toISOString();
+    return { status, checkedAt };
+  }
+
+  /** A short, safe summary: the ProbeError's message, never a raw exception text. */
+  private publicError(error: unknown, context: string): string {
+    if (error instanceof ProbeError) return error.message;
+    this.deps.onError?.(error, context);
+    return 'query failed';
+  }
+}
