@@ -1,9 +1,15 @@
 /**
  * Composition root: config → dependencies → buildApp → listen. Shuts down gracefully on
- * SIGTERM/SIGINT: stops accepting, finishes requests in flight, closes stores.
+ * SIGTERM/SIGINT: stops accepting, finishes requests in flight, then closes the stores.
  */
+import { Redis } from 'ioredis';
 import { loadConfig, ConfigError, type Config } from './config/index.js';
+import { ClientHasher } from './core/client-hash.js';
+import { systemClock } from './core/clock.js';
 import { buildApp } from './http/app.js';
+import { createStatusService } from './status/index.js';
+import { RedisStatusCache } from './status/redis-cache.js';
+import { openStore } from './store/index.js';
 
 let config: Config;
 try {
@@ -16,7 +22,24 @@ try {
   throw error;
 }
 
-const app = await buildApp({ config });
+const clock = systemClock;
+const redis = config.redisUrl ? new Redis(config.redisUrl, { maxRetriesPerRequest: 2, enableOfflineQueue: true }) : null;
+const store = await openStore(config, clock);
+const hasher = new ClientHasher(clock);
+let logError: (error: unknown, context: string) => void = () => {};
+const status = createStatusService({
+  config,
+  clock,
+  store,
+  ...(redis ? { cache: new RedisStatusCache(redis) } : {}),
+  onError: (error, context) => logError(error, context),
+});
+const app = await buildApp({ config, clock, redis, hasher, status, store });
+logError = (error, context) => app.log.warn({ err: error, context }, 'status service error');
+app.addHook('onClose', async () => {
+  await store.close();
+  await redis?.quit();
+});
 
 let closing = false;
 async function shutdown(signal: string): Promise<void> {

@@ -115,22 +115,30 @@ export async function buildApp(deps: AppDeps) {
     staticCSP: true,
   });
 
-  app.addHook('onResponse', async (request, reply) => {
-    if (deps.store) {
-      const path = request.url.split('?')[0] ?? '';
-      const api = path.startsWith(`${API_PREFIX}/`) && path !== `${API_PREFIX}/status` && path !== `${API_PREFIX}/status/`;
-      deps.store.count({ totalRequests: 1, apiRequests: api ? 1 : 0 });
-    }
-    request.log.info(
-      {
-        route: request.routeOptions.url ?? null,
-        method: request.method,
-        statusCode: reply.statusCode,
-        durationMs: Math.round(reply.elapsedTime * 100) / 100,
-      },
-      'request completed',
-    );
-  });
+  const store = deps.store;
+  const logRequests =
+    deps.logger !== false && ['trace', 'debug', 'info'].includes(deps.logger?.level ?? config.logLevel);
+  if (store || logRequests) {
+    app.addHook('onResponse', (request, reply, done) => {
+      if (store) {
+        const path = request.url.split('?', 1)[0]!;
+        const api = path.startsWith(`${API_PREFIX}/`) && path !== `${API_PREFIX}/status` && path !== `${API_PREFIX}/status/`;
+        store.count({ totalRequests: 1, apiRequests: api ? 1 : 0 });
+      }
+      if (logRequests) {
+        request.log.info(
+          {
+            route: request.routeOptions.url ?? null,
+            method: request.method,
+            statusCode: reply.statusCode,
+            durationMs: Math.round(reply.elapsedTime * 100) / 100,
+          },
+          'request completed',
+        );
+      }
+      done();
+    });
+  }
 
   await app.register(
     async (api) => {

@@ -9,7 +9,7 @@
  *   RateLimit: "status";r=87;t=42
  */
 import rateLimit from '@fastify/rate-limit';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Redis } from 'ioredis';
 import type { ClientHasher } from '../core/client-hash.js';
 import { ObserverError } from '../core/errors.js';
@@ -55,17 +55,28 @@ export async function registerRateLimit(app: FastifyInstance, options: RateLimit
       ),
   });
 
-  app.addHook('onSend', async (request, reply, payload) => {
-    const tier = request.routeOptions.config.tier;
-    const limit = reply.getHeader('ratelimit-limit');
-    if (tier === undefined || limit === undefined) return payload;
-    const remaining = reply.getHeader('ratelimit-remaining') ?? 0;
-    const reset = reply.getHeader('ratelimit-reset') ?? reply.getHeader('retry-after') ?? 60;
-    reply.removeHeader('ratelimit-limit');
-    reply.removeHeader('ratelimit-remaining');
-    reply.removeHeader('ratelimit-reset');
-    reply.header('RateLimit-Policy', `"${tier}";q=${String(limit)};w=${WINDOW_MS / 1000}`);
-    reply.header('RateLimit', `"${tier}";r=${String(remaining)};t=${String(reset)}`);
-    return payload;
+  // Only routes with a tier carry rate-limit headers; others pay nothing for this hook.
+  app.addHook('onRoute', (route) => {
+    const tier = (route.config as { tier?: RateTier } | undefined)?.tier;
+    if (tier === undefined) return;
+    const existing = route.onSend === undefined ? [] : Array.isArray(route.onSend) ? route.onSend : [route.onSend];
+    route.onSend = [...existing, ietfHeaders(tier)];
   });
+}
+
+/** Rewrites the plugin's draft headers into the IETF structured fields. */
+function ietfHeaders(tier: RateTier) {
+  return (_request: FastifyRequest, reply: FastifyReply, payload: unknown, done: (err: null, payload: unknown) => void) => {
+    const limit = reply.getHeader('ratelimit-limit');
+    if (limit !== undefined) {
+      const remaining = reply.getHeader('ratelimit-remaining') ?? 0;
+      const reset = reply.getHeader('ratelimit-reset') ?? reply.getHeader('retry-after') ?? 60;
+      reply.removeHeader('ratelimit-limit');
+      reply.removeHeader('ratelimit-remaining');
+      reply.removeHeader('ratelimit-reset');
+      reply.header('RateLimit-Policy', `"${tier}";q=${String(limit)};w=${WINDOW_MS / 1000}`);
+      reply.header('RateLimit', `"${tier}";r=${String(remaining)};t=${String(reset)}`);
+    }
+    done(null, payload);
+  };
 }

@@ -1,0 +1,92 @@
+/**
+ * Shared benchmark helpers. Load comes from autocannon in a child process, so the load
+ * generator does not share an event loop with the server it measures. Every run is bounded
+ * in time and sends traffic to loopback only.
+ */
+import { execFile } from 'node:child_process';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+
+const require = createRequire(import.meta.url);
+const autocannonBin = join(dirname(require.resolve('autocannon/package.json')), 'autocannon.js');
+
+export interface LoadResult {
+  requestsPerSecond: number;
+  latencyP50Ms: number;
+  latencyP99Ms: number;
+  non2xx: number;
+  errors: number;
+}
+
+export function load(url: string, options: { connections?: number; seconds?: number; pipelining?: number } = {}): Promise<LoadResult> {
+  if (!/^http:\/\/(127\.\d+\.\d+\.\d+|\[::1\]|localhost)(:\d+)?\//.test(url)) throw new Error(`not a loopback URL: ${url}`);
+  const args = [
+    autocannonBin,
+    '-j',
+    '-c',
+    String(options.connections ?? 32),
+    '-d',
+    String(options.seconds ?? 4),
+    '-p',
+    String(options.pipelining ?? 1),
+    url,
+  ];
+  return new Promise((resolve, reject) => {
+    execFile(process.execPath, args, { maxBuffer: 16 * 1024 * 1024 }, (error, stdout) => {
+      if (error) return reject(error);
+      const r = JSON.parse(stdout) as {
+        requests: { average: number };
+        latency: { p50: number; p99: number };
+        non2xx: number;
+        errors: number;
+      };
+      resolve({
+        requestsPerSecond: r.requests.average,
+        latencyP50Ms: r.latency.p50,
+        latencyP99Ms: r.latency.p99,
+        non2xx: r.non2xx,
+        errors: r.errors,
+      });
+    });
+  });
+}
+
+export function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}
+
+export function fmt(n: number, digits = 0): string {
+  return n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
+}
+
+export function ratioLine(label: string, value: number, baseline: number, target: string): string {
+  return `${label}: ${fmt(value / baseline, 2)}x (target ${target})`;
+}
+
+/**
+ * Measures several targets in interleaved rounds (A, B, A, B, ...) and keeps each one's median
+ * requests per second, so that a burst of noise on this shared machine hits all of them alike.
+ */
+export async function compareThroughput(
+  targets: Record<string, string>,
+  options: { rounds?: number; seconds?: number; connections?: number } = {},
+): Promise<Record<string, LoadResult>> {
+  const rounds = options.rounds ?? 3;
+  const results: Record<string, LoadResult[]> = {};
+  for (const url of Object.values(targets)) await load(url, { seconds: 1, connections: options.connections ?? 32 });
+  for (let round = 0; round < rounds; round++) {
+    for (const [name, url] of Object.entries(targets)) {
+      const r = await load(url, { seconds: options.seconds ?? 3, connections: options.connections ?? 32 });
+      (results[name] ??= []).push(r);
+    }
+  }
+  return Object.fromEntries(
+    Object.entries(results).map(([name, list]) => {
+      const rps = median(list.map((r) => r.requestsPerSecond));
+      const picked = list.find((r) => r.requestsPerSecond === rps) ?? list[0]!;
+      return [name, { ...picked, requestsPerSecond: rps }];
+    }),
+  );
+}

@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# `npm run bench`: every benchmark in bench/, one after the other (they must not compete for
+# the two cores). Each prints its figures and ratios against a baseline measured in the same run.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh
+bash scripts/services.sh up
+trap 'bash scripts/services.sh down' EXIT
+only=${1:-}
+for f in bench/*.ts; do
+  case "$f" in bench/support.ts) continue ;; esac
+  [ -n "$only" ] && [[ "$f" != *"$only"* ]] && continue
+  echo "== $f"
+  npx tsx "$f"
+  echo
+done

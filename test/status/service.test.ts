@@ -1,0 +1,147 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createStatusService, MemoryStatusCache, SATURATION_STALE_MS, STALE_WHILE_REVALIDATE_MS } from '../../src/status/index.js';
+import { ObserverError } from '../../src/core/errors.js';
+import { startJavaServer, type RunningJavaServer } from '../support/minecraft.js';
+import { startSilentServer } from '../support/hostile.js';
+import { FakeClock } from '../support/clock.js';
+import { testConfig } from '../support/app.js';
+
+const TTL_MS = 60_000;
+
+function service(clock: FakeClock, env: Record<string, string> = {}) {
+  return createStatusService({ config: testConfig(env), clock, icmp: null });
+}
+
+/** Waits (real time) until `check` holds: background refreshes run on real sockets. */
+async function until(check: () => boolean | Promise<boolean>, ms = 5000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!(await check())) {
+    if (Date.now() > end) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+let server: RunningJavaServer;
+beforeAll(async () => {
+  server = await startJavaServer({ motd: 'swr', onlinePlayers: 1 });
+});
+afterAll(async () => {
+  await server.close();
+});
+
+describe('StatusService cache (fake clock, real server)', () => {
+  it('serves HIT within the TTL with max-age counting down', async () => {
+    const clock = new FakeClock();
+    const status = service(clock);
+    const address = `127.0.0.1:${server.port}`;
+    const first = await status.lookup(address, 'java');
+    expect(first).toMatchObject({ cache: 'MISS', maxAgeSeconds: 60 });
+    clock.advance(45_000);
+    const second = await status.lookup(address, 'java');
+    expect(second).toMatchObject({ cache: 'HIT', maxAgeSeconds: 15 });
+    expect(second.status.checked_at).toBe(first.status.checked_at);
+  });
+
+  it('after expiry serves the last success stale for up to 5 minutes while one refresh runs', async () => {
+    const clock = new FakeClock();
+    const status = service(clock);
+    const address = `127.0.0.1:${server.port}`;
+    server.setOnlinePlayers(1);
+    const first = await status.lookup(address, 'java');
+    const connections = server.connections();
+    server.setOnlinePlayers(2);
+
+    clock.advance(TTL_MS + 1_000);
+    const stale = await Promise.all([status.lookup(address, 'java'), status.lookup(address, 'java')]);
+    for (const answer of stale) {
+      expect(answer.cache).toBe('STALE');
+      expect(answer.status.stale).toBe(true);
+      expect(answer.status.checked_at).toBe(first.status.checked_at);
+      expect(answer.status.players?.online).toBe(1);
+    }
+    // One background refresh for both requests.
+    await until(async () => (await status.lookup(address, 'java')).cache === 'HIT');
+    expect(server.connections()).toBe(connections + 1);
+    const fresh = await status.lookup(address, 'java');
+    expect(fresh.status.stale).toBe(false);
+    expect(fresh.status.players?.online).toBe(2);
+    expect(fresh.status.checked_at).toBe(new Date(clock.now()).toISOString());
+  });
+
+  it('past the stale window a fresh ping is waited for', async () => {
+    const clock = new FakeClock();
+    const status = service(clock);
+    const address = `127.0.0.1:${server.port}`;
+    await status.lookup(address, 'java');
+    clock.advance(TTL_MS + STALE_WHILE_REVALIDATE_MS + 1_000);
+    const answer = await status.lookup(address, 'java');
+    expect(answer.cache).toBe('MISS');
+    expect(answer.status.stale).toBe(false);
+  });
+
+  it('failures are cached too, and never served stale', async () => {
+    const clock = new FakeClock();
+    const status = service(clock, { PING_TIMEOUT_MS: '300' });
+    const silent = await startSilentServer();
+    try {
+      const address = `127.0.0.1:${silent.port}`;
+      const first = await status.lookup(address, 'java');
+      expect(first.status).toMatchObject({ online: false, error: 'timed out', stale: false });
+      expect((await status.lookup(address, 'java')).cache).toBe('HIT');
+      expect(silent.accepted()).toBe(1);
+      clock.advance(TTL_MS + 1_000);
+      const again = await status.lookup(address, 'java');
+      expect(again.cache).toBe('MISS');
+      expect(silent.accepted()).toBe(2);
+    } finally {
+      await silent.close();
+    }
+  });
+
+  it('when saturated, serves the last success under 24 h stale, and refuses without one', async () => {
+    const clock = new FakeClock();
+    const status = service(clock, { MAX_CONCURRENT_PINGS: '1', PING_TIMEOUT_MS: '2000' });
+    const silent = await startSilentServer();
+    try {
+      const good = `127.0.0.1:${server.port}`;
+      const first = await status.lookup(good, 'java');
+      expect(first.status.online).toBe(true);
+      // Long past the stale-while-revalidate window, still within 24 hours.
+      clock.advance(SATURATION_STALE_MS - 60_000);
+
+      // A hanging ping holds the only slot.
+      const hanging = status.lookup(`127.0.0.1:${silent.port}`, 'java');
+      await until(() => status.activePings === 1);
+
+      const saturated = await status.lookup(good, 'java');
+      expect(saturated.cache).toBe('STALE');
+      expect(saturated.status.stale).toBe(true);
+      expect(saturated.status.checked_at).toBe(first.status.checked_at);
+
+      const unknown = status.lookup(`127.0.0.2:${server.port}`, 'java');
+      await expect(unknown).rejects.toBeInstanceOf(ObserverError);
+      await expect(unknown).rejects.toMatchObject({ statusCode: 503, code: 'service_busy' });
+
+      await hanging;
+      // With the slot free again, a fresh ping is made.
+      const fresh = await status.lookup(good, 'java');
+      expect(fresh.cache).toBe('MISS');
+    } finally {
+      await silent.close();
+    }
+  });
+
+  it('the memory cache is bounded by bytes', async () => {
+    const cache = new MemoryStatusCache({ maxBytes: 20_000 });
+    const big = 'x'.repeat(4_000);
+    for (let i = 0; i < 50; i++) {
+      const stored = { status: { favicon: big } as never, checkedAt: i };
+      await cache.set(`k${i}`, { latest: stored, lastSuccess: stored }, 60_000);
+    }
+    let kept = 0;
+    for (let i = 0; i < 50; i++) if (await cache.get(`k${i}`)) kept += 1;
+    expect(kept).toBeGreaterThan(0);
+    expect(kept).toBeLessThan(5);
+    expect(await cache.get('k49')).toBeDefined();
+  });
+});

@@ -1,0 +1,33 @@
+import net, { type AddressInfo, type Socket } from 'node:net';
+
+/** A TCP server on loopback that accepts and never answers (the most common hostile case). */
+export async function startSilentServer(host = '127.0.0.1') {
+  const sockets = new Set<Socket>();
+  let accepted = 0;
+  const server = net.createServer((socket) => {
+    accepted += 1;
+    sockets.add(socket);
+    socket.on('error', () => {});
+    socket.on('close', () => sockets.delete(socket));
+  });
+  await new Promise<void>((resolve) => server.listen(0, host, resolve));
+  return {
+    port: (server.address() as AddressInfo).port,
+    accepted: () => accepted,
+    open: () => sockets.size,
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const s of sockets) s.destroy();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+/** A loopback TCP port with nothing listening on it. */
+export async function closedPort(host = '127.0.0.1'): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((resolve) => server.listen(0, host, resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
