@@ -1,0 +1,86 @@
+/**
+ * The real process: start-up with bad configuration, and graceful shutdown with a request in
+ * flight. Runs src/main.ts through tsx, exactly as `npm start` runs the built file.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { closedPort, startSilentServer } from './support/hostile.js';
+
+const children: ChildProcess[] = [];
+afterEach(() => {
+  for (const child of children.splice(0)) if (child.exitCode === null) child.kill('SIGKILL');
+});
+
+function start(env: Record<string, string>) {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+    env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'warn', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  children.push(child);
+  let stdout = '';
+  let stderr = '';
+  child.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
+  child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  return { child, exited, output: () => ({ stdout, stderr }) };
+}
+
+async function waitForHealth(port: number): Promise<void> {
+  for (let i = 0; i < 200; i++) {
+    try {
+      const res = await fetch(`http://127.0.0.1:${port}/api/v1/status`);
+      if (res.ok) return;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error('service did not start');
+}
+
+describe('start-up', () => {
+  it.each([
+    ['PORT', 'eighty'],
+    ['RATE_LIMIT_STATUS', '-5'],
+    ['DATABASE_URL', 'mysql://nope'],
+  ])('exits 1 with one line naming %s when it is invalid', async (name, value) => {
+    const proc = start({ [name]: value });
+    expect(await proc.exited).toBe(1);
+    const lines = proc.output().stderr.trim().split('\n');
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toContain(name);
+  });
+});
+
+describe('shutdown', () => {
+  it('on SIGTERM finishes the request in flight, stops accepting and exits 0', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'observer-main-'));
+    const port = await closedPort();
+    const silent = await startSilentServer();
+    try {
+      const proc = start({
+        PORT: String(port),
+        HOST: '127.0.0.1',
+        DATABASE_URL: `sqlite:${join(dir, 'observer.db')}`,
+        TARGET_ALLOWLIST: '127.0.0.0/8',
+        PING_TIMEOUT_MS: '1500',
+      });
+      await waitForHealth(port);
+      const inFlight = fetch(`http://127.0.0.1:${port}/api/v1/status/127.0.0.1:${silent.port}`);
+      for (let i = 0; i < 100 && silent.accepted() === 0; i++) await new Promise((r) => setTimeout(r, 20));
+      expect(silent.accepted()).toBe(1);
+      proc.child.kill('SIGTERM');
+      const res = await inFlight;
+      expect(res.status).toBe(200);
+      expect(await res.json()).toMatchObject({ online: false, error: 'timed out' });
+      expect(await proc.exited).toBe(0);
+      await expect(fetch(`http://127.0.0.1:${port}/api/v1/status`)).rejects.toThrow();
+    } finally {
+      await silent.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
