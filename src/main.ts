@@ -6,6 +6,7 @@ import { Redis } from 'ioredis';
 import { loadConfig, ConfigError, type Config } from './config/index.js';
 import { ClientHasher } from './core/client-hash.js';
 import { systemClock } from './core/clock.js';
+import { RedisDailySecret } from './core/redis-secret.js';
 import { buildApp } from './http/app.js';
 import { createStatusService } from './status/index.js';
 import { RedisStatusCache } from './status/redis-cache.js';
@@ -25,8 +26,9 @@ try {
 const clock = systemClock;
 const redis = config.redisUrl ? new Redis(config.redisUrl, { maxRetriesPerRequest: 2, enableOfflineQueue: true }) : null;
 const store = await openStore(config, clock);
-const hasher = new ClientHasher(clock);
 let logError: (error: unknown, context: string) => void = () => {};
+const hasher = new ClientHasher(clock, redis ? new RedisDailySecret(redis) : null, (error) => logError(error, 'daily secret'));
+await hasher.ready();
 const status = createStatusService({
   config,
   clock,

@@ -1,34 +1,76 @@
-import { createHmac, randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
+import { isIPv4 } from 'node:net';
 import ipaddr from 'ipaddr.js';
 import type { Clock } from './clock.js';
 
+const DAY_MS = 86_400_000;
+
+/**
+ * Where instances that share state get the day's secret from (e.g. Redis), so that one client
+ * has one key on every instance. The secret must expire with its day.
+ */
+export interface DailySecretSource {
+  /** The secret of the UTC day starting at `dayStart` (ms), created if missing. */
+  secretFor(dayStart: number, dayEnd: number): Promise<string>;
+}
+
 /**
  * Turns a client address into an opaque key, so that nothing that outlives a request (rate
- * limit keys, distinct-client counts) holds a raw IP. The key is an HMAC with a secret that
- * lives in memory only and is replaced when the UTC day changes: yesterday's keys cannot be
- * linked to today's, and no secret is ever written anywhere.
+ * limit keys, distinct-client counts) holds a raw IP. The key is a keyed hash
+ * (SHA-256 over a 32-byte random secret and the address) whose secret is replaced when the
+ * UTC day changes: yesterday's keys cannot be linked to today's. The secret lives in memory,
+ * or, with several instances, in a shared source that expires it with its day.
  *
  * IPv6 clients are grouped by /64 (one subscriber usually holds a whole /64), and
  * IPv4-mapped IPv6 addresses count as the IPv4 address they carry.
  */
 export class ClientHasher {
-  private day = '';
-  private secret: Buffer = Buffer.alloc(0);
+  private dayEnds = 0;
+  private secret = '';
+  private fetching: Promise<void> | null = null;
 
-  constructor(private readonly clock: Clock) {}
+  constructor(
+    private readonly clock: Clock,
+    private readonly source: DailySecretSource | null = null,
+    private readonly onError: (error: unknown) => void = () => {},
+  ) {}
+
+  /** Loads today's shared secret (call once before serving when a source is set). */
+  async ready(): Promise<void> {
+    this.rotateIfNeeded();
+    await this.fetching;
+  }
 
   hash(ip: string): string {
-    const day = new Date(this.clock.now()).toISOString().slice(0, 10);
-    if (day !== this.day) {
-      this.day = day;
-      this.secret = randomBytes(32);
+    this.rotateIfNeeded();
+    return createHash('sha256').update(this.secret).update(clientNetwork(ip)).digest('base64url').slice(0, 22);
+  }
+
+  private rotateIfNeeded(): void {
+    const now = this.clock.now();
+    if (now < this.dayEnds) return;
+    const dayStart = Math.floor(now / DAY_MS) * DAY_MS;
+    this.dayEnds = dayStart + DAY_MS;
+    // A local secret at once; the shared one replaces it as soon as it arrives.
+    this.secret = randomBytes(32).toString('base64');
+    if (this.source) {
+      const dayEnds = this.dayEnds;
+      this.fetching = this.source
+        .secretFor(dayStart, dayEnds)
+        .then((secret) => {
+          if (this.dayEnds === dayEnds) this.secret = secret;
+        })
+        .catch(this.onError)
+        .finally(() => {
+          this.fetching = null;
+        });
     }
-    return createHmac('sha256', this.secret).update(clientNetwork(ip)).digest('base64url').slice(0, 22);
   }
 }
 
 /** The network a client address stands for: the IPv4 address, or the IPv6 /64. */
 export function clientNetwork(ip: string): string {
+  if (isIPv4(ip)) return ip;
   if (!ipaddr.isValid(ip)) return ip;
   const addr = ipaddr.process(ip);
   if (addr.kind() === 'ipv4') return addr.toString();

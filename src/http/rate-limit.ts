@@ -13,6 +13,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Redis } from 'ioredis';
 import type { ClientHasher } from '../core/client-hash.js';
 import { ObserverError } from '../core/errors.js';
+import { clientKeyOf } from './client-key.js';
 
 export type RateTier = 'status' | 'general' | 'media';
 
@@ -46,7 +47,7 @@ export async function registerRateLimit(app: FastifyInstance, options: RateLimit
     ...(options.redis ? { redis: options.redis, nameSpace: 'observer:rl:' } : {}),
     // The key is a keyed hash of the client's network: no raw IP in memory maps or Redis keys.
     keyGenerator: (request: FastifyRequest) =>
-      `${request.routeOptions.config.tier ?? 'general'}:${options.hasher.hash(request.ip)}`,
+      `${request.routeOptions.config.tier ?? 'general'}:${clientKeyOf(request, options.hasher)}`,
     errorResponseBuilder: (_request, context) =>
       new ObserverError(
         'rate_limited',

@@ -4,9 +4,12 @@ import type { Edition } from '../core/types.js';
 /** Namespace for Observer's server ids (a fixed random UUID: changing it changes every id). */
 const OBSERVER_NAMESPACE = '3f1c8a52-6d0e-4b7e-9a57-0c2f9e4d8b61';
 
+const namespaceBytes = (namespace: string) => Buffer.from(namespace.replace(/-/g, ''), 'hex');
+const OBSERVER_NAMESPACE_BYTES = namespaceBytes(OBSERVER_NAMESPACE);
+
 /** RFC 9562 §5.5 UUID version 5: SHA-1 of namespace + name, version and variant bits set. */
 export function uuidV5(name: string, namespace = OBSERVER_NAMESPACE): string {
-  const ns = Buffer.from(namespace.replace(/-/g, ''), 'hex');
+  const ns = namespace === OBSERVER_NAMESPACE ? OBSERVER_NAMESPACE_BYTES : namespaceBytes(namespace);
   const hash = createHash('sha1').update(ns).update(name, 'utf8').digest();
   hash[6] = (hash[6]! & 0x0f) | 0x50;
   hash[8] = (hash[8]! & 0x3f) | 0x80;

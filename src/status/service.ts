@@ -78,16 +78,15 @@ export class StatusService implements StatusLookup {
 
   async lookup(address: string, mode: QueryMode, options: LookupOptions = {}): Promise<StatusAnswer> {
     const parsed = parseAddress(address);
-    const idPort = parsed.port ?? defaultPort(mode);
-    const id = serverId(editionOf(mode), parsed.host, idPort);
     const key = `${mode}|${parsed.host}|${parsed.port ?? ''}`;
     const { store, clock } = this.deps;
+    const entry = await this.deps.cache.get(key);
+    const id = entry?.latest.status.server_id ?? serverId(editionOf(mode), parsed.host, parsed.port ?? defaultPort(mode));
     store?.count({ serverQueries: 1 });
     if (store && options.clientKey) store.recordLookup(id, options.clientKey);
 
     const ttlMs = this.deps.ttlSeconds * 1000;
     const now = clock.now();
-    const entry = await this.deps.cache.get(key);
 
     if (entry && now < entry.latest.checkedAt + ttlMs) {
       return this.answer(entry.latest, 'HIT', entry.latest.checkedAt + ttlMs - now);

@@ -1,8 +1,148 @@
+/**
+ * GET /trends and GET /stats: the trend ranking and the platform statistics, read from the
+ * history store. Both are on the general rate-limit tier.
+ */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
 import type { Config } from '../../config/index.js';
-import type { ClientHasher } from '../../core/client-hash.js';
-import type { StatusLookup } from '../../status/types.js';
+import { TREND_SCORE_FORMULA } from '../../store/ranking.js';
 import type { Store } from '../../store/types.js';
+import { tierConfig } from '../rate-limit.js';
+import { errorResponses } from '../schemas.js';
 
-// TODO(issue in progress): routes are added by the issue that owns this file.
-export const historyRoutes: FastifyPluginAsyncTypebox<{ store: Store; config: Config }> = async () => {};
+const Edition = Type.Union([Type.Literal('java'), Type.Literal('bedrock')]);
+
+const TrendServer = Type.Object(
+  {
+    server_id: Type.String({ format: 'uuid' }),
+    hostname: Type.String({ description: 'Host name or IP address as queried.' }),
+    address: Type.String({
+      description:
+        '`hostname`, or `hostname:port` when the port is not the edition default (25565 Java, 19132 Bedrock); ' +
+        'an IPv6 address with a port is written `[address]:port`.',
+    }),
+    port: Type.Integer({ minimum: 1, maximum: 65535 }),
+    edition: Edition,
+    trend_score: Type.Number({ minimum: 0, description: TREND_SCORE_FORMULA }),
+    is_online: Type.Boolean({ description: 'Always true.' }),
+    stale: Type.Boolean({ description: 'Always false.' }),
+    checked_at: Type.String({ format: 'date-time', description: 'Time of the latest check.' }),
+    players_online: Type.Integer({ minimum: 0 }),
+    players_max: Type.Integer({ minimum: 0 }),
+    record_players: Type.Integer({ minimum: 0, description: 'Highest player count seen in the kept history.' }),
+    uptime_percentage: Type.Number({
+      minimum: 0,
+      maximum: 100,
+      description: 'Share of the checks of the last 7 days that found the server online, 2 decimals.',
+    }),
+  },
+  { required: ['hostname', 'port', 'is_online', 'stale'], additionalProperties: true, title: 'TrendServer' },
+);
+
+const TrendResponse = Type.Object(
+  {
+    success: Type.Literal(true),
+    data: Type.Array(TrendServer),
+    meta: Type.Object({
+      nextCursor: Type.Union([Type.String({ format: 'uuid' }), Type.Null()], {
+        description: '`server_id` of the last item, to pass as `cursor`; null on the last page.',
+      }),
+      hasNext: Type.Boolean(),
+      limit: Type.Integer(),
+    }),
+  },
+  { title: 'TrendResponse' },
+);
+
+const TrendsQuery = Type.Object({
+  limit: Type.Integer({ minimum: 1, maximum: 50, default: 10, description: 'Servers per page, 1 to 50.' }),
+  cursor: Type.Optional(
+    Type.String({ format: 'uuid', description: '`meta.nextCursor` of the previous page. Not given: the first page.' }),
+  ),
+});
+
+const RecentCheck = Type.Object(
+  {
+    hostname: Type.String(),
+    port: Type.Integer(),
+    edition: Edition,
+    online: Type.Boolean(),
+    players: Type.Union([Type.Integer({ minimum: 0 }), Type.Null()], { description: 'null when offline.' }),
+    checked_at: Type.String({ format: 'date-time' }),
+  },
+  { title: 'RecentCheck' },
+);
+
+const Statistics = Type.Object(
+  {
+    totalRequests: Type.Integer({ minimum: 0, description: 'Every HTTP request served, all time.' }),
+    apiRequests: Type.Integer({ minimum: 0, description: 'Requests under /api/v1 except the health check, all time.' }),
+    serverQueries: Type.Integer({ minimum: 0, description: 'Server status look-ups, all time.' }),
+    totalChecks: Type.Integer({ minimum: 0, description: 'Pings performed, all time.' }),
+    onlineServers: Type.Integer({ minimum: 0, description: 'Servers whose latest check, in the last 24 hours, was online.' }),
+    offlineServers: Type.Integer({ minimum: 0, description: 'Servers whose latest check, in the last 24 hours, was offline.' }),
+    activePlayers: Type.Integer({ minimum: 0, description: 'Players on the servers counted in `onlineServers`.' }),
+    onlineRate: Type.Number({ minimum: 0, maximum: 100, description: '`onlineServers` as a percentage of both counts, 2 decimals.' }),
+    recentChecks: Type.Array(RecentCheck, { description: 'The last 10 checks, newest first.' }),
+  },
+  { additionalProperties: true, title: 'Statistics' },
+);
+
+/** `urn:uuid:` and upper case pass the uuid format; server ids are stored bare, lower case. */
+function normaliseUuid(value: string): string {
+  return value.toLowerCase().replace(/^urn:uuid:/, '');
+}
+
+export const historyRoutes: FastifyPluginAsyncTypebox<{ store: Store; config: Config }> = async (app, { store, config }) => {
+  app.get(
+    '/trends',
+    {
+      config: tierConfig('general', config.rateLimits),
+      schema: {
+        summary: 'Trending online servers',
+        description:
+          'Servers whose latest check found them online less than 30 minutes ago, most popular first: ' +
+          `${TREND_SCORE_FORMULA} Order: \`trend_score\` descending, then \`server_id\` ascending.\n\n` +
+          'Pagination is by keyset: pass `meta.nextCursor` as `cursor` for the next page, which holds the ' +
+          'servers ranked after that server in the ranking at the time of the request, so a page never ' +
+          'repeats or skips a server of the ranking it was cut from. When the cursor server has left the ' +
+          'ranking since (offline, or its latest check grew too old), the page continues from where its ' +
+          'current score would place it. A cursor that is not a UUID, or names a server this service does ' +
+          'not know (any more), is a 400 (`invalid_parameter`, `invalid_cursor`). Cached 30 seconds.',
+        tags: ['trends'],
+        querystring: TrendsQuery,
+        response: { 200: TrendResponse, ...errorResponses },
+      },
+    },
+    async (request, reply) => {
+      const { limit, cursor } = request.query;
+      const page = await store.trends(limit, cursor === undefined ? null : normaliseUuid(cursor));
+      reply.header('Cache-Control', 'public, max-age=30');
+      return {
+        success: true as const,
+        data: page.data,
+        meta: { nextCursor: page.nextCursor, hasNext: page.hasNext, limit },
+      };
+    },
+  );
+
+  app.get(
+    '/stats',
+    {
+      config: tierConfig('general', config.rateLimits),
+      schema: {
+        summary: 'Platform statistics',
+        description:
+          'All-time request and check counters (they survive restarts), servers by their latest check of the ' +
+          'last 24 hours, and the last 10 checks. Computed at most once per 60 seconds and cached as long.',
+        tags: ['stats'],
+        response: { 200: Statistics, ...errorResponses },
+      },
+    },
+    async (_request, reply) => {
+      const stats = await store.stats();
+      reply.header('Cache-Control', 'public, max-age=60');
+      return stats;
+    },
+  );
+};

@@ -4,8 +4,23 @@ import type { Config } from '../../config/index.js';
 import type { ClientHasher } from '../../core/client-hash.js';
 import { parseQueryMode } from '../../resolve/index.js';
 import type { StatusLookup } from '../../status/types.js';
+import { clientKeyOf } from '../client-key.js';
 import { tierConfig } from '../rate-limit.js';
 import { BooleanFlag } from '../schemas.js';
+
+/**
+ * A cached status is the same object on every hit: serialise it once. (The body still matches
+ * the response schema; tests check it against the OpenAPI document.)
+ */
+const bodies = new WeakMap<object, string>();
+function serialized(status: object): string {
+  let body = bodies.get(status);
+  if (body === undefined) {
+    body = JSON.stringify(status);
+    bodies.set(status, body);
+  }
+  return body;
+}
 
 /** GET /status/{address}: the server status. */
 export const statusRoutes: FastifyPluginAsyncTypebox<{ status: StatusLookup; config: Config; hasher: ClientHasher }> = async (
@@ -41,10 +56,11 @@ export const statusRoutes: FastifyPluginAsyncTypebox<{ status: StatusLookup; con
     },
     async (request, reply) => {
       const mode = parseQueryMode(request.query.legacy, request.query.bedrock);
-      const answer = await status.lookup(request.params.address, mode, { clientKey: hasher.hash(request.ip) });
+      const answer = await status.lookup(request.params.address, mode, { clientKey: clientKeyOf(request, hasher) });
       reply.header('X-Cache', answer.cache);
       reply.header('Cache-Control', `public, max-age=${answer.maxAgeSeconds}`);
-      return answer.status;
+      reply.type('application/json; charset=utf-8');
+      return serialized(answer.status);
     },
   );
 };

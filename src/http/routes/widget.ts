@@ -1,8 +1,217 @@
+/**
+ * GET /widget/{size}/{address}: the embeddable live-status HTML page, and
+ * GET /widget/fonts/{file}: the web fonts it may use, served from the @fontsource packages.
+ */
+import { randomBytes } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
 import type { Config } from '../../config/index.js';
-import type { ClientHasher } from '../../core/client-hash.js';
+import { HostNotFoundError, ObserverError } from '../../core/errors.js';
+import {
+  DEFAULT_HEIGHTS,
+  DEMO_ADDRESS,
+  FONT_FILES,
+  FONT_PACKAGES,
+  ICON_SIZES,
+  PLAYER_BAR_STYLES,
+  RECOMMENDED_WIDTHS,
+  STATUS_INDICATORS,
+  TEXT_ALIGNS,
+  WIDGET_BOUNDS,
+  WIDGET_FONTS,
+  WIDGET_SIZES,
+  WIDGET_THEMES,
+  WidgetOptionError,
+  renderWidget,
+  resolveWidgetOptions,
+  widgetContentSecurityPolicy,
+  type WidgetSource,
+} from '../../render/widget/index.js';
+import { parseQueryMode } from '../../resolve/index.js';
 import type { StatusLookup } from '../../status/types.js';
-import type { Store } from '../../store/types.js';
+import { tierConfig } from '../rate-limit.js';
+import { BooleanFlag } from '../schemas.js';
 
-// TODO(issue in progress): routes are added by the issue that owns this file.
-export const widgetRoutes: FastifyPluginAsyncTypebox<{ status: StatusLookup; config: Config }> = async () => {};
+const require = createRequire(import.meta.url);
+
+const color = (description: string) =>
+  Type.String({
+    maxLength: 16,
+    description: `${description} \`#RGB\` or \`#RRGGBB\`, with or without \`#\` (sent as \`%23\`).`,
+    examples: ['%2310b981', '10b981', 'fff'],
+  });
+
+const WidgetQuery = Type.Object(
+  {
+    theme: Type.Enum(WIDGET_THEMES, { default: 'dark', description: 'Colour theme.' }),
+    showPlayers: BooleanFlag('Player count and bar (and, in `large`, some player names).', true),
+    showVersion: BooleanFlag('Version name.', true),
+    showMotd: BooleanFlag('MOTD with its colours and styles (`normal` and `large`).', true),
+    showLatency: BooleanFlag('Query latency.', true),
+    showFavicon: BooleanFlag("Server icon; without one, Observer's own default icon.", true),
+    showProtocol: BooleanFlag('Protocol number.'),
+    showBorder: BooleanFlag('Border of `borderWidth` pixels.'),
+    bgColor: Type.Optional(color('Background colour. Text colours follow its lightness unless `textColor` is set.')),
+    textColor: Type.Optional(color('Text colour.')),
+    onlineColor: Type.Optional(color('Online state colour (default `#10b981`).')),
+    offlineColor: Type.Optional(color('Offline state colour (default `#ef4444`).')),
+    gradientBg: BooleanFlag('Gradient background, from `gradientFrom` to `gradientTo` (defaults follow the theme).'),
+    gradientFrom: Type.Optional(color('First gradient colour (with `gradientBg=true`).')),
+    gradientTo: Type.Optional(color('Last gradient colour (with `gradientBg=true`).')),
+    statusIndicator: Type.Enum(STATUS_INDICATORS, { default: 'dot', description: 'How the online state is shown.' }),
+    iconSize: Type.Enum(ICON_SIZES, { default: 'medium', description: 'Icon size relative to the widget size.' }),
+    font: Type.Optional(
+      Type.String({
+        maxLength: 16,
+        description: `${WIDGET_FONTS.join(', ')} (any case), served by Observer (SIL Open Font License 1.1). Default: the system font.`,
+      }),
+    ),
+    textAlign: Type.Enum(TEXT_ALIGNS, { default: 'left' }),
+    customHeight: Type.Optional(
+      Type.String({
+        maxLength: 8,
+        description: `Height in CSS pixels, ${WIDGET_BOUNDS.customHeight.min} to ${WIDGET_BOUNDS.customHeight.max}: \`120\` or \`120px\`. Default: ${WIDGET_SIZES.map((s) => `${s} ${DEFAULT_HEIGHTS[s]}`).join(', ')}.`,
+      }),
+    ),
+    borderRadius: Type.Number({
+      minimum: WIDGET_BOUNDS.borderRadius.min,
+      maximum: WIDGET_BOUNDS.borderRadius.max,
+      default: WIDGET_BOUNDS.borderRadius.default,
+      description: 'Corner radius in rem (1 rem = 16 px).',
+    }),
+    borderWidth: Type.Number({
+      minimum: WIDGET_BOUNDS.borderWidth.min,
+      maximum: WIDGET_BOUNDS.borderWidth.max,
+      default: WIDGET_BOUNDS.borderWidth.default,
+      description: 'Border width in pixels, drawn with `showBorder=true`.',
+    }),
+    hoverEffect: BooleanFlag('Lift and outline the widget under the pointer.'),
+    glowEffect: BooleanFlag('Glow in the state colour.'),
+    boxShadow: BooleanFlag('Drop shadow. Effects drawn outside the widget shrink it inside its height so the frame never cuts them.'),
+    playerBarStyle: Type.Enum(PLAYER_BAR_STYLES, { default: 'default', description: 'Player bar fill.' }),
+    refresh: Type.Integer({
+      minimum: WIDGET_BOUNDS.refresh.min,
+      maximum: WIDGET_BOUNDS.refresh.max,
+      default: WIDGET_BOUNDS.refresh.default,
+      description: 'Seconds between two refreshes of the live data in the browser.',
+    }),
+    legacy: BooleanFlag('Query with the pre-1.7.2 Java protocol.'),
+    bedrock: BooleanFlag('Query with the Bedrock protocol.'),
+  },
+  { additionalProperties: true },
+);
+
+const WIDGET_DESCRIPTION =
+  'A self-contained HTML page showing a server\'s live status, to embed with an iframe, e.g. ' +
+  '`<iframe src="…/api/v1/widget/normal/play.example.com" width="420" height="172" style="border:0" title="Server status"></iframe>` ' +
+  `(designed widths: ${WIDGET_SIZES.map((s) => `${s} ${RECOMMENDED_WIDTHS[s]}`).join(', ')} px; heights: ` +
+  `${WIDGET_SIZES.map((s) => `${s} ${DEFAULT_HEIGHTS[s]}`).join(', ')} px or \`customHeight\`). ` +
+  'The page loads nothing from any other origin: styles and its one script are inline, fonts come from ' +
+  '`/api/v1/widget/fonts/`, and it refreshes itself from `/api/v1/status/{address}` (relative to its own URL, ' +
+  'so it works behind a reverse proxy) every `refresh` seconds. It shows offline and stale (`Cached`) states. ' +
+  'Address `demo` renders fixed sample data without any network access. A host with no DNS records renders ' +
+  'as offline. Unknown query parameters are ignored. Fonts: Inter, Roboto, Poppins, Montserrat and Outfit from ' +
+  'the Fontsource packages, under the SIL Open Font License 1.1 (licence text in each package\'s LICENSE file).';
+
+export const widgetRoutes: FastifyPluginAsyncTypebox<{ status: StatusLookup; config: Config }> = async (
+  app,
+  { status, config },
+) => {
+  app.get(
+    '/widget/:size/:address',
+    {
+      config: tierConfig('media', config.rateLimits),
+      schema: {
+        summary: 'Embeddable status widget (HTML)',
+        description: WIDGET_DESCRIPTION,
+        tags: ['widget'],
+        params: Type.Object({
+          size: Type.Enum(WIDGET_SIZES, { description: 'Layout and default height.' }),
+          address: Type.String({ minLength: 1, maxLength: 255, description: 'Server address, or `demo` for sample data.' }),
+        }),
+        querystring: WidgetQuery,
+        response: {
+          200: { description: 'The widget page.', content: { 'text/html': { schema: Type.String() } } },
+          400: Type.Ref('ErrorResponse'),
+          429: Type.Ref('ErrorResponse'),
+        },
+      },
+    },
+    async (request, reply) => {
+      const { size, address } = request.params;
+      const { legacy, bedrock, ...query } = request.query;
+      let options;
+      try {
+        options = resolveWidgetOptions(size, query);
+      } catch (error) {
+        if (error instanceof WidgetOptionError) throw new ObserverError('invalid_parameter', 400, error.message);
+        throw error;
+      }
+      const mode = parseQueryMode(legacy, bedrock);
+      let source: WidgetSource;
+      if (address.toLowerCase() === DEMO_ADDRESS) {
+        source = { kind: 'demo' };
+      } else {
+        try {
+          source = { kind: 'server', address, mode, status: (await status.lookup(address, mode)).status };
+        } catch (error) {
+          if (!(error instanceof HostNotFoundError)) throw error;
+          source = { kind: 'not_found', address, mode };
+        }
+      }
+      const nonce = randomBytes(16).toString('base64');
+      // The page is at {api}/widget/{size}/{address}[/]: the API root is two folders up (three
+      // with a trailing slash), whatever prefix a proxy put in front of it.
+      const path = request.url.split('?')[0] ?? '';
+      const basePath = path.endsWith('/') ? '../../..' : '../..';
+      const html = renderWidget(source, options, { nonce, basePath });
+      return reply
+        .type('text/html; charset=utf-8')
+        .header('Content-Security-Policy', widgetContentSecurityPolicy(nonce))
+        .header('Cache-Control', 'public, max-age=60, stale-while-revalidate=300')
+        .header('X-Content-Type-Options', 'nosniff')
+        .send(html);
+    },
+  );
+
+  const fontCache = new Map<string, Buffer>();
+  app.get(
+    '/widget/fonts/:file',
+    {
+      config: tierConfig('media', config.rateLimits),
+      schema: {
+        summary: 'Widget web font',
+        description:
+          'Latin woff2 files of the widget fonts (weights 400 to 700), from the Fontsource packages; SIL Open Font ' +
+          'License 1.1. Cached for a year.',
+        tags: ['widget'],
+        params: Type.Object({ file: Type.String({ maxLength: 64, examples: ['inter-latin-400-normal.woff2'] }) }),
+        response: {
+          200: { description: 'woff2 font.', content: { 'font/woff2': { schema: Type.String({ format: 'binary' }) } } },
+          404: Type.Ref('ErrorResponse'),
+          429: Type.Ref('ErrorResponse'),
+        },
+      },
+    },
+    async (request, reply) => {
+      const { file } = request.params;
+      const entry = FONT_FILES.get(file);
+      if (!entry) throw new ObserverError('not_found', 404, 'No such widget font.');
+      let body = fontCache.get(file);
+      if (!body) {
+        const packageDir = dirname(require.resolve(`${FONT_PACKAGES[entry.font]}/package.json`));
+        body = await readFile(join(packageDir, 'files', file));
+        fontCache.set(file, body);
+      }
+      return reply
+        .type('font/woff2')
+        .header('Cache-Control', 'public, max-age=31536000, immutable')
+        .header('X-Content-Type-Options', 'nosniff')
+        .send(body);
+    },
+  );
+};
+

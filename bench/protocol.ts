@@ -1,0 +1,188 @@
+/**
+ * Java status pings per second: Observer's pingJava next to minecraft-server-util and craftping,
+ * same run, same server, at concurrency 1 and 64 (issue "Minecraft protocol clients").
+ * Target: at concurrency 64 at least 1.5x the faster of the two; at concurrency 1 no slower.
+ *
+ *   npx tsx bench/protocol.ts          (or: npm run bench -- protocol)
+ *
+ * The minecraft-protocol 1.54.0 server runs in a child process (this file with `--serve`), so
+ * that clients and server do not share an event loop. Every client does the full exchange:
+ * handshake, status request, status response, ping, pong. Rounds are interleaved
+ * (A, B, C, A, B, C, …) and bounded in time; each figure is the median of its rounds.
+ * Traffic goes to 127.0.0.1 only.
+ */
+import { fork } from 'node:child_process';
+import net from 'node:net';
+import { fileURLToPath } from 'node:url';
+import mcUtil from 'minecraft-server-util';
+import { pingJava } from '../src/protocol/index.js';
+
+const HOST = '127.0.0.1';
+const ROUND_SECONDS = 2;
+const ROUNDS = 3;
+const CONCURRENCIES = [1, 64];
+
+type Client = (port: number) => Promise<unknown>;
+
+interface CraftpingModule {
+  JavaPingClient: new () => { ping(host: string, port: number, options: { signal: AbortSignal }): Promise<unknown> };
+}
+/** craftping ships no type declarations; a specifier held in a variable imports it untyped, then typed here. */
+const CRAFTPING = 'craftping';
+
+if (process.argv.includes('--serve-minimal')) {
+  serveMinimal();
+} else if (process.argv.includes('--serve')) {
+  const { default: mc } = await import('minecraft-protocol');
+  const server = mc.createServer({
+    'online-mode': false,
+    host: HOST,
+    port: 0,
+    motd: 'bench',
+    maxPlayers: 100,
+    hideErrors: true,
+    beforePing: (response: Record<string, unknown>) => {
+      response.description = { text: 'Observer ', color: 'gold', extra: [{ text: 'bench', bold: true }] };
+      return response;
+    },
+  });
+  server.on('listening', () => {
+    const address = (server as unknown as { socketServer: { address(): { port: number } } }).socketServer.address();
+    process.send?.({ port: address.port });
+  });
+  process.on('disconnect', () => process.exit(0));
+} else {
+  await main();
+}
+
+
+async function main(): Promise<void> {
+  await compare('minecraft-protocol 1.54.0 server', '--serve');
+  await compare('minimal status server (the clients set the pace)', '--serve-minimal');
+}
+
+async function compare(serverName: string, serveFlag: string): Promise<void> {
+  const child = fork(fileURLToPath(import.meta.url), [serveFlag], { execArgv: process.execArgv, stdio: 'inherit' });
+  const port = await new Promise<number>((resolve, reject) => {
+    child.once('message', (message) => resolve((message as { port: number }).port));
+    child.once('exit', (code) => reject(new Error(`server exited with ${code}`)));
+  });
+
+  const craftping = (await import(CRAFTPING)) as CraftpingModule;
+  const craft = new craftping.JavaPingClient();
+  const clients: Record<string, Client> = {
+    'observer pingJava': (p) => pingJava({ ip: HOST, port: p, hostname: HOST, signal: AbortSignal.timeout(5000) }),
+    'minecraft-server-util': (p) => mcUtil.status(HOST, p, { enableSRV: false, timeout: 5000 }),
+    craftping: (p) => craft.ping(HOST, p, { signal: AbortSignal.timeout(5000) }),
+  };
+
+  // Each client must really work against this server before it is timed.
+  for (const [name, client] of Object.entries(clients)) {
+    await client(port).catch((error: unknown) => {
+      throw new Error(`${name} failed against the bench server: ${String(error)}`);
+    });
+  }
+
+  console.log(`== Java status ping (handshake → status → ping/pong) against a ${serverName} in a child process`);
+  console.log(`${ROUNDS} interleaved rounds of ${ROUND_SECONDS} s per client and concurrency; median pings/s\n`);
+  for (const concurrency of CONCURRENCIES) {
+    for (const client of Object.values(clients)) await run(client, port, concurrency, 0.5); // warm-up
+    const rates: Record<string, number[]> = {};
+    const failures: Record<string, number> = {};
+    for (let round = 0; round < ROUNDS; round++) {
+      for (const [name, client] of Object.entries(clients)) {
+        const r = await run(client, port, concurrency, ROUND_SECONDS);
+        (rates[name] ??= []).push(r.perSecond);
+        failures[name] = (failures[name] ?? 0) + r.failed;
+      }
+    }
+    const medians = Object.fromEntries(Object.entries(rates).map(([name, list]) => [name, median(list)]));
+    console.log(`concurrency ${concurrency}`);
+    for (const [name, value] of Object.entries(medians)) {
+      console.log(`  ${name.padEnd(22)} ${fmt(value).padStart(8)} pings/s  (failed: ${failures[name]})`);
+    }
+    const ours = medians['observer pingJava'] as number;
+    const best = Math.max(medians['minecraft-server-util'] as number, medians.craftping as number);
+    const target = concurrency === 1 ? '>= 1.00' : '>= 1.50';
+    console.log(`  ratio observer / faster baseline: ${(ours / best).toFixed(2)}x (target ${target})`);
+    console.log(
+      `  ratios: vs minecraft-server-util ${(ours / (medians['minecraft-server-util'] as number)).toFixed(2)}x, ` +
+        `vs craftping ${(ours / (medians.craftping as number)).toFixed(2)}x\n`,
+    );
+  }
+  child.disconnect();
+  child.kill();
+}
+
+/** Runs `concurrency` loops of back-to-back pings for `seconds`; counts completed pings. */
+async function run(client: Client, port: number, concurrency: number, seconds: number) {
+  const start = performance.now();
+  const end = start + seconds * 1000;
+  let done = 0;
+  let failed = 0;
+  const worker = async (): Promise<void> => {
+    while (performance.now() < end) {
+      try {
+        await client(port);
+        done += 1;
+      } catch {
+        failed += 1;
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: concurrency }, worker));
+  return { perSecond: done / ((performance.now() - start) / 1000), failed };
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 ? (sorted[mid] as number) : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
+}
+
+function fmt(n: number): string {
+  return n.toLocaleString('en-US', { maximumFractionDigits: 0 });
+}
+
+/**
+ * A minimal status server: answers the status request with a fixed JSON and echoes the ping,
+ * doing as little work as a server can. Against it the clients, not the server, set the pace.
+ */
+function serveMinimal(): void {
+  const json = JSON.stringify({
+    version: { name: '1.21.1', protocol: 767 },
+    players: { max: 100, online: 0, sample: [] },
+    description: { text: 'Observer ', color: 'gold', extra: [{ text: 'bench', bold: true }] },
+  });
+  const text = Buffer.from(json);
+  const body = Buffer.concat([Buffer.from([0x00]), varInt(text.length), text]);
+  const status = Buffer.concat([varInt(body.length), body]);
+  const server = net.createServer((socket) => {
+    let buffered = Buffer.alloc(0);
+    socket.on('error', () => undefined);
+    socket.on('data', (chunk) => {
+      buffered = buffered.length === 0 ? chunk : Buffer.concat([buffered, chunk]);
+      // Frames: VarInt length, then the packet; lengths here are always below 128.
+      while (buffered.length > 0 && buffered.length >= 1 + (buffered[0] as number)) {
+        const length = buffered[0] as number;
+        const packet = buffered.subarray(1, 1 + length);
+        buffered = buffered.subarray(1 + length);
+        if (packet[0] === 0x00 && length === 1) socket.write(status);
+        else if (packet[0] === 0x01) socket.end(Buffer.concat([Buffer.from([length]), packet]));
+      }
+    });
+  });
+  server.listen(0, HOST, () => process.send?.({ port: (server.address() as net.AddressInfo).port }));
+  process.on('disconnect', () => process.exit(0));
+}
+
+function varInt(value: number): Buffer {
+  const out: number[] = [];
+  let v = value >>> 0;
+  while (v >= 0x80) {
+    out.push((v & 0x7f) | 0x80);
+    v >>>= 7;
+  }
+  out.push(v);
+  return Buffer.from(out);
+}

@@ -1,0 +1,57 @@
+/** One suite for both status caches: in memory, and in a real Redis on loopback. */
+import { Redis } from 'ioredis';
+import { afterAll, describe, expect, it } from 'vitest';
+import { MemoryStatusCache, type CacheEntry, type StatusCache } from '../../src/status/index.js';
+import { RedisStatusCache } from '../../src/status/redis-cache.js';
+import { REDIS_URL } from '../support/services.js';
+
+function entry(online: boolean, checkedAt: number, lastSuccess?: CacheEntry['latest']): CacheEntry {
+  const latest = { status: { online, checked_at: new Date(checkedAt).toISOString() } as never, checkedAt };
+  return { latest, lastSuccess: online ? latest : (lastSuccess ?? null) };
+}
+
+const redis = new Redis(REDIS_URL, { lazyConnect: true });
+afterAll(async () => {
+  await redis.quit();
+});
+
+const implementations: Array<[string, () => Promise<StatusCache>]> = [
+  ['memory', async () => new MemoryStatusCache()],
+  [
+    'redis',
+    async () => new RedisStatusCache(redis, `observer:test:${process.pid}:${Math.random().toString(36).slice(2)}:`),
+  ],
+];
+
+describe.each(implementations)('%s status cache', (_name, make) => {
+  it('returns what was set, with the last success kept beside a failure', async () => {
+    const cache = await make();
+    expect(await cache.get('java|a|')).toBeUndefined();
+    const ok = entry(true, 1_000);
+    await cache.set('java|a|', ok, 60_000);
+    const got = await cache.get('java|a|');
+    expect(got?.latest.checkedAt).toBe(1_000);
+    expect(got?.lastSuccess?.checkedAt).toBe(1_000);
+
+    await cache.set('java|a|', entry(false, 2_000, ok.latest), 60_000);
+    const after = await cache.get('java|a|');
+    expect(after?.latest.status.online).toBe(false);
+    expect(after?.lastSuccess?.checkedAt).toBe(1_000);
+    expect(after?.lastSuccess?.status.online).toBe(true);
+  });
+
+  it('keeps targets apart', async () => {
+    const cache = await make();
+    await cache.set('java|a|', entry(true, 1), 60_000);
+    await cache.set('bedrock|a|', entry(false, 2), 60_000);
+    expect((await cache.get('java|a|'))?.latest.checkedAt).toBe(1);
+    expect((await cache.get('bedrock|a|'))?.latest.checkedAt).toBe(2);
+  });
+
+  it('forgets an entry when its time is up', async () => {
+    const cache = await make();
+    await cache.set('java|short|', entry(true, 1), 30);
+    await new Promise((r) => setTimeout(r, 80));
+    expect(await cache.get('java|short|')).toBeUndefined();
+  });
+});
