@@ -1,0 +1,13 @@
+/** Address parsing, DNS + SRV resolution, the public-address guard and ICMP echo. */
+export {
+  DEFAULT_BEDROCK_PORT,
+  DEFAULT_JAVA_PORT,
+  MAX_ADDRESS_LENGTH,
+  defaultPort,
+  parseAddress,
+  parseQueryMode,
+  type ParsedAddress,
+} from './address.js';
+export { AddressGuard, isPublicAddress } from './guard.js';
+export { TargetResolver, chooseSrv, type ResolvedTarget, type TargetResolverOptions } from './resolver.js';
+export { icmpEcho, type IcmpOptions } from './icmp.js';

@@ -1,0 +1,215 @@
+/**
+ * Turns a parsed address into the checked IPs to contact: SRV (Java and legacy), then A and
+ * AAAA, each answer through the public-address guard. The caller connects to `ips` as they
+ * are, in order, and never resolves the name again (decisions.md "Addresses").
+ *
+ * Outcomes:
+ *  - the name has no SRV, A or AAAA record (NXDOMAIN or NODATA): HostNotFoundError (404);
+ *  - any address of the name is refused by the guard: TargetRefusedError (400), even when
+ *    other answers are public;
+ *  - the query's signal aborts: ProbeError('timeout');
+ *  - the DNS servers fail (SERVFAIL, REFUSED, no answer within their timeout/tries, an SRV
+ *    target without addresses): ProbeError('dns_failure'). Both ProbeErrors are offline
+ *    results for the status service, not HTTP errors.
+ *
+ * Order of `ips`: every A answer, then every AAAA answer, each in the order the DNS server gave.
+ * IPv4 first is what the vanilla Java client does (Java prefers IPv4 by default) and what
+ * Minecraft servers are most often reachable on; the caller falls back to IPv6 after.
+ */
+import { promises as dns, type SrvRecord as DnsSrvRecord } from 'node:dns';
+import { InvalidAddressError, HostNotFoundError, ProbeError, TargetRefusedError } from '../core/errors.js';
+import type { QueryMode, SrvRecord } from '../core/types.js';
+import { defaultPort, parseDnsName, type ParsedAddress } from './address.js';
+import type { AddressGuard } from './guard.js';
+
+export interface ResolvedTarget {
+  /** Host name for the handshake: the SRV target when SRV was used, as the vanilla client does. */
+  host: string;
+  /** The port to connect to: explicit, from SRV, or the mode's default. */
+  port: number;
+  /** Guard-checked IPs, in the order to try. Never empty. */
+  ips: string[];
+  srvRecord: SrvRecord | null;
+}
+
+export interface TargetResolverOptions {
+  /** `ip`, `ip:port` or `[ipv6]:port`; empty means the system's resolv.conf servers. */
+  dnsServers: readonly string[];
+  guard: AddressGuard;
+  /** Milliseconds c-ares waits for one answer before retrying; the query's signal bounds the total. */
+  timeoutMs?: number;
+  /** Attempts per server. */
+  tries?: number;
+}
+
+/** The SRV service label of Minecraft Java Edition (Minecraft wiki, "Server.properties" / SRV). */
+const MINECRAFT_SRV_PREFIX = '_minecraft._tcp.';
+
+/** RFC 1035 §2.3.4: 255 octets on the wire, 253 characters of dotted text. */
+const MAX_DNS_NAME_LENGTH = 253;
+
+/** c-ares codes meaning "this name has no such record" (NXDOMAIN, NODATA). */
+const NO_RECORD_CODES = new Set(['ENOTFOUND', 'ENODATA']);
+
+type Lookup<T> = { ok: true; value: T } | { ok: false; code: string | undefined; error: unknown };
+
+export class TargetResolver {
+  private readonly dnsServers: readonly string[];
+  private readonly guard: AddressGuard;
+  private readonly timeoutMs: number;
+  private readonly tries: number;
+
+  constructor(opts: TargetResolverOptions) {
+    this.dnsServers = [...opts.dnsServers];
+    this.guard = opts.guard;
+    this.timeoutMs = opts.timeoutMs ?? 2000;
+    this.tries = opts.tries ?? 2;
+    if (!Number.isInteger(this.timeoutMs) || this.timeoutMs < 1) throw new TypeError('timeoutMs must be a positive integer');
+    if (!Number.isInteger(this.tries) || this.tries < 1) throw new TypeError('tries must be a positive integer');
+    // Check the server list now rather than on the first query: setServers throws on bad input.
+    if (this.dnsServers.length > 0) new dns.Resolver().setServers(this.dnsServers);
+  }
+
+  async resolve(address: ParsedAddress, mode: QueryMode, signal: AbortSignal): Promise<ResolvedTarget> {
+    if (signal.aborted) throw new ProbeError('timeout', { cause: signal.reason });
+
+    if (address.kind !== 'hostname') {
+      this.check([address.host]);
+      return { host: address.host, port: address.port ?? defaultPort(mode), ips: [address.host], srvRecord: null };
+    }
+
+    // One c-ares channel per query, so that cancel() on abort ends this query's look-ups only.
+    const resolver = new dns.Resolver({ timeout: this.timeoutMs, tries: this.tries });
+    if (this.dnsServers.length > 0) resolver.setServers(this.dnsServers);
+    const onAbort = (): void => resolver.cancel();
+    signal.addEventListener('abort', onAbort, { once: true });
+    try {
+      return await this.resolveName(resolver, address, mode, signal);
+    } catch (error) {
+      // Cancelled look-ups reject with ECANCELLED: report the deadline, not a DNS failure.
+      if (signal.aborted && !(error instanceof HostNotFoundError || error instanceof TargetRefusedError)) {
+        throw new ProbeError('timeout', { cause: error });
+      }
+      throw error;
+    } finally {
+      signal.removeEventListener('abort', onAbort);
+      // Ends look-ups whose answers are no longer needed (the name's own A/AAAA after SRV).
+      resolver.cancel();
+    }
+  }
+
+  private async resolveName(
+    resolver: dns.Resolver,
+    address: ParsedAddress,
+    mode: QueryMode,
+    signal: AbortSignal,
+  ): Promise<ResolvedTarget> {
+    const srvName = MINECRAFT_SRV_PREFIX + address.host;
+    // A name too long to carry the SRV prefix (RFC 1035 §2.3.4) cannot have an SRV record.
+    const useSrv = mode !== 'bedrock' && address.port === null && srvName.length <= MAX_DNS_NAME_LENGTH;
+    // The name's own A/AAAA are looked up alongside SRV so a missing SRV costs no extra round trip;
+    // when SRV is used these answers are dropped unchecked, as nothing connects to them.
+    const direct = this.lookupAddresses(resolver, address.host);
+    // Marks the promise handled for the paths that return or throw without awaiting it.
+    direct.catch(() => undefined);
+    if (useSrv) {
+      const srv = await settle(resolver.resolveSrv(srvName));
+      throwIfAborted(signal);
+      if (srv.ok && srv.value.length > 0) {
+        return this.followSrv(resolver, srvName, srv.value, signal);
+      }
+      if (!srv.ok && !NO_RECORD_CODES.has(srv.code ?? '')) {
+        // A failing DNS server is a failure, not "no SRV": falling back to the A record could
+        // ping a different server than the one the SRV record names.
+        throw dnsFailure(srv.error);
+      }
+    }
+    const found = await direct;
+    throwIfAborted(signal);
+    if (found === 'no-records') throw new HostNotFoundError(address.host);
+    this.check(found);
+    return { host: address.host, port: address.port ?? defaultPort(mode), ips: found, srvRecord: null };
+  }
+
+  private async followSrv(
+    resolver: dns.Resolver,
+    srvName: string,
+    records: DnsSrvRecord[],
+    signal: AbortSignal,
+  ): Promise<ResolvedTarget> {
+    const chosen = chooseSrv(records);
+    if (chosen === null) {
+      // Only "." targets (RFC 2782: the service is decidedly not available) or port 0.
+      throw new ProbeError('unreachable');
+    }
+    const target = parseDnsName(chosen.name);
+    if (target === null) throw new ProbeError('dns_failure', { cause: new InvalidAddressError('bad SRV target') });
+    const srvRecord: SrvRecord = {
+      name: srvName,
+      target: target.host,
+      port: chosen.port,
+      priority: chosen.priority,
+      weight: chosen.weight,
+    };
+    let ips: string[];
+    if (target.kind === 'hostname') {
+      const found = await this.lookupAddresses(resolver, target.host);
+      throwIfAborted(signal);
+      // The user's name exists (it has an SRV record), so a dangling target is not a 404.
+      if (found === 'no-records') throw new ProbeError('dns_failure');
+      ips = found;
+    } else {
+      ips = [target.host];
+    }
+    this.check(ips);
+    return { host: target.host, port: chosen.port, ips, srvRecord };
+  }
+
+  /**
+   * A then AAAA answers of `name`, or 'no-records' when it has neither. Unchecked. When one
+   * family answers and the other fails (say AAAA times out), the answers received are used.
+   */
+  private async lookupAddresses(resolver: dns.Resolver, name: string): Promise<string[] | 'no-records'> {
+    const [v4, v6] = await Promise.all([settle(resolver.resolve4(name)), settle(resolver.resolve6(name))]);
+    const ips = [...(v4.ok ? v4.value : []), ...(v6.ok ? v6.value : [])];
+    if (ips.length > 0) return [...new Set(ips)];
+    const failure = [v4, v6].find((r): r is Extract<Lookup<string[]>, { ok: false }> => !r.ok && !NO_RECORD_CODES.has(r.code ?? ''));
+    if (failure !== undefined) throw dnsFailure(failure.error);
+    return 'no-records';
+  }
+
+  /** Every address must pass: one refused answer refuses the name (no partial use). */
+  private check(ips: readonly string[]): void {
+    if (ips.some((ip) => !this.guard.isAllowed(ip))) throw new TargetRefusedError();
+  }
+}
+
+/**
+ * The SRV record to use: lowest priority, then highest weight (RFC 2782 orders by priority and
+ * prefers weight; a deterministic pick keeps repeated queries on the same server), then target
+ * name and port so equal records always give the same answer. Records with target "." or port 0
+ * cannot be contacted and are skipped.
+ */
+export function chooseSrv(records: readonly DnsSrvRecord[]): DnsSrvRecord | null {
+  const usable = records.filter((r) => r.name !== '' && r.name !== '.' && r.port > 0);
+  usable.sort(
+    (a, b) =>
+      a.priority - b.priority || b.weight - a.weight || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0) || a.port - b.port,
+  );
+  return usable[0] ?? null;
+}
+
+function settle<T>(promise: Promise<T>): Promise<Lookup<T>> {
+  return promise.then(
+    (value) => ({ ok: true as const, value }),
+    (error: unknown) => ({ ok: false as const, code: (error as NodeJS.ErrnoException | null)?.code, error }),
+  );
+}
+
+function throwIfAborted(signal: AbortSignal): void {
+  if (signal.aborted) throw new ProbeError('timeout', { cause: signal.reason });
+}
+
+function dnsFailure(cause: unknown): ProbeError {
+  return new ProbeError('dns_failure', { cause });
+}
