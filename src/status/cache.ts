@@ -22,6 +22,12 @@ export interface StatusCache {
   get(key: string): Promise<CacheEntry | undefined>;
   /** Keeps the entry for `ttlMs` (long enough to serve the last success stale). */
   set(key: string, entry: CacheEntry, ttlMs: number): Promise<void>;
+  /**
+   * Shared caches only: claims the right to ping `key` for `ttlMs`, so that instances share one
+   * ping per target. False when another instance holds it.
+   */
+  claim?(key: string, ttlMs: number): Promise<boolean>;
+  release?(key: string): Promise<void>;
   close(): Promise<void>;
 }
 

@@ -3,7 +3,8 @@ import type { CacheEntry, StatusCache } from './cache.js';
 
 /**
  * Status cache shared by every instance through Redis. Keys name the queried server (never a
- * client); values are the JSON of the entry, expiring with it.
+ * client); values are the JSON of the entry, expiring with it. A `lock:` key per target lets
+ * one instance ping while the others wait for its result.
  */
 export class RedisStatusCache implements StatusCache {
   constructor(
@@ -22,6 +23,14 @@ export class RedisStatusCache implements StatusCache {
     // The last success is usually the latest result: store it once.
     const lastSuccess = entry.lastSuccess === entry.latest ? 'latest' : entry.lastSuccess;
     await this.redis.set(this.prefix + key, JSON.stringify({ latest: entry.latest, lastSuccess }), 'PX', Math.max(1, Math.ceil(ttlMs)));
+  }
+
+  async claim(key: string, ttlMs: number): Promise<boolean> {
+    return (await this.redis.set(`${this.prefix}lock:${key}`, '1', 'PX', Math.max(1, Math.ceil(ttlMs)), 'NX')) === 'OK';
+  }
+
+  async release(key: string): Promise<void> {
+    await this.redis.del(`${this.prefix}lock:${key}`);
   }
 
   async close(): Promise<void> {}

@@ -119,9 +119,35 @@ export class StatusService implements StatusLookup {
   private refresh(key: string, parsed: ParsedAddress, mode: QueryMode, id: string): Promise<StoredStatus> {
     const pending = this.inFlight.get(key);
     if (pending) return pending;
-    const promise = this.pingAndStore(key, parsed, mode, id).finally(() => this.inFlight.delete(key));
+    const promise = this.pingOrJoin(key, parsed, mode, id).finally(() => this.inFlight.delete(key));
     this.inFlight.set(key, promise);
     return promise;
+  }
+
+  /**
+   * With a shared cache, instances coalesce too: the one that claims the target pings it, the
+   * others wait for its result to land in the cache (falling back to their own ping if it
+   * does not land within the ping budget).
+   */
+  private async pingOrJoin(key: string, parsed: ParsedAddress, mode: QueryMode, id: string): Promise<StoredStatus> {
+    const { cache } = this.deps;
+    if (!cache.claim) return this.pingAndStore(key, parsed, mode, id);
+    const budget = this.deps.pingTimeoutMs + 1_000;
+    const before = (await cache.get(key))?.latest.checkedAt ?? -1;
+    if (await cache.claim(key, budget)) {
+      try {
+        return await this.pingAndStore(key, parsed, mode, id);
+      } finally {
+        await cache.release?.(key);
+      }
+    }
+    const deadline = Date.now() + budget;
+    while (Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 25));
+      const entry = await cache.get(key);
+      if (entry && entry.latest.checkedAt !== before) return entry.latest;
+    }
+    return this.pingAndStore(key, parsed, mode, id);
   }
 
   private async pingAndStore(key: string, parsed: ParsedAddress, mode: QueryMode, id: string): Promise<StoredStatus> {

@@ -55,3 +55,26 @@ describe.each(implementations)('%s status cache', (_name, make) => {
     expect(await cache.get('java|short|')).toBeUndefined();
   });
 });
+
+describe('instances sharing the Redis cache', () => {
+  it('share one ping for one target', async () => {
+    const { createStatusService } = await import('../../src/status/index.js');
+    const { startJavaServer } = await import('../support/minecraft.js');
+    const { testConfig } = await import('../support/app.js');
+    const { systemClock } = await import('../../src/core/clock.js');
+    const server = await startJavaServer({ motd: 'shared' });
+    const prefix = `observer:test:${process.pid}:${Math.random().toString(36).slice(2)}:`;
+    const make = () =>
+      createStatusService({ config: testConfig(), clock: systemClock, icmp: null, cache: new RedisStatusCache(redis, prefix) });
+    const [a, b] = [make(), make()];
+    try {
+      const address = `127.0.0.1:${server.port}`;
+      const answers = await Promise.all(Array.from({ length: 40 }, (_, i) => (i % 2 ? a : b).lookup(address, 'java')));
+      expect(answers.every((x) => x.status.online)).toBe(true);
+      expect(new Set(answers.map((x) => x.status.checked_at)).size).toBe(1);
+      expect(server.connections()).toBe(1);
+    } finally {
+      await server.close();
+    }
+  });
+});
