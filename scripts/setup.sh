@@ -22,6 +22,7 @@ if [ ${#need[@]} -gt 0 ]; then
     exit 1
   fi
 fi
-if [ ! -d node_modules ] || [ package-lock.json -nt node_modules ]; then
-  npm ci --no-audit --no-fund
+if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+  # Not `npm ci`: see .ci/run.
+  npm install --no-audit --no-fund
 fi
