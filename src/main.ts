@@ -25,8 +25,9 @@ try {
 
 const clock = systemClock;
 const redis = config.redisUrl ? new Redis(config.redisUrl, { maxRetriesPerRequest: 2, enableOfflineQueue: true }) : null;
-const store = await openStore(config, clock);
-let logError: (error: unknown, context: string) => void = () => {};
+let logError: (error: unknown, context: string) => void = (error, context) =>
+  process.stderr.write(`observer: ${context}: ${String(error)}\n`);
+const store = await openStore(config, clock, { onError: (error) => logError(error, 'history store') });
 const hasher = new ClientHasher(clock, redis ? new RedisDailySecret(redis) : null, (error) => logError(error, 'daily secret'));
 await hasher.ready();
 const status = createStatusService({
@@ -37,7 +38,7 @@ const status = createStatusService({
   onError: (error, context) => logError(error, context),
 });
 const app = await buildApp({ config, clock, redis, hasher, status, store });
-logError = (error, context) => app.log.warn({ err: error, context }, 'status service error');
+logError = (error, context) => app.log.warn({ err: error, context }, 'background error');
 app.addHook('onClose', async () => {
   await store.close();
   await redis?.quit();

@@ -20,7 +20,11 @@ export interface CheckRecord {
   version: string | null;
 }
 
-/** The all-time counters of /stats that the HTTP layer and status service feed. */
+/**
+ * The all-time counters of /stats that the HTTP layer and status service feed. The store
+ * adds exactly what it is given: `recordCheck` does not bump `totalChecks` by itself, so the
+ * status service counts a performed ping with `count({ totalChecks: 1 })`.
+ */
 export interface CounterIncrements {
   totalRequests?: number;
   apiRequests?: number;
@@ -78,10 +82,28 @@ export interface Store {
   recordCheck(check: CheckRecord): Promise<void>;
   /** Buffers counter increments; they are flushed at most a second apart and on close. */
   count(increments: CounterIncrements): void;
-  /** Notes that a client (an opaque keyed hash, never an IP) looked a server up today. */
+  /**
+   * Notes that a client (an opaque keyed hash, never an IP) looked a server up today.
+   * Buffered like the counters; the key is hashed again with the server id before it is
+   * written, and look-up rows are deleted 24 hours after their last use.
+   */
   recordLookup(serverId: string, clientKey: string): void;
+  /**
+   * One page of the trend ranking (see ranking.ts for the score). `cursor` is the
+   * `server_id` of the previous page's last item; an id the store has never seen (or has
+   * forgotten) rejects with InvalidCursorError (400 `invalid_cursor`).
+   */
   trends(limit: number, cursor: string | null): Promise<TrendPage>;
+  /** The /stats body; computed at most once per 60 seconds (the result is cached). */
   stats(): Promise<Statistics>;
   /** Flushes buffers and releases connections. */
   close(): Promise<void>;
+}
+
+/** What the SQLite and PostgreSQL stores offer beyond `Store` (maintenance, tests, bench). */
+export interface HistoryStore extends Store {
+  /** Writes buffered counters and look-ups now (also expires look-ups older than 24 h). */
+  flush(): Promise<void>;
+  /** Deletes checks (and servers not checked) older than the retention; runs hourly. */
+  prune(): Promise<void>;
 }

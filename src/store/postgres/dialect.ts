@@ -1,0 +1,31 @@
+import { PostgresDialect } from 'kysely';
+import pg from 'pg';
+
+const INT8_OID = 20;
+const NUMERIC_OID = 1700;
+
+/**
+ * PostgreSQL through a pg pool. Connecting and every statement have deadlines, so a stuck
+ * database turns into errors instead of requests that hang. BIGINT and NUMERIC come back as
+ * JS numbers: our values (milliseconds, counts, scores) stay below 2^53.
+ */
+export function createPostgresDialect(url: string, onError: (error: Error) => void): PostgresDialect {
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: 10,
+    connectionTimeoutMillis: 5_000,
+    idleTimeoutMillis: 30_000,
+    statement_timeout: 10_000,
+    idle_in_transaction_session_timeout: 30_000,
+    application_name: 'observer',
+    types: {
+      getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+        oid === INT8_OID || oid === NUMERIC_OID
+          ? (value: string) => Number(value)
+          : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
+    },
+  });
+  // An idle client losing its connection must not crash the process.
+  pool.on('error', onError);
+  return new PostgresDialect({ pool });
+}
