@@ -1,16 +1,9 @@
 /**
- * Composition root: config → dependencies → buildApp → listen. Shuts down gracefully on
+ * Entry point: config → dependencies (compose.ts) → listen. Shuts down gracefully on
  * SIGTERM/SIGINT: stops accepting, finishes requests in flight, then closes the stores.
  */
-import { Redis } from 'ioredis';
+import { composeApp } from './compose.js';
 import { loadConfig, ConfigError, type Config } from './config/index.js';
-import { ClientHasher } from './core/client-hash.js';
-import { systemClock } from './core/clock.js';
-import { RedisDailySecret } from './core/redis-secret.js';
-import { buildApp } from './http/app.js';
-import { createStatusService } from './status/index.js';
-import { RedisStatusCache } from './status/redis-cache.js';
-import { openStore } from './store/index.js';
 
 let config: Config;
 try {
@@ -23,26 +16,7 @@ try {
   throw error;
 }
 
-const clock = systemClock;
-const redis = config.redisUrl ? new Redis(config.redisUrl, { maxRetriesPerRequest: 2, enableOfflineQueue: true }) : null;
-let logError: (error: unknown, context: string) => void = (error, context) =>
-  process.stderr.write(`observer: ${context}: ${String(error)}\n`);
-const store = await openStore(config, clock, { onError: (error) => logError(error, 'history store') });
-const hasher = new ClientHasher(clock, redis ? new RedisDailySecret(redis) : null, (error) => logError(error, 'daily secret'));
-await hasher.ready();
-const status = createStatusService({
-  config,
-  clock,
-  store,
-  ...(redis ? { cache: new RedisStatusCache(redis) } : {}),
-  onError: (error, context) => logError(error, context),
-});
-const app = await buildApp({ config, clock, redis, hasher, status, store });
-logError = (error, context) => app.log.warn({ err: error, context }, 'background error');
-app.addHook('onClose', async () => {
-  await store.close();
-  await redis?.quit();
-});
+const { app } = await composeApp(config);
 
 let closing = false;
 async function shutdown(signal: string): Promise<void> {

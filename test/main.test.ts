@@ -78,6 +78,18 @@ describe('shutdown', () => {
       expect(await res.json()).toMatchObject({ online: false, error: 'timed out' });
       expect(await proc.exited).toBe(0);
       await expect(fetch(`http://127.0.0.1:${port}/api/v1/status`)).rejects.toThrow();
+
+      // The counters and the check were flushed on shutdown: a new process sees them.
+      const again = start({ PORT: String(port), HOST: '127.0.0.1', DATABASE_URL: `sqlite:${join(dir, 'observer.db')}` });
+      await waitForHealth(port);
+      const stats = (await (await fetch(`http://127.0.0.1:${port}/api/v1/stats`)).json()) as Record<string, unknown>;
+      expect(stats).toMatchObject({ serverQueries: 1, totalChecks: 1, offlineServers: 1 });
+      expect(stats.totalRequests).toBeGreaterThanOrEqual(2);
+      expect(stats.recentChecks).toEqual([
+        expect.objectContaining({ hostname: '127.0.0.1', port: silent.port, edition: 'java', online: false }),
+      ]);
+      again.child.kill('SIGTERM');
+      expect(await again.exited).toBe(0);
     } finally {
       await silent.close();
       rmSync(dir, { recursive: true, force: true });
