@@ -52,6 +52,24 @@ describe('errors', () => {
   });
 });
 
+describe('unexpected errors', () => {
+  it('are a 500 in the error shape that leaks nothing', async () => {
+    const { buildApp } = await import('../../src/http/app.js');
+    const { testConfig } = await import('../support/app.js');
+    const { lines, stream } = logCapture();
+    app = await buildApp({ config: testConfig(), logger: { level: 'error', stream } });
+    app.get('/boom', async () => {
+      throw new Error('ECONNREFUSED 10.1.2.3:5432 at /srv/observer/secret.ts:42');
+    });
+    const res = await app.inject({ method: 'GET', url: '/boom' });
+    expect(res.statusCode).toBe(500);
+    expect(res.json()).toEqual({ status: 'error', error: 'internal_error', message: 'An unexpected error occurred.' });
+    expect(res.body).not.toContain('10.1.2.3');
+    // The detail goes to the log for operators.
+    expect(lines.join('\n')).toContain('secret.ts');
+  });
+});
+
 describe('CORS', () => {
   it('allows every origin on simple requests and errors', async () => {
     app = await testApp();
