@@ -15,7 +15,7 @@ import { fork } from 'node:child_process';
 import net from 'node:net';
 import { fileURLToPath } from 'node:url';
 import mcUtil from 'minecraft-server-util';
-import { pingJava } from '../src/protocol/index.js';
+import { encodeHandshake, encodePingRequest, encodeStatusRequest, pingJava } from '../src/protocol/index.js';
 
 const HOST = '127.0.0.1';
 const ROUND_SECONDS = 2;
@@ -55,7 +55,6 @@ if (process.argv.includes('--serve-minimal')) {
   await main();
 }
 
-
 async function main(): Promise<void> {
   await compare('minecraft-protocol 1.54.0 server', '--serve');
   await compare('minimal status server (the clients set the pace)', '--serve-minimal');
@@ -74,6 +73,9 @@ async function compare(serverName: string, serveFlag: string): Promise<void> {
     'observer pingJava': (p) => pingJava({ ip: HOST, port: p, hostname: HOST, signal: AbortSignal.timeout(5000) }),
     'minecraft-server-util': (p) => mcUtil.status(HOST, p, { enableSRV: false, timeout: 5000 }),
     craftping: (p) => craft.ping(HOST, p, { signal: AbortSignal.timeout(5000) }),
+    // Reference, not a contender: the same exchange on a bare socket (framing only, no JSON,
+    // no deadline, no checks). No Node client of this protocol can go much faster.
+    'floor: bare net.Socket': (p) => bareSocketPing(p),
   };
 
   // Each client must really work against this server before it is timed.
@@ -102,6 +104,7 @@ async function compare(serverName: string, serveFlag: string): Promise<void> {
       console.log(`  ${name.padEnd(22)} ${fmt(value).padStart(8)} pings/s  (failed: ${failures[name]})`);
     }
     const ours = medians['observer pingJava'] as number;
+    console.log(`  observer / bare-socket floor: ${(ours / (medians['floor: bare net.Socket'] as number)).toFixed(2)}x`);
     const best = Math.max(medians['minecraft-server-util'] as number, medians.craftping as number);
     const target = concurrency === 1 ? '>= 1.00' : '>= 1.50';
     console.log(`  ratio observer / faster baseline: ${(ours / best).toFixed(2)}x (target ${target})`);
@@ -112,6 +115,39 @@ async function compare(serverName: string, serveFlag: string): Promise<void> {
   }
   child.disconnect();
   child.kill();
+}
+
+/** Handshake + status request, then ping; waits for two whole frames; framing is the only check. */
+function bareSocketPing(port: number): Promise<void> {
+  const request = Buffer.concat([encodeHandshake(HOST, port), encodeStatusRequest()]);
+  const ping = encodePingRequest(1n);
+  return new Promise((resolve, reject) => {
+    const socket = net.connect({ host: HOST, port, noDelay: true });
+    let buffered = Buffer.alloc(0);
+    let frames = 0;
+    socket.on('connect', () => socket.write(request));
+    socket.on('data', (chunk) => {
+      buffered = buffered.length === 0 ? chunk : Buffer.concat([buffered, chunk]);
+      for (;;) {
+        let length = 0;
+        let at = 0;
+        for (; at < 5 && at < buffered.length; at++) {
+          length |= ((buffered[at] as number) & 0x7f) << (7 * at);
+          if (((buffered[at] as number) & 0x80) === 0) break;
+        }
+        if (at >= buffered.length || buffered.length < at + 1 + length) return;
+        buffered = buffered.subarray(at + 1 + length);
+        frames += 1;
+        if (frames === 1) socket.write(ping);
+        if (frames === 2) {
+          socket.destroy();
+          return resolve();
+        }
+      }
+    });
+    socket.on('error', reject);
+    socket.on('close', () => reject(new Error('closed early')));
+  });
 }
 
 /** Runs `concurrency` loops of back-to-back pings for `seconds`; counts completed pings. */
