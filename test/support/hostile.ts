@@ -7,6 +7,8 @@ export async function startSilentServer(host = '127.0.0.1') {
   const server = net.createServer((socket) => {
     accepted += 1;
     sockets.add(socket);
+    // Read (and drop) what the client sends, so its close is seen.
+    socket.resume();
     socket.on('error', () => {});
     socket.on('close', () => sockets.delete(socket));
   });
