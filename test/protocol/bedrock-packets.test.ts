@@ -1,5 +1,4 @@
 import { describe, expect, it } from 'vitest';
-import { ProbeError } from '../../src/core/errors.js';
 import {
   OFFLINE_MESSAGE_MAGIC,
   bedrockAdvertisementToResult,
@@ -8,17 +7,8 @@ import {
   parseServerId,
   splitServerId,
 } from '../../src/protocol/bedrock.js';
-import { fixture, hex } from './fixtures.js';
+import { fixture, hex, codeOf } from './fixtures.js';
 import { BEDROCK_SERVER_CONFIG } from './servers.js';
-
-function codeOf(fn: () => unknown): string | undefined {
-  try {
-    fn();
-  } catch (error) {
-    return error instanceof ProbeError ? error.code : `not a ProbeError: ${String(error)}`;
-  }
-  return undefined;
-}
 
 function pong(serverId: string, options: { id?: number; magic?: Buffer; time?: bigint } = {}): Buffer {
   const text = Buffer.from(serverId, 'utf8');

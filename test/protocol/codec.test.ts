@@ -1,5 +1,4 @@
 import { describe, expect, it } from 'vitest';
-import { ProbeError } from '../../src/core/errors.js';
 import {
   ByteReader,
   MAX_RESPONSE_BYTES,
@@ -10,16 +9,7 @@ import {
   encodeVarInt,
   peekVarInt,
 } from '../../src/protocol/codec.js';
-import { hex } from './fixtures.js';
-
-function codeOf(fn: () => unknown): string | undefined {
-  try {
-    fn();
-  } catch (error) {
-    return error instanceof ProbeError ? error.code : `not a ProbeError: ${String(error)}`;
-  }
-  return undefined;
-}
+import { hex, codeOf } from './fixtures.js';
 
 // Examples from the protocol wiki's VarInt table (Java Edition protocol, Data types).
 const VARINTS: [number, string][] = [

@@ -1,3 +1,4 @@
+import { ProbeError } from '../../src/core/errors.js';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
@@ -9,4 +10,14 @@ export function fixture(name: string): Buffer {
 
 export function hex(text: string): Buffer {
   return Buffer.from(text.replace(/\s+/g, ''), 'hex');
+}
+
+/** The ProbeError code `fn` throws, or undefined when it does not throw. */
+export function codeOf(fn: () => unknown): string | undefined {
+  try {
+    fn();
+  } catch (error) {
+    return error instanceof ProbeError ? error.code : `not a ProbeError: ${String(error)}`;
+  }
+  return undefined;
 }

@@ -1,5 +1,4 @@
 import { describe, expect, it } from 'vitest';
-import { ProbeError } from '../../src/core/errors.js';
 import { acceptFavicon } from '../../src/protocol/favicon.js';
 import {
   STATUS_PROTOCOL_VERSION,
@@ -11,17 +10,8 @@ import {
   parseJavaStatus,
   readStatusResponse,
 } from '../../src/protocol/java.js';
-import { fixture, hex } from './fixtures.js';
+import { fixture, hex, codeOf } from './fixtures.js';
 import { PNG_DATA_URL } from './servers.js';
-
-function codeOf(fn: () => unknown): string | undefined {
-  try {
-    fn();
-  } catch (error) {
-    return error instanceof ProbeError ? error.code : `not a ProbeError: ${String(error)}`;
-  }
-  return undefined;
-}
 
 function statusFrame(json: string): Buffer {
   const text = Buffer.from(json, 'utf8');

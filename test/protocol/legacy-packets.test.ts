@@ -1,5 +1,4 @@
 import { describe, expect, it } from 'vitest';
-import { ProbeError } from '../../src/core/errors.js';
 import {
   LEGACY_PROTOCOL_VERSION,
   decodeLegacyKick,
@@ -8,17 +7,8 @@ import {
   parseLegacyKickText,
   readLegacyKick,
 } from '../../src/protocol/legacy.js';
-import { fixture, hex } from './fixtures.js';
+import { fixture, hex, codeOf } from './fixtures.js';
 import { JAVA_SERVER_CONFIG } from './servers.js';
-
-function codeOf(fn: () => unknown): string | undefined {
-  try {
-    fn();
-  } catch (error) {
-    return error instanceof ProbeError ? error.code : `not a ProbeError: ${String(error)}`;
-  }
-  return undefined;
-}
 
 function kick(text: string): Buffer {
   const body = Buffer.from(text, 'utf16le').swap16();
