@@ -3,7 +3,6 @@
  * Plugins in a fixed order: external (CORS, maintenance gate, rate limits, OpenAPI), then the
  * app's error handling and logging, then routes.
  */
-import cors from '@fastify/cors';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
@@ -14,6 +13,7 @@ import { ClientHasher } from '../core/client-hash.js';
 import { systemClock, type Clock } from '../core/clock.js';
 import { ObserverError } from '../core/errors.js';
 import { SERVICE_NAME, SERVICE_VERSION } from '../core/service-info.js';
+import { registerCors } from './cors.js';
 import { registerErrorHandling } from './errors.js';
 import { registerRateLimit } from './rate-limit.js';
 import type { StatusLookup } from '../status/types.js';
@@ -65,7 +65,6 @@ export async function buildApp(deps: AppDeps) {
     trustProxy: config.trustProxy ? (_address: string, hop: number) => hop < 1 : false,
     ajv: { customOptions: { coerceTypes: 'array', removeAdditional: false, useDefaults: true } },
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 1000 },
-    genReqId: () => crypto.randomUUID(),
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   // First, so that every plugin context below inherits the one error shape.
@@ -76,7 +75,7 @@ export async function buildApp(deps: AppDeps) {
   app.addSchema(Motd);
   app.addSchema(ServerStatus);
 
-  await app.register(cors, { origin: '*', methods: ['GET', 'HEAD', 'OPTIONS'], maxAge: 86_400 });
+  registerCors(app);
 
   if (config.maintenanceMode) {
     app.addHook('onRequest', async (request) => {

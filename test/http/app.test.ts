@@ -75,6 +75,9 @@ describe('CORS', () => {
     app = await testApp();
     const ok = await app.inject({ method: 'GET', url: '/api/v1/status', headers: { origin: 'https://fans.example' } });
     expect(ok.headers['access-control-allow-origin']).toBe('*');
+    // Browser clients may read the rate-limit and cache headers.
+    expect(ok.headers['access-control-expose-headers']).toContain('RateLimit');
+    expect(ok.headers['access-control-expose-headers']).toContain('Retry-After');
     const missing = await app.inject({ method: 'GET', url: '/nope', headers: { origin: 'https://fans.example' } });
     expect(missing.headers['access-control-allow-origin']).toBe('*');
   });
@@ -89,6 +92,13 @@ describe('CORS', () => {
     expect(res.statusCode).toBe(204);
     expect(res.headers['access-control-allow-origin']).toBe('*');
     expect(res.headers['access-control-allow-methods']).toContain('GET');
+    const withHeaders = await app.inject({
+      method: 'OPTIONS',
+      url: '/api/v1/trends?limit=5',
+      headers: { origin: 'https://fans.example', 'access-control-request-method': 'GET', 'access-control-request-headers': 'x-requested-with' },
+    });
+    expect(withHeaders.statusCode).toBe(204);
+    expect(withHeaders.headers['access-control-allow-headers']).toBe('x-requested-with');
   });
 });
 

@@ -5,6 +5,10 @@ import { Type } from 'typebox';
 
 /** GET /status: health for uptime monitors. Never rate-limited, never cached. */
 export const healthRoutes: FastifyPluginAsyncTypebox<{ clock: Clock }> = async (app, { clock }) => {
+  // Uptime monitors poll this hard: the body only changes with the clock's millisecond, so it
+  // is serialised once per millisecond.
+  let lastMs = -1;
+  let body = '';
   app.get(
     '/status',
     {
@@ -16,13 +20,18 @@ export const healthRoutes: FastifyPluginAsyncTypebox<{ clock: Clock }> = async (
       },
     },
     async (_request, reply) => {
-      reply.header('Cache-Control', 'no-store');
-      return {
-        status: 'OK' as const,
-        timestamp: new Date(clock.now()).toISOString(),
-        service: SERVICE_NAME,
-        version: SERVICE_VERSION,
-      };
+      const now = clock.now();
+      if (now !== lastMs) {
+        lastMs = now;
+        body = JSON.stringify({
+          status: 'OK',
+          timestamp: new Date(now).toISOString(),
+          service: SERVICE_NAME,
+          version: SERVICE_VERSION,
+        });
+      }
+      reply.header('Cache-Control', 'no-store').type('application/json; charset=utf-8');
+      return body;
     },
   );
 };
