@@ -15,7 +15,7 @@ import { ObserverError } from '../core/errors.js';
 import { SERVICE_NAME, SERVICE_VERSION } from '../core/service-info.js';
 import { registerCors } from './cors.js';
 import { registerErrorHandling } from './errors.js';
-import { registerRateLimit } from './rate-limit.js';
+import { MemoryRateLimitStore, RedisRateLimitStore, registerRateLimit, tierConfig } from './rate-limit.js';
 import type { StatusLookup } from '../status/types.js';
 import type { Store } from '../store/types.js';
 import { healthRoutes } from './routes/health.js';
@@ -88,7 +88,12 @@ export async function buildApp(deps: AppDeps) {
     });
   }
 
-  await registerRateLimit(app, { limits: config.rateLimits, hasher, redis: deps.redis ?? null });
+  registerRateLimit(app, {
+    limits: config.rateLimits,
+    hasher,
+    store: deps.redis ? new RedisRateLimitStore(deps.redis) : new MemoryRateLimitStore(() => clock.now()),
+    onError: (error) => app.log.warn({ err: error }, 'rate limit store failed; request let through'),
+  });
 
   await app.register(swagger, {
     openapi: {
@@ -148,7 +153,7 @@ export async function buildApp(deps: AppDeps) {
         await api.register(widgetRoutes, { status: deps.status, config });
       }
       if (deps.store) await api.register(historyRoutes, { store: deps.store, config });
-      api.get('/openapi.json', { schema: { hide: true }, config: { tier: 'general', rateLimit: { max: config.rateLimits.general, timeWindow: 60_000 } } }, async () => app.swagger());
+      api.get('/openapi.json', { schema: { hide: true }, config: tierConfig('general') }, async () => app.swagger());
     },
     { prefix: API_PREFIX },
   );
