@@ -6,6 +6,7 @@
  * Everything runs against a minecraft-protocol server on 127.0.0.1.
  */
 import { performance } from 'node:perf_hooks';
+import Fastify from 'fastify';
 import { loadConfig } from '../src/config/index.js';
 import { systemClock } from '../src/core/clock.js';
 import { buildApp } from '../src/http/app.js';
@@ -28,11 +29,23 @@ await app.listen({ host: '127.0.0.1', port: 0 });
 const base = `http://127.0.0.1:${(app.server.address() as { port: number }).port}/api/v1`;
 const statusUrl = `${base}/status/127.0.0.1:${server.port}`;
 if (!((await (await fetch(statusUrl)).json()) as { online: boolean }).online) throw new Error('bench server not online');
-const r = await compareThroughput({ health: `${base}/status`, status: statusUrl });
+// A bare Fastify route answering the same status bytes: what the payload alone costs here.
+const statusBody = await (await fetch(statusUrl)).text();
+const bare = Fastify({ logger: false });
+bare.get('/same-bytes', async (_req, reply) => {
+  reply.type('application/json; charset=utf-8');
+  return statusBody;
+});
+await bare.listen({ host: '127.0.0.1', port: 0 });
+const bareUrl = `http://127.0.0.1:${(bare.server.address() as { port: number }).port}/same-bytes`;
+const r = await compareThroughput({ health: `${base}/status`, status: statusUrl, bare: bareUrl });
 console.log('cached status vs health: 32 connections, 3 interleaved rounds of 3 s, median');
-console.log(`  health        : ${fmt(r.health!.requestsPerSecond)} req/s`);
-console.log(`  cached status : ${fmt(r.status!.requestsPerSecond)} req/s (non-2xx ${r.status!.non2xx})`);
+console.log(`  health                        : ${fmt(r.health!.requestsPerSecond)} req/s`);
+console.log(`  cached status                 : ${fmt(r.status!.requestsPerSecond)} req/s (non-2xx ${r.status!.non2xx})`);
+console.log(`  bare route, same status bytes : ${fmt(r.bare!.requestsPerSecond)} req/s`);
 console.log('  ' + ratioLine('cached status / health', r.status!.requestsPerSecond, r.health!.requestsPerSecond, '>= 0.80'));
+console.log('  ' + ratioLine('cached status / bare route with the same bytes', r.status!.requestsPerSecond, r.bare!.requestsPerSecond, 'context'));
+await bare.close();
 await app.close();
 
 // 2. Uncached status query minus a raw ping. A cache that never hits makes every lookup a ping.
