@@ -24,7 +24,11 @@ export function describeValidation(issue: ValidationIssue, context: string | und
   if (issue.keyword === 'additionalProperties' && typeof issue.params.additionalProperty === 'string') {
     return `Unknown ${where} parameter "${issue.params.additionalProperty}".`;
   }
-  const rule = issue.message ?? 'is invalid';
+  const allowed = issue.params.allowedValues;
+  const rule =
+    issue.keyword === 'enum' && Array.isArray(allowed)
+      ? `must be one of: ${allowed.map(String).join(', ')}`
+      : (issue.message ?? 'is invalid');
   return name === '' ? `The ${where} ${rule}.` : `The ${where} parameter "${name}" ${rule}.`;
 }
 
