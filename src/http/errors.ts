@@ -24,6 +24,9 @@ export function describeValidation(issue: ValidationIssue, context: string | und
   if (issue.keyword === 'additionalProperties' && typeof issue.params.additionalProperty === 'string') {
     return `Unknown ${where} parameter "${issue.params.additionalProperty}".`;
   }
+  if (issue.keyword === 'pattern' && String(issue.params.pattern).includes('[0-9a-fA-F]{3}')) {
+    return `The ${where} parameter "${name}" must be a colour: #RGB or #RRGGBB, with or without the #.`;
+  }
   const allowed = issue.params.allowedValues;
   const rule =
     issue.keyword === 'enum' && Array.isArray(allowed)

@@ -1,8 +1,257 @@
+/**
+ * Images: /icon/dynamic, /icon/sharp, /banner/{address} and /banner/motd. Images are drawn by
+ * src/render from the StatusService's answer (never an HTTP call to ourselves), cached by what
+ * they depend on (server id, check time, parameters) and bounded by bytes; every image carries
+ * an ETag derived from that key, so conditional requests get a 304 without rendering.
+ */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { Type } from 'typebox';
 import type { Config } from '../../config/index.js';
-import type { ClientHasher } from '../../core/client-hash.js';
+import { BadRequestError, HostNotFoundError } from '../../core/errors.js';
+import type { QueryMode, ServerStatus } from '../../core/types.js';
+import {
+  BANNER_SIZES,
+  BORDER_RADIUS,
+  DEFAULT_BANNER_OPTIONS,
+  DYNAMIC_ICON_SIZE,
+  MAX_MOTD_PARAMETER_LENGTH,
+  RenderCache,
+  SHARP_ICON_SIZE,
+  digestOf,
+  etagOf,
+  matchesIfNoneMatch,
+  parseHexColor,
+  registerRenderFonts,
+  renderBanner,
+  renderIcon,
+  renderMotdBanner,
+  type BannerOptions,
+  type IconOptions,
+  type RenderedImage,
+} from '../../render/index.js';
+import { defaultPort, parseAddress, parseQueryMode } from '../../resolve/index.js';
 import type { StatusLookup } from '../../status/types.js';
-import type { Store } from '../../store/types.js';
+import { tierConfig } from '../rate-limit.js';
+import { BooleanFlag } from '../schemas.js';
 
-// TODO(issue in progress): routes are added by the issue that owns this file.
-export const imageRoutes: FastifyPluginAsyncTypebox<{ status: StatusLookup; config: Config }> = async () => {};
+/** Spec: icons are cached 1 day by browsers, 7 days by CDNs. */
+const ICON_CACHE_CONTROL = 'public, max-age=86400, s-maxage=604800';
+
+const HexColor = (description: string, example: string) =>
+  Type.String({
+    pattern: '^#?([0-9a-fA-F]{3}|[0-9a-fA-F]{6})$',
+    description: `${description}: #RGB or #RRGGBB, with or without the # (sent as %23).`,
+    examples: [example],
+  });
+
+const Address = Type.String({ minLength: 1, maxLength: 255, description: 'host, host:port, IPv4, [IPv6]:port or IPv6' });
+
+const IconQuery = (size: { min: number; max: number; default: number }, withFormat: boolean) =>
+  Type.Object({
+    address: Type.Optional(Address),
+    ...(withFormat ? { server: Type.Optional({ ...Address, description: 'Backwards-compatible alias of `address`.' }) } : {}),
+    size: Type.Integer({ minimum: size.min, maximum: size.max, default: size.default, description: `Side in pixels, ${size.min} to ${size.max}.` }),
+    ...(withFormat
+      ? { format: Type.Union([Type.Literal('png'), Type.Literal('webp')], { default: 'png', description: '`png` or `webp`.' }) }
+      : {}),
+    bedrock: BooleanFlag('Bedrock protocol.'),
+    legacy: BooleanFlag('Legacy Java protocol.'),
+  });
+
+const imageResponses = (type: string) => ({
+  200: Type.Unsafe<Buffer>({ description: `The image (${type}).`, content: undefined }),
+  304: Type.Null({ description: 'Not modified: the `If-None-Match` ETag still names this image.' }),
+  400: Type.Ref('ErrorResponse'),
+  429: Type.Ref('ErrorResponse'),
+});
+
+/**
+ * The status to draw. A name with no DNS records is drawn as an offline server (the image
+ * endpoints document 400 and 429 only); invalid and refused addresses stay 400s.
+ */
+async function statusFor(status: StatusLookup, address: string, mode: QueryMode): Promise<{ status: ServerStatus; maxAge: number }> {
+  try {
+    const answer = await status.lookup(address, mode);
+    return { status: answer.status, maxAge: answer.maxAgeSeconds };
+  } catch (error) {
+    if (!(error instanceof HostNotFoundError)) throw error;
+    const parsed = parseAddress(address);
+    return {
+      status: {
+        query: { host: parsed.host, port: parsed.port ?? defaultPort(mode), legacy: mode === 'legacy', bedrock: mode === 'bedrock' },
+        server_id: null,
+        ip_address: null,
+        icmp: null,
+        online: false,
+        error: 'host not found',
+        version: null,
+        players: null,
+        motd: null,
+        favicon: null,
+        roundTripLatency: null,
+        stale: false,
+        checked_at: new Date().toISOString(),
+        srvRecord: null,
+      },
+      maxAge: 60,
+    };
+  }
+}
+
+function sendImage(request: FastifyRequest, reply: FastifyReply, image: RenderedImage, cacheControl: string, hit: boolean) {
+  reply.header('Cache-Control', cacheControl).header('ETag', image.etag).header('X-Render-Cache', hit ? 'HIT' : 'MISS');
+  if (matchesIfNoneMatch(request.headers['if-none-match'], image.etag)) return reply.code(304).send(null);
+  return reply.type(image.contentType).send(image.body);
+}
+
+function color(value: string | undefined, fallback: string): string {
+  return value === undefined ? fallback : (parseHexColor(value) ?? fallback);
+}
+
+export const imageRoutes: FastifyPluginAsyncTypebox<{ status: StatusLookup; config: Config; cache?: RenderCache }> = async (
+  app,
+  { status, config, cache = new RenderCache() },
+) => {
+  registerRenderFonts();
+  const media = tierConfig('media', config.rateLimits);
+
+  async function icon(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    query: { address?: string; server?: string; legacy: boolean; bedrock: boolean },
+    options: IconOptions,
+  ) {
+    const address = query.address ?? query.server;
+    if (address === undefined) throw new BadRequestError('invalid_parameter', 'The query parameter "address" is required.');
+    const mode = parseQueryMode(query.legacy, query.bedrock);
+    const { status: s } = await statusFor(status, address, mode);
+    const favicon = s.online ? s.favicon : null;
+    // Keyed by the favicon's digest: every server with the default icon shares one render.
+    const key = `icon|${favicon ? digestOf(favicon) : 'default'}|${options.size}|${options.format}|${options.rounded}`;
+    const { image, hit } = await cache.getOrRender(key, `image/${options.format}`, () => renderIcon(favicon, options));
+    return sendImage(request, reply, image, ICON_CACHE_CONTROL, hit);
+  }
+
+  app.get(
+    '/icon/dynamic',
+    {
+      config: media,
+      schema: {
+        summary: 'Server icon',
+        description:
+          "The server's favicon at `size` pixels (enlarged with nearest-neighbour, so pixel art stays crisp), or " +
+          "Observer's default icon when the server has none, is offline or unknown. `server` is accepted as an alias of `address`.",
+        tags: ['images'],
+        querystring: IconQuery(DYNAMIC_ICON_SIZE, true),
+        produces: ['image/png', 'image/webp'],
+        response: imageResponses('image/png or image/webp'),
+      },
+    },
+    async (request, reply) => {
+      const q = request.query as { address?: string; server?: string; size: number; format?: 'png' | 'webp'; legacy: boolean; bedrock: boolean };
+      return icon(request, reply, q, { size: q.size, format: q.format ?? 'png', rounded: false });
+    },
+  );
+
+  app.get(
+    '/icon/sharp',
+    {
+      config: media,
+      schema: {
+        summary: 'Rounded server icon',
+        description: "The server's favicon (or the default icon) as a PNG with rounded, transparent corners.",
+        tags: ['images'],
+        querystring: IconQuery(SHARP_ICON_SIZE, false),
+        produces: ['image/png'],
+        response: imageResponses('image/png'),
+      },
+    },
+    async (request, reply) => {
+      const q = request.query as { address?: string; size: number; legacy: boolean; bedrock: boolean };
+      return icon(request, reply, q, { size: q.size, format: 'png', rounded: true });
+    },
+  );
+
+  app.get(
+    '/banner/motd',
+    {
+      schema: {
+        summary: 'MOTD banner',
+        description:
+          'Renders Minecraft-formatted text (`§` or `&` codes) as an 800x180 PNG without querying any server. ' +
+          'Not rate-limited and not cached by the service; the ETag lets clients revalidate.',
+        tags: ['images'],
+        querystring: Type.Object({
+          motd: Type.String({ minLength: 1, maxLength: MAX_MOTD_PARAMETER_LENGTH, description: 'MOTD text, at most 300 characters.' }),
+          textColor: Type.Optional(HexColor('Default text colour', '#FFFFFF')),
+          accentColor: Type.Optional(HexColor('Background accent colour', '#10B981')),
+        }),
+        produces: ['image/png'],
+        response: imageResponses('image/png'),
+      },
+    },
+    async (request, reply) => {
+      const q = request.query;
+      const options = { textColor: color(q.textColor, '#ffffff'), accentColor: color(q.accentColor, '#10b981') };
+      const etag = etagOf(`motd|${digestOf(q.motd)}|${options.textColor}|${options.accentColor}`);
+      reply.header('Cache-Control', 'public, max-age=86400').header('ETag', etag);
+      if (matchesIfNoneMatch(request.headers['if-none-match'], etag)) return reply.code(304).send(null);
+      return reply.type('image/png').send(await renderMotdBanner(q.motd, options));
+    },
+  );
+
+  app.get(
+    '/banner/:address',
+    {
+      config: media,
+      schema: {
+        summary: 'Status banner',
+        description:
+          'A PNG banner with the server name, player count (in the accent colour), MOTD, latency and favicon; an offline ' +
+          `server gets an offline banner. Sizes: small ${BANNER_SIZES.small.width}x${BANNER_SIZES.small.height}, normal ` +
+          `${BANNER_SIZES.normal.width}x${BANNER_SIZES.normal.height}, large ${BANNER_SIZES.large.width}x${BANNER_SIZES.large.height}. ` +
+          '`Cache-Control: max-age` follows the freshness of the status it shows.',
+        tags: ['images'],
+        params: Type.Object({ address: Address }),
+        querystring: Type.Object({
+          size: Type.Union([Type.Literal('small'), Type.Literal('normal'), Type.Literal('large')], { default: 'normal' }),
+          style: Type.Union([Type.Literal('modern'), Type.Literal('classic')], { default: 'modern' }),
+          textColor: Type.Optional(HexColor('Primary text colour', '#FFFFFF')),
+          accentColor: Type.Optional(HexColor('Player-count accent colour', '#10B981')),
+          showFavicon: BooleanFlag('Draw the server icon.', true),
+          showMotd: BooleanFlag('Draw the MOTD.', true),
+          showPing: BooleanFlag('Draw the latency.', true),
+          borderRadius: Type.Number({
+            minimum: BORDER_RADIUS.min,
+            maximum: BORDER_RADIUS.max,
+            default: BORDER_RADIUS.default,
+            description: `Corner radius multiplier, ${BORDER_RADIUS.min} to ${BORDER_RADIUS.max}: 1 is ${BORDER_RADIUS.unitPx} px at the normal size.`,
+          }),
+          bedrock: BooleanFlag('Bedrock protocol.'),
+          legacy: BooleanFlag('Legacy Java protocol.'),
+        }),
+        produces: ['image/png'],
+        response: imageResponses('image/png'),
+      },
+    },
+    async (request, reply) => {
+      const q = request.query;
+      const mode = parseQueryMode(q.legacy, q.bedrock);
+      const { status: s, maxAge } = await statusFor(status, request.params.address, mode);
+      const options: BannerOptions = {
+        size: q.size,
+        style: q.style,
+        textColor: color(q.textColor, DEFAULT_BANNER_OPTIONS.textColor),
+        accentColor: color(q.accentColor, DEFAULT_BANNER_OPTIONS.accentColor),
+        showFavicon: q.showFavicon,
+        showMotd: q.showMotd,
+        showPing: q.showPing,
+        borderRadius: q.borderRadius,
+      };
+      const key = `banner|${s.server_id ?? `${s.query.host}:${s.query.port}`}|${s.checked_at}|${s.stale}|${JSON.stringify(options)}`;
+      const { image, hit } = await cache.getOrRender(key, 'image/png', () => renderBanner(s, options));
+      return sendImage(request, reply, image, `public, max-age=${maxAge}`, hit);
+    },
+  );
+};

@@ -1,0 +1,36 @@
+/**
+ * A server's favicon, checked before any decoder sees it. The status service already keeps
+ * only `data:image/png;base64,...` values; this is the renderer's own bound on what it will
+ * decode: the length of the data URL, the PNG signature and the size in the IHDR header
+ * (http://www.libpng.org/pub/png/spec/1.2/PNG-Chunks.html#C.IHDR).
+ */
+
+const PREFIX = 'data:image/png;base64,';
+/** Vanilla favicons are 64x64 PNGs of a few KiB; 1 MiB of base64 is far beyond any real one. */
+export const MAX_FAVICON_DATA_URL_LENGTH = 1024 * 1024;
+/** Largest favicon side decoded (64 is the vanilla size; some servers send bigger art). */
+export const MAX_FAVICON_SIDE = 1024;
+
+const PNG_SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
+
+export interface Favicon {
+  png: Buffer;
+  width: number;
+  height: number;
+}
+
+/** The PNG inside a favicon data URL, or null for anything else or anything too large. */
+export function decodeFavicon(dataUrl: string | null | undefined): Favicon | null {
+  if (typeof dataUrl !== 'string' || dataUrl.length > MAX_FAVICON_DATA_URL_LENGTH) return null;
+  if (!dataUrl.startsWith(PREFIX)) return null;
+  const base64 = dataUrl.slice(PREFIX.length).replace(/\s+/g, '');
+  if (!/^[A-Za-z0-9+/]*={0,2}$/.test(base64)) return null;
+  const png = Buffer.from(base64, 'base64');
+  // Signature (8) + IHDR length (4) + "IHDR" (4) + width (4) + height (4).
+  if (png.length < 33 || !png.subarray(0, 8).equals(PNG_SIGNATURE)) return null;
+  if (png.toString('latin1', 12, 16) !== 'IHDR') return null;
+  const width = png.readUInt32BE(16);
+  const height = png.readUInt32BE(20);
+  if (width < 1 || height < 1 || width > MAX_FAVICON_SIDE || height > MAX_FAVICON_SIDE) return null;
+  return { png, width, height };
+}

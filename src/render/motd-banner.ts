@@ -1,0 +1,85 @@
+/**
+ * The MOTD banner (`/banner/motd`): 800x180, the given text with its `§`/`&` codes drawn in
+ * the pixel font with Minecraft's drop shadow, centred on a dark card tinted by the accent
+ * colour. No server is queried. Pure: the same text and colours give the same bytes.
+ */
+import { createCanvas, type Canvas } from '@napi-rs/canvas';
+import { parseFormattedText } from '../motd/index.js';
+import { mixColors, withAlpha } from './color.js';
+import { registerRenderFonts } from './fonts.js';
+import { motdLines, userMotdToSection } from './motd-text.js';
+import { encodePng } from './png.js';
+import { drawLine, fitFontSize, hashString, measureLine, seededRandom } from './text.js';
+
+export const MOTD_BANNER_WIDTH = 800;
+export const MOTD_BANNER_HEIGHT = 180;
+/** Spec "Limits": the `motd` parameter has at most 300 characters. */
+export const MAX_MOTD_PARAMETER_LENGTH = 300;
+
+export interface MotdBannerOptions {
+  /** `#rrggbb`: colour of text without a colour code. */
+  textColor: string;
+  /** `#rrggbb`: tint of the background. */
+  accentColor: string;
+}
+
+const MAX_LINES = 4;
+
+/**
+ * Lines of the text as a user types it: `§` or `&` codes (`&#rrggbb` hex too), and a line
+ * break either as a real newline or as the two characters `\n`.
+ */
+function userLines(text: string) {
+  const normalised = userMotdToSection(text.slice(0, MAX_MOTD_PARAMETER_LENGTH).replace(/\\n/g, '\n'));
+  const lines = motdLines(parseFormattedText(normalised), MAX_LINES);
+  while (lines.length > 1 && lines[lines.length - 1]!.every((s) => s.text.trim() === '')) lines.pop();
+  return lines;
+}
+
+export function drawMotdBanner(text: string, options: MotdBannerOptions): Canvas {
+  registerRenderFonts();
+  const width = MOTD_BANNER_WIDTH;
+  const height = MOTD_BANNER_HEIGHT;
+  const canvas = createCanvas(width, height);
+  const ctx = canvas.getContext('2d');
+
+  const background = ctx.createLinearGradient(0, 0, width, height);
+  background.addColorStop(0, mixColors(options.accentColor, '#0b0f17', 0.78));
+  background.addColorStop(0.55, '#0d1119');
+  background.addColorStop(1, '#0a0d14');
+  ctx.fillStyle = background;
+  ctx.fillRect(0, 0, width, height);
+  const glow = ctx.createRadialGradient(0, height, 0, 0, height, width * 0.55);
+  glow.addColorStop(0, withAlpha(options.accentColor, 0.28));
+  glow.addColorStop(1, withAlpha(options.accentColor, 0));
+  ctx.fillStyle = glow;
+  ctx.fillRect(0, 0, width, height);
+  // An accent rule along the bottom edge.
+  ctx.fillStyle = options.accentColor;
+  ctx.fillRect(0, height - 4, width, 4);
+
+  const lines = userLines(text);
+  const box = { width: width - 64, height: height - 44 };
+  const lineHeight = 1.3;
+  const px = fitFontSize(ctx, lines, 'pixel', box, { min: 14, max: 32, lineHeight });
+  const step = px * lineHeight;
+  const top = (height - 4 - step * lines.length) / 2;
+  const random = seededRandom(hashString(text));
+  lines.forEach((line, i) => {
+    const lineWidth = Math.min(box.width, measureLine(ctx, line, { kind: 'pixel', px }));
+    const x = Math.round((width - lineWidth) / 2);
+    drawLine(ctx, line, x, top + step * i + px * 0.95, box.width, {
+      kind: 'pixel',
+      px,
+      defaultColor: options.textColor,
+      shadow: true,
+      random,
+    });
+  });
+  return canvas;
+}
+
+/** The MOTD banner as PNG. */
+export function renderMotdBanner(text: string, options: MotdBannerOptions): Promise<Buffer> {
+  return encodePng(drawMotdBanner(text, options));
+}

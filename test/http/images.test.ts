@@ -1,0 +1,227 @@
+import sharp from 'sharp';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildApp } from '../../src/http/app.js';
+import { createStatusService } from '../../src/status/index.js';
+import { systemClock } from '../../src/core/clock.js';
+import { testConfig } from '../support/app.js';
+import { closedPort } from '../support/hostile.js';
+import { startJavaServer, type RunningJavaServer } from '../support/minecraft.js';
+
+async function appWith(env: Record<string, string> = {}) {
+  const config = testConfig(env);
+  const app = await buildApp({ config, status: createStatusService({ config, clock: systemClock, icmp: null }), logger: false });
+  await app.ready();
+  return app;
+}
+
+/** A 16x16 favicon: 4x4 blocks alternating red and blue, pixel art to enlarge crisply. */
+async function checkerFavicon(): Promise<string> {
+  const raw = Buffer.alloc(16 * 16 * 4);
+  for (let y = 0; y < 16; y++)
+    for (let x = 0; x < 16; x++) {
+      const red = (Math.floor(x / 4) + Math.floor(y / 4)) % 2 === 0;
+      raw.set(red ? [255, 0, 0, 255] : [0, 0, 255, 255], (y * 16 + x) * 4);
+    }
+  const png = await sharp(raw, { raw: { width: 16, height: 16, channels: 4 } }).png().toBuffer();
+  return `data:image/png;base64,${png.toString('base64')}`;
+}
+
+async function pixels(body: Buffer) {
+  const { data, info } = await sharp(body).ensureAlpha().raw().toBuffer({ resolveWithObject: true });
+  const at = (x: number, y: number) => Array.from(data.subarray((y * info.width + x) * 4, (y * info.width + x) * 4 + 4));
+  return { info, data, at };
+}
+
+let app: Awaited<ReturnType<typeof appWith>>;
+let server: RunningJavaServer;
+let target: string;
+beforeAll(async () => {
+  app = await appWith({ RATE_LIMIT_MEDIA: '100000' });
+  server = await startJavaServer({ motd: '§6Gold §nunder', onlinePlayers: 42, maxPlayers: 100, favicon: await checkerFavicon() });
+  target = `127.0.0.1:${server.port}`;
+});
+afterAll(async () => {
+  await app.close();
+  await server.close();
+});
+const get = (url: string, headers: Record<string, string> = {}) => app.inject({ method: 'GET', url, headers });
+
+describe('/api/v1/icon/dynamic', () => {
+  it("serves the server's favicon at the default 80 px, cached 1 day / 7 days", async () => {
+    const res = await get(`/api/v1/icon/dynamic?address=${target}`);
+    expect(res.statusCode).toBe(200);
+    expect(res.headers['content-type']).toBe('image/png');
+    expect(res.headers['cache-control']).toBe('public, max-age=86400, s-maxage=604800');
+    const { info, at } = await pixels(res.rawPayload);
+    expect(info.format).toBe('raw');
+    expect([info.width, info.height]).toEqual([80, 80]);
+    expect(at(2, 2)).toEqual([255, 0, 0, 255]);
+  });
+
+  it('enlarges with nearest-neighbour: only the two colours of the pixel art, in sharp blocks', async () => {
+    const res = await get(`/api/v1/icon/dynamic?server=${target}&size=256`);
+    const { info, data, at } = await pixels(res.rawPayload);
+    expect(info.width).toBe(256);
+    const colours = new Set<string>();
+    for (let i = 0; i < data.length; i += 4) colours.add(data.subarray(i, i + 4).join(','));
+    expect([...colours].sort()).toEqual(['0,0,255,255', '255,0,0,255']);
+    // A block edge falls exactly between pixel 63 and 64 (16 px → 256 px: 4 → 64).
+    expect(at(63, 10)).toEqual([255, 0, 0, 255]);
+    expect(at(64, 10)).toEqual([0, 0, 255, 255]);
+  });
+
+  it('serves WebP on request', async () => {
+    const res = await get(`/api/v1/icon/dynamic?address=${target}&format=webp&size=16`);
+    expect(res.headers['content-type']).toBe('image/webp');
+    const meta = await sharp(res.rawPayload).metadata();
+    expect([meta.format, meta.width, meta.height]).toEqual(['webp', 16, 16]);
+  });
+
+  it("gives Observer's default icon to offline and unknown servers", async () => {
+    const offline = await get(`/api/v1/icon/dynamic?address=127.0.0.1:${await closedPort()}`);
+    const unknown = await get('/api/v1/icon/dynamic?address=missing.observer.test');
+    const online = await get(`/api/v1/icon/dynamic?address=${target}`);
+    expect(offline.statusCode).toBe(200);
+    expect(unknown.statusCode).toBe(200);
+    expect(offline.rawPayload.equals(unknown.rawPayload)).toBe(true);
+    expect(offline.rawPayload.equals(online.rawPayload)).toBe(false);
+    expect((await sharp(offline.rawPayload).metadata()).width).toBe(80);
+  });
+
+  it('answers a matching If-None-Match with 304 and no body', async () => {
+    const first = await get(`/api/v1/icon/dynamic?address=${target}&size=48`);
+    const etag = first.headers['etag'] as string;
+    expect(etag).toMatch(/^".+"$/);
+    const again = await get(`/api/v1/icon/dynamic?address=${target}&size=48`, { 'if-none-match': etag });
+    expect(again.statusCode).toBe(304);
+    expect(again.rawPayload.length).toBe(0);
+    expect(again.headers['x-render-cache']).toBe('HIT');
+  });
+});
+
+describe('/api/v1/icon/sharp', () => {
+  it('has rounded, transparent corners at the default 128 px', async () => {
+    const res = await get(`/api/v1/icon/sharp?address=${target}`);
+    expect(res.headers['content-type']).toBe('image/png');
+    const { info, at } = await pixels(res.rawPayload);
+    expect([info.width, info.height]).toEqual([128, 128]);
+    for (const [x, y] of [[0, 0], [127, 0], [0, 127], [127, 127]] as const) expect(at(x, y)[3]).toBe(0);
+    expect(at(64, 64)[3]).toBe(255);
+    expect(at(64, 0)[3]).toBe(255);
+  });
+});
+
+describe('/api/v1/banner/{address}', () => {
+  it.each([
+    ['small', 400, 130],
+    ['normal', 600, 180],
+    ['large', 800, 240],
+  ])('draws the %s size at %ix%i', async (size, width, height) => {
+    for (const style of ['modern', 'classic']) {
+      const res = await get(`/api/v1/banner/${target}?size=${size}&style=${style}`);
+      expect(res.statusCode).toBe(200);
+      expect(res.headers['content-type']).toBe('image/png');
+      const meta = await sharp(res.rawPayload).metadata();
+      expect([meta.format, meta.width, meta.height]).toEqual(['png', width, height]);
+    }
+  });
+
+  it('draws the player count in the accent colour', async () => {
+    const count = async (url: string) => {
+      const { data } = await pixels((await get(url)).rawPayload);
+      let n = 0;
+      for (let i = 0; i < data.length; i += 4) if (data[i]! > 240 && data[i + 1]! < 15 && data[i + 2]! > 240) n += 1;
+      return n;
+    };
+    expect(await count(`/api/v1/banner/${target}?accentColor=%23FF00FF`)).toBeGreaterThan(40);
+    expect(await count(`/api/v1/banner/${target}?accentColor=f0f&style=classic`)).toBeGreaterThan(40);
+    expect(await count(`/api/v1/banner/${target}`)).toBe(0);
+  });
+
+  it.each(['showFavicon', 'showMotd', 'showPing'])('%s=false changes the pixels', async (toggle) => {
+    const on = await get(`/api/v1/banner/${target}`);
+    const off = await get(`/api/v1/banner/${target}?${toggle}=false`);
+    expect(off.statusCode).toBe(200);
+    expect(off.rawPayload.equals(on.rawPayload)).toBe(false);
+  });
+
+  it('textColor and borderRadius change the pixels; corners are transparent when rounded', async () => {
+    const base = await get(`/api/v1/banner/${target}?borderRadius=0`);
+    const rounded = await get(`/api/v1/banner/${target}?borderRadius=2`);
+    const coloured = await get(`/api/v1/banner/${target}?borderRadius=0&textColor=%23ff0`);
+    expect((await pixels(base.rawPayload)).at(0, 0)[3]).toBe(255);
+    expect((await pixels(rounded.rawPayload)).at(0, 0)[3]).toBe(0);
+    expect(coloured.rawPayload.equals(base.rawPayload)).toBe(false);
+  });
+
+  it('draws a clear offline banner for a server that is down', async () => {
+    const res = await get(`/api/v1/banner/127.0.0.1:${await closedPort()}`);
+    expect(res.statusCode).toBe(200);
+    expect((await sharp(res.rawPayload).metadata()).width).toBe(600);
+    expect(res.headers['cache-control']).toMatch(/^public, max-age=\d+$/);
+  });
+
+  it('caches renders and revalidates with ETag', async () => {
+    const first = await get(`/api/v1/banner/${target}?size=small`);
+    const second = await get(`/api/v1/banner/${target}?size=small`);
+    expect(second.headers['x-render-cache']).toBe('HIT');
+    expect(second.headers['etag']).toBe(first.headers['etag']);
+    const cond = await get(`/api/v1/banner/${target}?size=small`, { 'if-none-match': `W/${first.headers['etag']}` });
+    expect(cond.statusCode).toBe(304);
+  });
+});
+
+describe('/api/v1/banner/motd', () => {
+  it('renders 800x180 from § and & codes without querying any server', async () => {
+    const res = await get(`/api/v1/banner/motd?motd=${encodeURIComponent('§aGreen &cRed &lBold')}`);
+    expect(res.statusCode).toBe(200);
+    const { info, data } = await pixels(res.rawPayload);
+    expect([info.width, info.height]).toEqual([800, 180]);
+    let red = 0;
+    for (let i = 0; i < data.length; i += 4) if (data[i]! > 240 && data[i + 1]! < 100 && data[i + 2]! < 100) red += 1;
+    expect(red).toBeGreaterThan(40);
+  });
+
+  it('is not rate-limited', async () => {
+    const limited = await appWith({ RATE_LIMIT_MEDIA: '1' });
+    try {
+      for (let i = 0; i < 3; i++) expect((await limited.inject({ url: '/api/v1/banner/motd?motd=hi' })).statusCode).toBe(200);
+      expect((await limited.inject({ url: '/api/v1/icon/dynamic?address=missing.observer.test' })).statusCode).toBe(200);
+      expect((await limited.inject({ url: '/api/v1/icon/dynamic?address=missing.observer.test' })).statusCode).toBe(429);
+    } finally {
+      await limited.close();
+    }
+  });
+});
+
+describe('bad input is a 400 in the error shape', () => {
+  it.each([
+    ['/api/v1/icon/dynamic', 'address'],
+    ['/api/v1/icon/dynamic?address=x.observer.test&size=15', 'size'],
+    ['/api/v1/icon/dynamic?address=x.observer.test&size=257', 'size'],
+    ['/api/v1/icon/dynamic?address=x.observer.test&format=gif', 'format'],
+    ['/api/v1/icon/dynamic?address=x.observer.test&legacy=true&bedrock=true', 'legacy'],
+    ['/api/v1/icon/dynamic?address=bad%20host', 'address'],
+    ['/api/v1/icon/sharp?address=x.observer.test&size=31', 'size'],
+    ['/api/v1/icon/sharp?address=x.observer.test&size=513', 'size'],
+    ['/api/v1/icon/sharp', 'address'],
+    ['/api/v1/banner/x.observer.test?size=huge', 'size'],
+    ['/api/v1/banner/x.observer.test?style=retro', 'style'],
+    ['/api/v1/banner/x.observer.test?textColor=red', 'textColor'],
+    ['/api/v1/banner/x.observer.test?accentColor=%2312', 'accentColor'],
+    ['/api/v1/banner/x.observer.test?accentColor=%231234567', 'accentColor'],
+    ['/api/v1/banner/x.observer.test?textColor=%23GGGGGG', 'textColor'],
+    ['/api/v1/banner/x.observer.test?borderRadius=-1', 'borderRadius'],
+    ['/api/v1/banner/x.observer.test?borderRadius=99', 'borderRadius'],
+    ['/api/v1/banner/x.observer.test?showPing=sometimes', 'showPing'],
+    ['/api/v1/banner/motd', 'motd'],
+    [`/api/v1/banner/motd?motd=${'a'.repeat(301)}`, 'motd'],
+    ['/api/v1/banner/motd?motd=hi&textColor=blue', 'textColor'],
+  ])('%s', async (url, parameter) => {
+    const res = await get(url);
+    expect(res.statusCode).toBe(400);
+    const body = res.json();
+    expect(body.status).toBe('error');
+    expect(body.message).toContain(parameter);
+  });
+});

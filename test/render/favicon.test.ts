@@ -1,0 +1,47 @@
+import sharp from 'sharp';
+import { describe, expect, it } from 'vitest';
+import { decodeFavicon, MAX_FAVICON_DATA_URL_LENGTH } from '../../src/render/favicon.js';
+
+async function pngDataUrl(width: number, height: number): Promise<string> {
+  const png = await sharp({ create: { width, height, channels: 4, background: '#336699' } }).png().toBuffer();
+  return `data:image/png;base64,${png.toString('base64')}`;
+}
+
+describe('decodeFavicon', () => {
+  it('returns the PNG and its size from the IHDR header', async () => {
+    const decoded = decodeFavicon(await pngDataUrl(64, 64));
+    expect(decoded).not.toBeNull();
+    expect(decoded!.width).toBe(64);
+    expect(decoded!.height).toBe(64);
+    expect((await sharp(decoded!.png).metadata()).format).toBe('png');
+  });
+
+  it('accepts other sizes up to 1024 and refuses bigger ones', async () => {
+    expect(decodeFavicon(await pngDataUrl(32, 48))).toMatchObject({ width: 32, height: 48 });
+    expect(decodeFavicon(await pngDataUrl(1024, 1))).not.toBeNull();
+    expect(decodeFavicon(await pngDataUrl(1025, 1))).toBeNull();
+  });
+
+  it.each([
+    ['null', null],
+    ['empty', ''],
+    ['a JPEG data URL', 'data:image/jpeg;base64,/9j/4AAQ'],
+    ['no data URL', 'iVBORw0KGgo='],
+    ['invalid base64', 'data:image/png;base64,@@@@'],
+    ['not a PNG', `data:image/png;base64,${Buffer.from('GIF89a'.padEnd(40, 'x')).toString('base64')}`],
+    ['a truncated PNG', 'data:image/png;base64,iVBORw0KGgo='],
+    ['too long', `data:image/png;base64,${'A'.repeat(MAX_FAVICON_DATA_URL_LENGTH)}`],
+  ])('refuses %s', (_name, input) => {
+    expect(decodeFavicon(input)).toBeNull();
+  });
+
+  it('refuses a header that claims a zero width', () => {
+    const header = Buffer.alloc(33);
+    Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]).copy(header, 0);
+    header.writeUInt32BE(13, 8);
+    header.write('IHDR', 12, 'latin1');
+    header.writeUInt32BE(0, 16);
+    header.writeUInt32BE(64, 20);
+    expect(decodeFavicon(`data:image/png;base64,${header.toString('base64')}`)).toBeNull();
+  });
+});
