@@ -96,14 +96,14 @@ export function differingIn(a: DecodedImage, b: DecodedImage, rect: { x: number;
 export const UPDATE_REFERENCES = process.env.UPDATE_REFERENCES === '1';
 
 /**
- * Compares `image` with the reference `name` (a PNG under test/fixtures/render/), writing it
+ * Compares `image` with the reference `name` (a PNG under `dir`, test/fixtures/render/ by default), writing it
  * instead when UPDATE_REFERENCES=1 or when it does not exist yet. Returns the differing
  * fraction (0 when written).
  */
-export async function compareWithReference(name: string, image: Buffer, threshold = 48): Promise<number> {
-  const path = join(REFERENCE_DIR, name);
+export async function compareWithReference(name: string, image: Buffer, threshold = 48, dir = REFERENCE_DIR): Promise<number> {
+  const path = join(dir, name);
   if (UPDATE_REFERENCES || !existsSync(path)) {
-    mkdirSync(REFERENCE_DIR, { recursive: true });
+    mkdirSync(dir, { recursive: true });
     writeFileSync(path, image);
     return 0;
   }
