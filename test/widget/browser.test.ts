@@ -1,3 +1,4 @@
+/// <reference lib="dom" />
 /**
  * The widget in real headless Chromium, inside an iframe on a page of another origin (a second
  * loopback port), against real Minecraft servers.

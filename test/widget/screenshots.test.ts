@@ -1,3 +1,4 @@
+/// <reference lib="dom" />
 /**
  * Reference screenshots of the demo widget, each size in both themes, rendered by real
  * Chromium and compared with a pixel tolerance: a change in the widget's look shows up in
