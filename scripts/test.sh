@@ -6,4 +6,11 @@ cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 bash scripts/services.sh up
 trap 'bash scripts/services.sh down' EXIT
-npx vitest run "$@"
+mkdir -p .test-runtime
+set +e
+npx vitest run --reporter=default --reporter=json --outputFile.json=.test-runtime/vitest.json "$@"
+code=$?
+set -e
+# One plain closing line that any CI can read.
+node -e 'const r = JSON.parse(require("fs").readFileSync(".test-runtime/vitest.json", "utf8")); console.log(`Tests: ${r.numPassedTests} passed, ${r.numFailedTests} failed, ${r.numPendingTests} skipped`)' || true
+exit $code
