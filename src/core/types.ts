@@ -60,3 +60,24 @@ export interface SrvRecord {
   priority: number;
   weight: number;
 }
+
+/** A status with nothing known yet: offline, every optional field null. */
+export function offlineStatus(query: ServerStatus['query'], fields: Partial<ServerStatus> = {}): ServerStatus {
+  return {
+    query,
+    server_id: null,
+    ip_address: null,
+    icmp: null,
+    online: false,
+    error: null,
+    version: null,
+    players: null,
+    motd: null,
+    favicon: null,
+    roundTripLatency: null,
+    stale: false,
+    checked_at: '',
+    srvRecord: null,
+    ...fields,
+  };
+}

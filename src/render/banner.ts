@@ -199,8 +199,10 @@ function signalBars(latency: number | null): { bars: number; color: string } {
   return { bars: 1, color: OFFLINE_RED };
 }
 
-function latencyText(latency: number | null): string {
-  return latency === null ? '? ms' : `${Math.round(latency)} ms`;
+/** Latency as shown; capped so that an absurd value cannot push the title off the banner. */
+export function latencyText(latency: number | null): string {
+  if (latency === null || !Number.isFinite(latency)) return '? ms';
+  return latency >= 100_000 ? '99999+ ms' : `${Math.max(0, Math.round(latency))} ms`;
 }
 
 // -- modern -----------------------------------------------------------------------------------
@@ -242,12 +244,6 @@ function drawModern(ctx: SKRSContext2D, status: ServerStatus, layout: BannerLayo
     drawIcon(ctx, icon, f, px(10), !status.online);
   }
 
-  // Title.
-  const titleLine = [plain(bannerTitle(status), null, true)];
-  drawLine(ctx, titleLine, layout.title.x, layout.title.y + px(20), layout.title.width, {
-    kind: 'sans', px: px(22), defaultColor: options.textColor, random,
-  });
-
   // Status pill: latency (or "Online") with a dot, "Offline" in red.
   const pillText = !status.online ? 'Offline' : options.showPing ? latencyText(status.roundTripLatency) : 'Online';
   const pillColor = status.online ? ONLINE_GREEN : OFFLINE_RED;
@@ -268,6 +264,11 @@ function drawModern(ctx: SKRSContext2D, status: ServerStatus, layout: BannerLayo
   ctx.textBaseline = 'middle';
   ctx.fillText(pillText, pill.x + px(21), pill.y + pill.height / 2 + 0.5);
   ctx.textBaseline = 'alphabetic';
+
+  // Title, in the room the pill leaves.
+  drawLine(ctx, [plain(bannerTitle(status), null, true)], layout.title.x, layout.title.y + px(20), pill.x - layout.title.x - px(10), {
+    kind: 'sans', px: px(22), defaultColor: options.textColor, random,
+  });
 
   if (layout.motd) {
     const m = layout.motd;
@@ -397,11 +398,6 @@ function drawClassic(ctx: SKRSContext2D, status: ServerStatus, layout: BannerLay
 
   if (layout.favicon) drawIcon(ctx, icon, layout.favicon, 0, !status.online);
 
-  const titleSize = px(22);
-  drawLine(ctx, [plain(bannerTitle(status))], layout.title.x, layout.title.y + px(19), layout.title.width - px(70), {
-    kind: 'pixel', px: titleSize, defaultColor: options.textColor, shadow: true, random,
-  });
-
   // Signal bars, Minecraft-style: five bars of rising height.
   const b = layout.badge;
   const { bars, color } = status.online ? signalBars(status.roundTripLatency) : { bars: 0, color: OFFLINE_RED };
@@ -417,14 +413,20 @@ function drawClassic(ctx: SKRSContext2D, status: ServerStatus, layout: BannerLay
     ctx.fillStyle = i < bars ? color : status.online ? '#3f3f46' : shadowOf(OFFLINE_RED);
     ctx.fillRect(x, y, barWidth, h);
   }
+  let titleRight = b.x + b.width - total - px(10);
   if (options.showPing && status.online) {
     const text = [plain(latencyText(status.roundTripLatency))];
     const size = px(14);
     const w = measureLine(ctx, text, { kind: 'pixel', px: size });
-    drawLine(ctx, text, b.x + b.width - total - px(8) - w, b.y + b.height - px(2), w + 1, {
+    titleRight -= w + px(8);
+    drawLine(ctx, text, titleRight + px(8), b.y + b.height - px(2), w + 1, {
       kind: 'pixel', px: size, defaultColor: grey, shadow: true, random,
     });
   }
+
+  drawLine(ctx, [plain(bannerTitle(status))], layout.title.x, layout.title.y + px(19), titleRight - layout.title.x, {
+    kind: 'pixel', px: px(22), defaultColor: options.textColor, shadow: true, random,
+  });
 
   if (status.online) {
     if (layout.motd) drawMotd(ctx, status, layout.motd, options, random, true, px(19));

@@ -11,7 +11,7 @@
  */
 import { HostNotFoundError, ObserverError, ProbeError, TargetRefusedError } from '../core/errors.js';
 import type { Clock } from '../core/clock.js';
-import { editionOf, type PingResult, type QueryMode, type ServerStatus } from '../core/types.js';
+import { editionOf, offlineStatus, type PingResult, type QueryMode, type ServerStatus } from '../core/types.js';
 import { defaultPort, parseAddress, type ParsedAddress, type ResolvedTarget } from '../resolve/index.js';
 import type { Store } from '../store/types.js';
 import type { StatusCache, StoredStatus, CacheEntry } from './cache.js';
@@ -201,22 +201,10 @@ export class StatusService implements StatusLookup {
   }
 
   private async queryWithin(parsed: ParsedAddress, mode: QueryMode, id: string, signal: AbortSignal): Promise<StoredStatus> {
-    const base: ServerStatus = {
-      query: { host: parsed.host, port: parsed.port ?? defaultPort(mode), legacy: mode === 'legacy', bedrock: mode === 'bedrock' },
-      server_id: id,
-      ip_address: null,
-      icmp: null,
-      online: false,
-      error: null,
-      version: null,
-      players: null,
-      motd: null,
-      favicon: null,
-      roundTripLatency: null,
-      stale: false,
-      checked_at: '',
-      srvRecord: null,
-    };
+    const base = offlineStatus(
+      { host: parsed.host, port: parsed.port ?? defaultPort(mode), legacy: mode === 'legacy', bedrock: mode === 'bedrock' },
+      { server_id: id },
+    );
     let target: ResolvedTarget;
     try {
       target = await this.deps.resolver.resolve(parsed, mode, signal);

@@ -9,7 +9,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { Config } from '../../config/index.js';
 import { BadRequestError, HostNotFoundError } from '../../core/errors.js';
-import type { QueryMode, ServerStatus } from '../../core/types.js';
+import { offlineStatus, type QueryMode, type ServerStatus } from '../../core/types.js';
 import {
   BANNER_SIZES,
   BORDER_RADIUS,
@@ -77,25 +77,8 @@ async function statusFor(status: StatusLookup, address: string, mode: QueryMode)
   } catch (error) {
     if (!(error instanceof HostNotFoundError)) throw error;
     const parsed = parseAddress(address);
-    return {
-      status: {
-        query: { host: parsed.host, port: parsed.port ?? defaultPort(mode), legacy: mode === 'legacy', bedrock: mode === 'bedrock' },
-        server_id: null,
-        ip_address: null,
-        icmp: null,
-        online: false,
-        error: 'host not found',
-        version: null,
-        players: null,
-        motd: null,
-        favicon: null,
-        roundTripLatency: null,
-        stale: false,
-        checked_at: new Date().toISOString(),
-        srvRecord: null,
-      },
-      maxAge: 60,
-    };
+    const query = { host: parsed.host, port: parsed.port ?? defaultPort(mode), legacy: mode === 'legacy', bedrock: mode === 'bedrock' };
+    return { status: offlineStatus(query, { error: 'host not found', checked_at: new Date().toISOString() }), maxAge: 60 };
   }
 }
 

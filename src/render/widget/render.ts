@@ -5,7 +5,7 @@
  * Escaping: every value from a server or a request is escaped here, except `motd.html`, which
  * the MOTD module builds from escaped text and validated colours.
  */
-import type { QueryMode, ServerStatus } from '../../core/types.js';
+import { offlineStatus, type QueryMode, type ServerStatus } from '../../core/types.js';
 import { WIDGET_SCRIPT } from './client.js';
 import { DEMO_ADDRESS, demoStatus } from './demo.js';
 import type { WidgetOptions } from './options.js';
@@ -100,22 +100,10 @@ function sourceView(source: WidgetSource): { view: WidgetView; address: string |
     case 'not_found':
       return {
         view: widgetView(
-          {
-            query: { host: source.address, port: 0, legacy: source.mode === 'legacy', bedrock: source.mode === 'bedrock' },
-            server_id: null,
-            ip_address: null,
-            icmp: null,
-            online: false,
-            error: 'unknown host',
-            version: null,
-            players: null,
-            motd: null,
-            favicon: null,
-            roundTripLatency: null,
-            stale: false,
-            checked_at: new Date(0).toISOString(),
-            srvRecord: null,
-          },
+          offlineStatus(
+            { host: source.address, port: 0, legacy: source.mode === 'legacy', bedrock: source.mode === 'bedrock' },
+            { error: 'unknown host', checked_at: new Date(0).toISOString() },
+          ),
           source.address,
         ),
         address: source.address,
