@@ -15,6 +15,7 @@ import { fork } from 'node:child_process';
 import net from 'node:net';
 import { fileURLToPath } from 'node:url';
 import mcUtil from 'minecraft-server-util';
+import { encodeVarInt } from '../src/protocol/codec.js';
 import { encodeHandshake, encodePingRequest, encodeStatusRequest, pingJava } from '../src/protocol/index.js';
 
 const HOST = '127.0.0.1';
@@ -191,8 +192,8 @@ function serveMinimal(): void {
     description: { text: 'Observer ', color: 'gold', extra: [{ text: 'bench', bold: true }] },
   });
   const text = Buffer.from(json);
-  const body = Buffer.concat([Buffer.from([0x00]), varInt(text.length), text]);
-  const status = Buffer.concat([varInt(body.length), body]);
+  const body = Buffer.concat([Buffer.from([0x00]), encodeVarInt(text.length), text]);
+  const status = Buffer.concat([encodeVarInt(body.length), body]);
   const server = net.createServer((socket) => {
     let buffered = Buffer.alloc(0);
     socket.on('error', () => undefined);
@@ -212,13 +213,3 @@ function serveMinimal(): void {
   process.on('disconnect', () => process.exit(0));
 }
 
-function varInt(value: number): Buffer {
-  const out: number[] = [];
-  let v = value >>> 0;
-  while (v >= 0x80) {
-    out.push((v & 0x7f) | 0x80);
-    v >>>= 7;
-  }
-  out.push(v);
-  return Buffer.from(out);
-}
