@@ -18,6 +18,7 @@ import { defaultIconPng } from './default-icon.js';
 import { decodeFavicon } from './favicon.js';
 import { fontFor, registerRenderFonts } from './fonts.js';
 import { motdLines, segmentsOfMotd } from './motd-text.js';
+import { fillHorizontalGradient } from './paint.js';
 import { encodePng } from './png.js';
 import { drawLine, fitFontSize, fitLine, hashString, measureLine, seededRandom, type Random, type TextRunOptions } from './text.js';
 
@@ -212,22 +213,18 @@ function drawModern(ctx: SKRSContext2D, status: ServerStatus, layout: BannerLayo
   const px = (n: number) => Math.round(n * scale);
   const muted = mixColors(options.textColor, '#64748b', 0.55);
 
-  // Card: slate gradient, a soft glow of the accent (red when offline) in the top-right corner.
+  // Card.
   ctx.save();
   ctx.beginPath();
   ctx.roundRect(0, 0, width, height, radius);
   ctx.clip();
-  const base = ctx.createLinearGradient(0, 0, width, height);
-  base.addColorStop(0, '#111827');
-  base.addColorStop(1, '#0b1120');
-  ctx.fillStyle = base;
-  ctx.fillRect(0, 0, width, height);
+  // Slate, warming towards the accent (red when offline) on the right, behind the status pill.
   const glowColor = status.online ? options.accentColor : OFFLINE_RED;
-  const glow = ctx.createRadialGradient(width, 0, 0, width, 0, width * 0.6);
-  glow.addColorStop(0, withAlpha(glowColor, 0.22));
-  glow.addColorStop(1, withAlpha(glowColor, 0));
-  ctx.fillStyle = glow;
-  ctx.fillRect(0, 0, width, height);
+  fillHorizontalGradient(ctx, 0, 0, width, height, [
+    [0, '#111827'],
+    [0.5, '#0e1421'],
+    [1, mixColors('#0e1421', glowColor, 0.18)],
+  ]);
   ctx.restore();
   ctx.beginPath();
   ctx.roundRect(0.5, 0.5, width - 1, height - 1, Math.max(0, radius - 0.5));

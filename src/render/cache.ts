@@ -11,7 +11,7 @@ import { createHash } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 
 /** Bump when the drawing changes, so clients holding an old ETag get the new image. */
-export const RENDER_VERSION = 1;
+export const RENDER_VERSION = 2;
 
 export interface RenderedImage {
   body: Buffer;

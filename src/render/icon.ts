@@ -43,12 +43,8 @@ async function resizeIcon(source: Favicon, options: IconOptions): Promise<Buffer
       background: TRANSPARENT,
       kernel: enlarging ? 'nearest' : 'lanczos3',
     });
-  if (options.rounded) {
-    // Resize first, then cut the corners: composite applies to the resized image only
-    // after a round trip through a buffer.
-    const resized = await image.png().toBuffer();
-    image = sharp(resized).composite([{ input: roundedMask(options.size), blend: 'dest-in' }]);
-  }
+  // sharp composites after resizing, so the mask is cut at the final size.
+  if (options.rounded) image = image.composite([{ input: roundedMask(options.size), blend: 'dest-in' }]);
   return options.format === 'webp'
     ? image.webp({ lossless: true, effort: 4 }).toBuffer()
     : image.png({ compressionLevel: 6, adaptiveFiltering: false }).toBuffer();

@@ -5,7 +5,8 @@
  */
 import { createCanvas, type Canvas } from '@napi-rs/canvas';
 import { parseFormattedText } from '../motd/index.js';
-import { mixColors, withAlpha } from './color.js';
+import { mixColors } from './color.js';
+import { fillHorizontalGradient } from './paint.js';
 import { registerRenderFonts } from './fonts.js';
 import { motdLines, userMotdToSection } from './motd-text.js';
 import { encodePng } from './png.js';
@@ -43,17 +44,12 @@ export function drawMotdBanner(text: string, options: MotdBannerOptions): Canvas
   const canvas = createCanvas(width, height);
   const ctx = canvas.getContext('2d');
 
-  const background = ctx.createLinearGradient(0, 0, width, height);
-  background.addColorStop(0, mixColors(options.accentColor, '#0b0f17', 0.78));
-  background.addColorStop(0.55, '#0d1119');
-  background.addColorStop(1, '#0a0d14');
-  ctx.fillStyle = background;
-  ctx.fillRect(0, 0, width, height);
-  const glow = ctx.createRadialGradient(0, height, 0, 0, height, width * 0.55);
-  glow.addColorStop(0, withAlpha(options.accentColor, 0.28));
-  glow.addColorStop(1, withAlpha(options.accentColor, 0));
-  ctx.fillStyle = glow;
-  ctx.fillRect(0, 0, width, height);
+  // The accent fading into near-black from left to right.
+  fillHorizontalGradient(ctx, 0, 0, width, height, [
+    [0, mixColors(options.accentColor, '#0b0f17', 0.7)],
+    [0.55, '#0d1119'],
+    [1, '#0a0d14'],
+  ]);
   // An accent rule along the bottom edge.
   ctx.fillStyle = options.accentColor;
   ctx.fillRect(0, height - 4, width, 4);

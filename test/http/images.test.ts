@@ -171,6 +171,40 @@ describe('/api/v1/banner/{address}', () => {
   });
 });
 
+describe('image addresses and revalidation', () => {
+  it('draws an offline banner for a name with no DNS records, with one stable ETag', async () => {
+    const first = await get('/api/v1/banner/missing.observer.test?size=small');
+    expect(first.statusCode).toBe(200);
+    expect(first.headers['content-type']).toBe('image/png');
+    expect(first.headers['cache-control']).toBe('public, max-age=60');
+    const meta = await sharp(first.rawPayload).metadata();
+    expect([meta.width, meta.height]).toEqual([400, 130]);
+    const second = await get('/api/v1/banner/missing.observer.test?size=small');
+    expect(second.headers['x-render-cache']).toBe('HIT');
+    expect(second.headers['etag']).toBe(first.headers['etag']);
+    const cond = await get('/api/v1/banner/missing.observer.test?size=small', { 'if-none-match': first.headers['etag'] as string });
+    expect(cond.statusCode).toBe(304);
+  });
+
+  it.each([
+    ['/api/v1/banner/10.0.0.1', 'target_refused'],
+    ['/api/v1/icon/dynamic?address=192.168.1.1', 'target_refused'],
+    ['/api/v1/icon/sharp?address=bad%20host', 'invalid_address'],
+    ['/api/v1/banner/bad%20host', 'invalid_address'],
+  ])('%s is a 400 %s', async (url, code) => {
+    const res = await get(url);
+    expect(res.statusCode).toBe(400);
+    expect(res.json()).toMatchObject({ status: 'error', error: code });
+  });
+
+  it('keys icons by favicon: a different size or format is a different ETag', async () => {
+    const a = await get(`/api/v1/icon/dynamic?address=${target}&size=64`);
+    const b = await get(`/api/v1/icon/dynamic?address=${target}&size=65`);
+    const c = await get(`/api/v1/icon/dynamic?address=${target}&size=64&format=webp`);
+    expect(new Set([a.headers['etag'], b.headers['etag'], c.headers['etag']]).size).toBe(3);
+  });
+});
+
 describe('/api/v1/banner/motd', () => {
   it('renders 800x180 from § and & codes without querying any server', async () => {
     const res = await get(`/api/v1/banner/motd?motd=${encodeURIComponent('§aGreen &cRed &lBold')}`);
@@ -180,6 +214,20 @@ describe('/api/v1/banner/motd', () => {
     let red = 0;
     for (let i = 0; i < data.length; i += 4) if (data[i]! > 240 && data[i + 1]! < 100 && data[i + 2]! < 100) red += 1;
     expect(red).toBeGreaterThan(40);
+  });
+
+  it('sends an ETag and a day of Cache-Control, answers If-None-Match with 304, caches nothing itself', async () => {
+    const url = `/api/v1/banner/motd?motd=${encodeURIComponent('&6Gold')}&textColor=%23abc`;
+    const first = await get(url);
+    expect(first.headers['content-type']).toBe('image/png');
+    expect(first.headers['cache-control']).toBe('public, max-age=86400');
+    expect(first.headers['x-render-cache']).toBeUndefined();
+    const again = await get(url);
+    expect(again.rawPayload.equals(first.rawPayload)).toBe(true);
+    expect(again.headers['etag']).toBe(first.headers['etag']);
+    expect((await get(url, { 'if-none-match': first.headers['etag'] as string })).statusCode).toBe(304);
+    const other = await get(`/api/v1/banner/motd?motd=${encodeURIComponent('&6Gold')}&textColor=%23abd`);
+    expect(other.headers['etag']).not.toBe(first.headers['etag']);
   });
 
   it('is not rate-limited', async () => {

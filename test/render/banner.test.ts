@@ -31,7 +31,7 @@ function options(overrides: Partial<BannerOptions> = {}): BannerOptions {
 }
 
 /** Reference images may differ in at most this share of pixels (font rasterisation noise). */
-const REFERENCE_TOLERANCE = 0.01;
+const REFERENCE_TOLERANCE = 0.005;
 
 describe('renderBanner', () => {
   it.each(CASES)('%s %s: a PNG of the size of the spec that matches its reference', async (style, size) => {

@@ -100,7 +100,7 @@ export const UPDATE_REFERENCES = process.env.UPDATE_REFERENCES === '1';
  * instead when UPDATE_REFERENCES=1 or when it does not exist yet. Returns the differing
  * fraction (0 when written).
  */
-export async function compareWithReference(name: string, image: Buffer, threshold = 48, dir = REFERENCE_DIR): Promise<number> {
+export async function compareWithReference(name: string, image: Buffer, threshold = 8, dir = REFERENCE_DIR): Promise<number> {
   const path = join(dir, name);
   if (UPDATE_REFERENCES || !existsSync(path)) {
     mkdirSync(dir, { recursive: true });

@@ -68,9 +68,16 @@ const imageResponses = (type: string) => ({
 
 /**
  * The status to draw. A name with no DNS records is drawn as an offline server (the image
- * endpoints document 400 and 429 only); invalid and refused addresses stay 400s.
+ * endpoints document 400 and 429 only); invalid and refused addresses stay 400s. That
+ * stand-in has no check time (`checked_at: ''`): its image depends on the name alone, so it
+ * has one cache entry and one ETag instead of a new one per request.
  */
-async function statusFor(status: StatusLookup, address: string, mode: QueryMode): Promise<{ status: ServerStatus; maxAge: number }> {
+async function statusFor(
+  status: StatusLookup,
+  address: string,
+  mode: QueryMode,
+  notFoundMaxAge: number,
+): Promise<{ status: ServerStatus; maxAge: number }> {
   try {
     const answer = await status.lookup(address, mode);
     return { status: answer.status, maxAge: answer.maxAgeSeconds };
@@ -78,8 +85,23 @@ async function statusFor(status: StatusLookup, address: string, mode: QueryMode)
     if (!(error instanceof HostNotFoundError)) throw error;
     const parsed = parseAddress(address);
     const query = { host: parsed.host, port: parsed.port ?? defaultPort(mode), legacy: mode === 'legacy', bedrock: mode === 'bedrock' };
-    return { status: offlineStatus(query, { error: 'host not found', checked_at: new Date().toISOString() }), maxAge: 60 };
+    return { status: offlineStatus(query, { error: 'host not found' }), maxAge: notFoundMaxAge };
   }
+}
+
+/**
+ * A cached status answer is the same object on every hit: hash its favicon once, not on every
+ * request (a favicon is up to 1 MiB of base64).
+ */
+const faviconDigests = new WeakMap<ServerStatus, string>();
+function faviconKey(s: ServerStatus): string {
+  if (!s.online || !s.favicon) return 'default';
+  let digest = faviconDigests.get(s);
+  if (digest === undefined) {
+    digest = digestOf(s.favicon);
+    faviconDigests.set(s, digest);
+  }
+  return digest;
 }
 
 function sendImage(request: FastifyRequest, reply: FastifyReply, image: RenderedImage, cacheControl: string, hit: boolean) {
@@ -108,10 +130,10 @@ export const imageRoutes: FastifyPluginAsyncTypebox<{ status: StatusLookup; conf
     const address = query.address ?? query.server;
     if (address === undefined) throw new BadRequestError('invalid_parameter', 'The query parameter "address" is required.');
     const mode = parseQueryMode(query.legacy, query.bedrock);
-    const { status: s } = await statusFor(status, address, mode);
+    const { status: s } = await statusFor(status, address, mode, config.statusCacheTtlSeconds);
     const favicon = s.online ? s.favicon : null;
     // Keyed by the favicon's digest: every server with the default icon shares one render.
-    const key = `icon|${favicon ? digestOf(favicon) : 'default'}|${options.size}|${options.format}|${options.rounded}`;
+    const key = `icon|${faviconKey(s)}|${options.size}|${options.format}|${options.rounded}`;
     const { image, hit } = await cache.getOrRender(key, `image/${options.format}`, () => renderIcon(favicon, options));
     return sendImage(request, reply, image, ICON_CACHE_CONTROL, hit);
   }
@@ -221,7 +243,7 @@ export const imageRoutes: FastifyPluginAsyncTypebox<{ status: StatusLookup; conf
     async (request, reply) => {
       const q = request.query;
       const mode = parseQueryMode(q.legacy, q.bedrock);
-      const { status: s, maxAge } = await statusFor(status, request.params.address, mode);
+      const { status: s, maxAge } = await statusFor(status, request.params.address, mode, config.statusCacheTtlSeconds);
       const options: BannerOptions = {
         size: q.size,
         style: q.style,
@@ -232,7 +254,7 @@ export const imageRoutes: FastifyPluginAsyncTypebox<{ status: StatusLookup; conf
         showPing: q.showPing,
         borderRadius: q.borderRadius,
       };
-      const key = `banner|${s.server_id ?? `${s.query.host}:${s.query.port}`}|${s.checked_at}|${s.stale}|${JSON.stringify(options)}`;
+      const key = `banner|${s.server_id ?? `${mode}:${s.query.host}:${s.query.port}`}|${s.checked_at}|${s.stale}|${JSON.stringify(options)}`;
       const { image, hit } = await cache.getOrRender(key, 'image/png', () => renderBanner(s, options));
       return sendImage(request, reply, image, `public, max-age=${maxAge}`, hit);
     },

@@ -1,0 +1,83 @@
+import { describe, expect, it } from 'vitest';
+import { etagOf, matchesIfNoneMatch, RenderCache } from '../../src/render/cache.js';
+
+describe('RenderCache', () => {
+  it('renders once per key and serves the cached bytes after', async () => {
+    const cache = new RenderCache();
+    let renders = 0;
+    const render = async () => {
+      renders += 1;
+      return Buffer.from('image');
+    };
+    const first = await cache.getOrRender('k', 'image/png', render);
+    const second = await cache.getOrRender('k', 'image/png', render);
+    expect(renders).toBe(1);
+    expect([first.hit, second.hit]).toEqual([false, true]);
+    expect(second.image).toEqual({ body: Buffer.from('image'), contentType: 'image/png', etag: etagOf('k') });
+  });
+
+  it('shares one render between concurrent requests for a key', async () => {
+    const cache = new RenderCache();
+    let renders = 0;
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const render = async () => {
+      renders += 1;
+      await gate;
+      return Buffer.from('x');
+    };
+    const all = Promise.all([1, 2, 3].map(() => cache.getOrRender('k', 'image/png', render)));
+    release();
+    const results = await all;
+    expect(renders).toBe(1);
+    expect(new Set(results.map((r) => r.image.body)).size).toBe(1);
+  });
+
+  it('does not cache a failed render', async () => {
+    const cache = new RenderCache();
+    await expect(cache.getOrRender('k', 'image/png', () => Promise.reject(new Error('boom')))).rejects.toThrow('boom');
+    const retry = await cache.getOrRender('k', 'image/png', async () => Buffer.from('ok'));
+    expect(retry.hit).toBe(false);
+    expect(retry.image.body.toString()).toBe('ok');
+  });
+
+  it('is bounded by bytes, evicting the least recently used image', async () => {
+    const cache = new RenderCache({ maxBytes: 10_000, maxEntryBytes: 5_000 });
+    const body = () => Promise.resolve(Buffer.alloc(3_000));
+    await cache.getOrRender('a', 'image/png', body);
+    await cache.getOrRender('b', 'image/png', body);
+    await cache.getOrRender('a', 'image/png', body); // a is now the most recent
+    await cache.getOrRender('c', 'image/png', body);
+    await cache.getOrRender('d', 'image/png', body);
+    expect(cache.stats.bytes).toBeLessThanOrEqual(10_000);
+    expect(cache.peek('b')).toBeNull();
+    expect(cache.peek('a')).not.toBeNull();
+    expect(cache.peek('d')).not.toBeNull();
+    // Larger than one entry may be: served, not kept.
+    const big = await cache.getOrRender('big', 'image/png', () => Promise.resolve(Buffer.alloc(6_000)));
+    expect(big.image.body.length).toBe(6_000);
+    expect(cache.peek('big')).toBeNull();
+  });
+});
+
+describe('ETags', () => {
+  it('are strong, quoted and differ by key', () => {
+    expect(etagOf('a')).toMatch(/^"[A-Za-z0-9_-]{27}"$/);
+    expect(etagOf('a')).toBe(etagOf('a'));
+    expect(etagOf('a')).not.toBe(etagOf('b'));
+  });
+
+  const tag = etagOf('a');
+  it.each([
+    [undefined, false],
+    ['', false],
+    [tag, true],
+    [`W/${tag}`, true],
+    [`"other", ${tag}`, true],
+    ['"other"', false],
+    ['*', true],
+    [tag.slice(1, -1), false],
+  ])('If-None-Match %j matches: %s', (header, expected) => {
+    expect(matchesIfNoneMatch(header, tag)).toBe(expected);
+  });
+});
