@@ -106,7 +106,7 @@ const WidgetQuery = Type.Object(
 
 const WIDGET_DESCRIPTION =
   'A self-contained HTML page showing a server\'s live status, to embed with an iframe, e.g. ' +
-  '`<iframe src="…/api/v1/widget/normal/play.example.com" width="420" height="172" style="border:0" title="Server status"></iframe>` ' +
+  '`<iframe src="…/api/v1/widget/normal/play.example.com" width="420" height="180" style="border:0" title="Server status"></iframe>` ' +
   `(designed widths: ${WIDGET_SIZES.map((s) => `${s} ${RECOMMENDED_WIDTHS[s]}`).join(', ')} px; heights: ` +
   `${WIDGET_SIZES.map((s) => `${s} ${DEFAULT_HEIGHTS[s]}`).join(', ')} px or \`customHeight\`). ` +
   'The page loads nothing from any other origin: styles and its one script are inline, fonts come from ' +
@@ -114,7 +114,7 @@ const WIDGET_DESCRIPTION =
   'so it works behind a reverse proxy) every `refresh` seconds. It shows offline and stale (`Cached`) states. ' +
   'Address `demo` renders fixed sample data without any network access. A host with no DNS records renders ' +
   'as offline. Unknown query parameters are ignored. Fonts: Inter, Roboto, Poppins, Montserrat and Outfit from ' +
-  'the Fontsource packages, under the SIL Open Font License 1.1 (licence text in each package\'s LICENSE file).';
+  'the Fontsource packages, under the SIL Open Font License 1.1 (licence texts in assets/fonts/ and in each package\'s LICENSE file).';
 
 export const widgetRoutes: FastifyPluginAsyncTypebox<{ status: StatusLookup; config: Config }> = async (
   app,

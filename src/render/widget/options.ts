@@ -24,7 +24,7 @@ export type PlayerBarStyle = (typeof PLAYER_BAR_STYLES)[number];
 export type CssHexColor = `#${string}`;
 
 /** Height of the whole widget page in CSS pixels when `customHeight` is not given. */
-export const DEFAULT_HEIGHTS: Readonly<Record<WidgetSize, number>> = { small: 72, normal: 172, large: 248 };
+export const DEFAULT_HEIGHTS: Readonly<Record<WidgetSize, number>> = { small: 72, normal: 180, large: 256 };
 
 /** The width the widget is designed for; it fills whatever width the embedding iframe has. */
 export const RECOMMENDED_WIDTHS: Readonly<Record<WidgetSize, number>> = { small: 320, normal: 420, large: 560 };

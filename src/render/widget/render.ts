@@ -76,6 +76,7 @@ export function renderWidget(source: WidgetSource, options: WidgetOptions, conte
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width,initial-scale=1">
 <meta name="robots" content="noindex">
+<link rel="icon" href="data:,">
 <title>${escapeHtml(view.title)} · Minecraft server status</title>
 <style>
 ${widgetCss(options, context.basePath)}
@@ -115,13 +116,16 @@ function sourceView(source: WidgetSource): { view: WidgetView; address: string |
 const hidden = (visible: boolean) => (visible ? '' : ' hidden');
 
 function head(view: WidgetView, options: WidgetOptions): string {
+  const small = options.size === 'small';
   const meta: string[] = [];
-  if (options.size === 'small' && options.showPlayers) meta.push(playerCount(view, true));
+  // The small widget's one meta line puts the short, live figures first.
+  if (small && options.showPlayers) meta.push(playerCount(view, true));
+  if (small && options.showLatency) meta.push(latency(view));
   if (options.showVersion) meta.push(`<span class="w__version"${hidden(view.version !== null)}>${escapeHtml(view.version ?? '')}</span>`);
   if (options.showProtocol) {
     meta.push(`<span class="w__protocol"${hidden(view.protocol !== null)}>${view.protocol === null ? '' : `Protocol ${view.protocol}`}</span>`);
   }
-  if (options.showLatency) meta.push(latency(view));
+  if (!small && options.showLatency) meta.push(latency(view));
   meta.push(`<span class="w__error"${hidden(view.error !== null)}>${escapeHtml(view.error ?? '')}</span>`);
   return `<div class="w__head">
 ${options.showFavicon ? icon(view, options) : ''}<div class="w__body">
@@ -152,12 +156,17 @@ function latency(view: WidgetView): string {
   );
 }
 
-/** "128 / 500"; the small widget's reads "128 / 500 players" in its meta line and is left out offline. */
+/** A person, drawn before the small widget's player count. */
+const PLAYERS_ICON =
+  '<svg class="w__picon" viewBox="0 0 16 16" aria-hidden="true"><circle cx="8" cy="4.5" r="3"/><path d="M2 15c0-3.6 2.7-5.5 6-5.5s6 1.9 6 5.5z"/></svg>';
+
+/** "128 / 500"; in the small widget's meta line it has an icon and is left out offline. */
 function playerCount(view: WidgetView, small = false): string {
   const p = view.players;
   return (
-    `<span class="w__count"${hidden(!small || p !== null)}><span class="w__online">${p ? formatCount(p.online) : '\u2014'}</span>` +
-    `<span class="w__of"${hidden(p !== null)}> / <span class="w__max">${p ? formatCount(p.max) : ''}</span></span>${small ? ' players' : ''}</span>`
+    `<span class="w__count"${hidden(!small || p !== null)}${small ? ' title="Players online"' : ''}>${small ? PLAYERS_ICON : ''}` +
+    `<span class="w__online">${p ? formatCount(p.online) : '\u2014'}</span>` +
+    `<span class="w__of"${hidden(p !== null)}> / <span class="w__max">${p ? formatCount(p.max) : ''}</span></span></span>`
   );
 }
 

@@ -19,8 +19,8 @@ interface SizeMetrics {
 
 export const SIZE_METRICS: Readonly<Record<WidgetSize, SizeMetrics>> = {
   small: { padding: '0 14px', gap: 8, gapX: 12, nameSize: 14, metaSize: 12, motdSize: 13, bar: 3, icon: { small: 28, medium: 36, large: 44 } },
-  normal: { padding: '14px 16px', gap: 10, gapX: 12, nameSize: 15, metaSize: 12, motdSize: 13, bar: 6, icon: { small: 36, medium: 48, large: 60 } },
-  large: { padding: '18px 20px', gap: 12, gapX: 14, nameSize: 18, metaSize: 13, motdSize: 15, bar: 8, icon: { small: 48, medium: 64, large: 80 } },
+  normal: { padding: '12px 16px', gap: 8, gapX: 12, nameSize: 15, metaSize: 12, motdSize: 13, bar: 6, icon: { small: 36, medium: 48, large: 60 } },
+  large: { padding: '16px 20px', gap: 10, gapX: 14, nameSize: 18, metaSize: 13, motdSize: 15, bar: 8, icon: { small: 48, medium: 64, large: 80 } },
 };
 
 interface Palette {
@@ -53,6 +53,8 @@ const LIGHT: Palette = {
   screen: '#1b1f2a',
   screenLine: 'rgba(15,23,42,.12)',
 };
+
+const JUSTIFY = { left: 'flex-start', center: 'center', right: 'flex-end' } as const;
 
 const STALE_COLOR = '#f59e0b';
 const FAIR_COLOR = '#f59e0b';
@@ -107,7 +109,7 @@ function palette(options: WidgetOptions): Palette {
 
 /** Room kept around the card for effects drawn outside it, so that the iframe does not cut them. */
 export function effectInset(options: WidgetOptions): number {
-  return Math.max(options.boxShadow ? 16 : 0, options.glowEffect ? 14 : 0, options.hoverEffect ? 4 : 0);
+  return Math.max(options.boxShadow ? 8 : 0, options.glowEffect ? 8 : 0, options.hoverEffect ? 3 : 0);
 }
 
 export function iconPixels(options: WidgetOptions): number {
@@ -141,6 +143,7 @@ export function widgetCss(options: WidgetOptions, apiBase: string): string {
     `--bw:${options.borderWidth}px`,
     `--font:${family}`,
     `--align:${options.textAlign}`,
+    `--justify:${JUSTIFY[options.textAlign]}`,
     `--pad:${m.padding}`,
     `--gap:${m.gap}px`,
     `--gap-x:${m.gapX}px`,
@@ -171,21 +174,24 @@ box-shadow:var(--sh-glow,0 0 #0000),var(--sh-drop,0 0 #0000),var(--sh-hover,0 0 
 .w[data-state=stale]{--state:var(--stale)}
 .w--small{justify-content:center}
 .w--border{border:var(--bw) solid var(--line)}
-.w--glow{--sh-glow:0 0 0 1px ${mix('var(--state)', 45)},0 0 14px 2px ${mix('var(--state)', 35)}}
-.w--shadow{--sh-drop:0 6px 16px -4px rgba(0,0,0,.45),0 2px 4px rgba(0,0,0,.18)}
+.w--glow{--sh-glow:0 0 0 1px ${mix('var(--state)', 50)},0 0 8px 1px ${mix('var(--state)', 45)}}
+.w--shadow{--sh-drop:0 4px 10px -3px rgba(0,0,0,.5),0 1px 3px rgba(0,0,0,.22)}
 .w--hover{transition:transform .18s ease,box-shadow .18s ease}
 .w--hover:hover{transform:translateY(-2px);--sh-hover:inset 0 0 0 1px ${mix('var(--state)', 55)}}
-.w--hover.w--shadow:hover{--sh-drop:0 9px 18px -5px rgba(0,0,0,.5),0 3px 6px rgba(0,0,0,.2)}
+.w--hover.w--shadow:hover{--sh-drop:0 6px 12px -4px rgba(0,0,0,.55),0 2px 4px rgba(0,0,0,.22)}
 .w__head{display:flex;align-items:center;gap:var(--gap-x);min-width:0;flex:none}
 .w__icon{flex:none;display:block;width:var(--icon);height:var(--icon);border-radius:calc(var(--icon)*.16);object-fit:cover;background:var(--track)}
 .w__icon--pixel{image-rendering:pixelated}
 .w[data-state=offline] .w__icon{filter:grayscale(1);opacity:.55}
 .w__body{flex:1 1 auto;min-width:0}
 .w__name{font-size:var(--fs-name);font-weight:600;letter-spacing:-.01em;line-height:1.25;white-space:nowrap;overflow:hidden;text-overflow:ellipsis}
-.w__meta{margin-top:3px;color:var(--muted);white-space:nowrap;overflow:hidden;text-overflow:ellipsis;font-variant-numeric:tabular-nums}
+/* One line: items that do not fit wrap onto a second line, which is cut off whole. */
+.w__meta{display:flex;flex-wrap:wrap;justify-content:var(--justify);height:calc(1.35em + 3px);margin-top:3px;overflow:hidden;color:var(--muted);font-variant-numeric:tabular-nums}
+.w__meta>*{min-width:0;max-width:100%;overflow:hidden;white-space:nowrap;text-overflow:ellipsis}
 .w__meta>:not([hidden])~:not([hidden])::before{content:"\\2022";margin:0 .5em;opacity:.5}
 .w__error{color:var(--offline)}
 .w__online{color:var(--text);font-weight:700}
+.w__picon{width:.95em;height:.95em;margin-right:.3em;vertical-align:-.12em;fill:currentColor;opacity:.85}
 .w__latency{white-space:nowrap}
 .w__signal{display:inline-flex;align-items:flex-end;gap:1px;height:9px;margin-right:.4em;vertical-align:-1px}
 .w__signal i{display:block;width:3px;border-radius:1px;background:var(--track)}
@@ -202,11 +208,11 @@ box-shadow:var(--sh-glow,0 0 #0000),var(--sh-drop,0 0 #0000),var(--sh-hover,0 0 
 .w--ind-badge .w__status{gap:6px;padding:3px 10px 3px 8px;border-radius:999px;color:var(--state);font-weight:600;
 background:${mix('var(--state)', 14)};box-shadow:inset 0 0 0 1px ${mix('var(--state)', 34)}}
 .w.w--ind-badge[data-state] .w__dot{width:6px;height:6px;box-shadow:none;animation:none}
-.w__motd{flex:1 1 auto;min-height:0;display:flex;flex-direction:column;justify-content:center;overflow:hidden;padding:6px 10px;
+.w__motd{flex:1 1 auto;min-height:0;display:flex;flex-direction:column;justify-content:center;overflow:hidden;padding:5px 10px;
 background:var(--screen);box-shadow:inset 0 0 0 1px var(--screen-line);border-radius:max(4px,min(10px,calc(var(--radius)*.6)));
-color:#aaaaaa;font-size:var(--fs-motd);line-height:1.4;text-shadow:1px 1px 0 rgba(0,0,0,.35)}
+color:#aaaaaa;font-size:var(--fs-motd);line-height:1.35;text-shadow:1px 1px 0 rgba(0,0,0,.35)}
 .w__motd-text{white-space:pre-wrap;overflow-wrap:anywhere;overflow:hidden}
-.w__motd--offline{color:#8b93a1;font-style:italic}
+.w__motd--offline{color:#8b93a1;font-style:italic;text-align:center}
 .mc-obfuscated{filter:blur(2.5px)}
 .w__players{flex:none;display:flex;flex-direction:column;gap:6px}
 .w__prow{display:flex;align-items:baseline;justify-content:space-between;gap:8px;color:var(--muted);font-variant-numeric:tabular-nums}
