@@ -18,29 +18,20 @@ import {
   type WidgetQuery,
 } from '../../src/render/widget/index.js';
 import { FALLBACK_ICON, widgetView } from '../../src/render/widget/view.js';
+import { sampleStatus } from '../render/support.js';
 
 const NONCE = 'AAAAAAAAAAAAAAAAAAAAAA==';
 const context = { nonce: NONCE, basePath: '../..' };
 const HOSTILE = '<img src=x onerror=alert(1)><script>alert(2)</script>"\'&';
 
 function status(overrides: Partial<ServerStatus> = {}): ServerStatus {
-  return {
-    query: { host: 'play.example.net', port: 25565, legacy: false, bedrock: false },
+  return sampleStatus({
     server_id: null,
-    ip_address: '203.0.113.7',
     icmp: null,
-    online: true,
-    error: null,
-    version: { name: 'Paper 1.21.4', protocol: 769 },
     players: { online: 12, max: 100, sample: [{ name: 'Ada', id: '0' }] },
     motd: formatMotd('§aHello §lworld'),
-    favicon: null,
-    roundTripLatency: 42.4,
-    stale: false,
-    checked_at: '2025-01-01T00:00:00.000Z',
-    srvRecord: null,
     ...overrides,
-  };
+  });
 }
 
 const options = (size: WidgetOptions['size'] = 'normal', query: WidgetQuery = {}) => resolveWidgetOptions(size, query);
