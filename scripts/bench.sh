@@ -8,7 +8,7 @@ bash scripts/services.sh up
 trap 'bash scripts/services.sh down' EXIT
 only=${1:-}
 for f in bench/*.ts; do
-  case "$f" in bench/support.ts) continue ;; esac
+  case "$f" in bench/support.ts | bench/minimal-server.ts) continue ;; esac
   [ -n "$only" ] && [[ "$f" != *"$only"* ]] && continue
   echo "== $f"
   npx tsx "$f"
