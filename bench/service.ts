@@ -16,7 +16,8 @@
  *                     (dnsmasq answers every *.any.observer.test with 127.0.0.1)
  * Prints requests/s, p50 and p99 latency, the peak RSS of each service during each phase, and
  * the ratios. All traffic stays on loopback. Environment knobs: BENCH_ROUNDS (2),
- * BENCH_SECONDS (5), BENCH_SKIP_BUILD=1.
+ * BENCH_SECONDS (5), BENCH_SKIP_BUILD=1, BENCH_ONLY=<phase name part>, BENCH_OBSERVER_ENV
+ * (extra settings, `A=1,B=2`), BENCH_NODE_ARGS (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`).
  */
 import { execFileSync, fork, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -218,7 +219,7 @@ const phases: Phase[] = [
   { name: 'health', path: '/api/v1/status', connections: 32 },
   { name: 'cached status (one target)', path: cachedPath, connections: 32 },
   { name: 'uncached status (a new name per request)', path: `/api/v1/status/{n}.any.observer.test:${mcPort}`, connections: 64, distinct: true },
-];
+].filter((phase) => phase.name.includes(process.env.BENCH_ONLY ?? ''));
 
 console.log(`== Observer (node dist/main.js, default config) vs baseline (Fastify + minecraft-server-util + lru-cache)`);
 console.log(`   ${ROUNDS} interleaved rounds of ${SECONDS} s per side and phase after a 1 s warm-up; figures are the mean of the rounds\n`);

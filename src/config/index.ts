@@ -25,6 +25,8 @@ export interface Config {
   /** Days of check history kept. */
   checkRetentionDays: number;
   logLevel: string;
+  /** LOG_REQUESTS: one access line per request (errors, warnings and slow requests are always logged). */
+  logRequests: boolean;
 }
 
 export class ConfigError extends Error {
@@ -144,6 +146,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     maxConcurrentPings: integer(env, 'MAX_CONCURRENT_PINGS', 256, 1, 100_000),
     checkRetentionDays: integer(env, 'CHECK_RETENTION_DAYS', 30, 1, 3650),
     logLevel,
+    logRequests: boolean(env, 'LOG_REQUESTS', false),
   };
   return Object.freeze(config);
 }

@@ -40,6 +40,8 @@ export interface AppDeps {
   status?: StatusLookup;
   /** History store; without it /trends and /stats are not served and nothing is counted. */
   store?: Store;
+  /** Requests slower than this are logged as warnings whatever LOG_REQUESTS says (default 1000). */
+  slowRequestMs?: number;
 }
 
 
@@ -120,25 +122,34 @@ export async function buildApp(deps: AppDeps) {
   });
 
   const store = deps.store;
-  const logRequests =
-    deps.logger !== false && ['trace', 'debug', 'info'].includes(deps.logger?.level ?? config.logLevel);
-  if (store || logRequests) {
+  // One access line per request only when LOG_REQUESTS is set (decisions.md): at info level it
+  // cost about a quarter of cached throughput. Slow requests are always logged, as warnings;
+  // errors and warnings are logged where they happen.
+  const logging = deps.logger !== false;
+  const logRequests = logging && config.logRequests && ['trace', 'debug', 'info'].includes(deps.logger?.level ?? config.logLevel);
+  const slowRequestMs = deps.slowRequestMs ?? 1000;
+  if (store || logging) {
+    const statusPaths = new Set([`${API_PREFIX}/status`, `${API_PREFIX}/status/`]);
     app.addHook('onResponse', (request, reply, done) => {
       if (store) {
-        const path = request.url.split('?', 1)[0]!;
-        const api = path.startsWith(`${API_PREFIX}/`) && path !== `${API_PREFIX}/status` && path !== `${API_PREFIX}/status/`;
+        const url = request.url;
+        const query = url.indexOf('?');
+        const path = query === -1 ? url : url.slice(0, query);
+        const api = path.startsWith(`${API_PREFIX}/`) && !statusPaths.has(path);
         store.count({ totalRequests: 1, apiRequests: api ? 1 : 0 });
       }
-      if (logRequests) {
-        request.log.info(
-          {
+      if (logging) {
+        const slow = reply.elapsedTime > slowRequestMs;
+        if (logRequests || slow) {
+          const line = {
             route: request.routeOptions.url ?? null,
             method: request.method,
             statusCode: reply.statusCode,
             durationMs: Math.round(reply.elapsedTime * 100) / 100,
-          },
-          'request completed',
-        );
+          };
+          if (slow) request.log.warn(line, 'slow request');
+          else request.log.info(line, 'request completed');
+        }
       }
       done();
     });

@@ -83,4 +83,11 @@ describe('loadConfig', () => {
     expect(message).toContain(name);
     expect(message).not.toContain('\n');
   });
+
+  it('reads LOG_REQUESTS: off by default, true/false, anything else refused', () => {
+    expect(loadConfig({}).logRequests).toBe(false);
+    expect(loadConfig({ LOG_REQUESTS: 'true' }).logRequests).toBe(true);
+    expect(loadConfig({ LOG_REQUESTS: 'off' }).logRequests).toBe(false);
+    expect(() => loadConfig({ LOG_REQUESTS: 'sometimes' })).toThrow(/LOG_REQUESTS/);
+  });
 });
