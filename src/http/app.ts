@@ -125,8 +125,9 @@ export async function buildApp(deps: AppDeps) {
   // One access line per request only when LOG_REQUESTS is set (decisions.md): at info level it
   // cost about a quarter of cached throughput. Slow requests are always logged, as warnings;
   // errors and warnings are logged where they happen.
-  const logging = deps.logger !== false;
-  const logRequests = logging && config.logRequests && ['trace', 'debug', 'info'].includes(deps.logger?.level ?? config.logLevel);
+  const logger = deps.logger;
+  const logging = logger !== false;
+  const logRequests = logger !== false && config.logRequests && ['trace', 'debug', 'info'].includes(logger?.level ?? config.logLevel);
   const slowRequestMs = deps.slowRequestMs ?? 1000;
   if (store || logging) {
     const statusPaths = new Set([`${API_PREFIX}/status`, `${API_PREFIX}/status/`]);
