@@ -9,17 +9,23 @@ import { tierConfig } from '../rate-limit.js';
 import { BooleanFlag } from '../schemas.js';
 
 /**
- * A cached status is the same object on every hit: serialise it once. (The body still matches
- * the response schema; tests check it against the OpenAPI document.)
+ * A cached status is the same object on every hit: serialise it once, to the bytes sent. (The
+ * body still matches the response schema; tests check it against the OpenAPI document.)
  */
-const bodies = new WeakMap<object, string>();
-function serialized(status: object): string {
+const bodies = new WeakMap<object, Buffer>();
+function serialized(status: object): Buffer {
   let body = bodies.get(status);
   if (body === undefined) {
-    body = JSON.stringify(status);
+    body = Buffer.from(JSON.stringify(status));
     bodies.set(status, body);
   }
   return body;
+}
+
+/** `Cache-Control` values by max-age, built once each. */
+const cacheControls: string[] = [];
+function cacheControl(maxAgeSeconds: number): string {
+  return (cacheControls[maxAgeSeconds] ??= `public, max-age=${maxAgeSeconds}`);
 }
 
 /** GET /status/{address}: the server status. */
@@ -57,9 +63,9 @@ export const statusRoutes: FastifyPluginAsyncTypebox<{ status: StatusLookup; con
     async (request, reply) => {
       const mode = parseQueryMode(request.query.legacy, request.query.bedrock);
       const answer = await status.lookup(request.params.address, mode, { clientKey: clientKeyOf(request, hasher) });
-      reply.header('X-Cache', answer.cache);
-      reply.header('Cache-Control', `public, max-age=${answer.maxAgeSeconds}`);
-      reply.type('application/json; charset=utf-8');
+      reply.header('x-cache', answer.cache);
+      reply.header('cache-control', cacheControl(answer.maxAgeSeconds));
+      reply.header('content-type', 'application/json; charset=utf-8');
       return serialized(answer.status);
     },
   );
