@@ -14,8 +14,9 @@
  *   - cached status   GET /api/v1/status/<one name>:<port>
  *   - uncached status GET /api/v1/status/<n>.any.observer.test:<port>, a new name per request
  *                     (dnsmasq answers every *.any.observer.test with 127.0.0.1)
- * Prints requests/s, p50 and p99 latency, the peak RSS of each service during each phase, and
- * the ratios. All traffic stays on loopback. Environment knobs: BENCH_ROUNDS (2),
+ * Prints requests/s, p50 and p99 latency, the peak RSS of each service during each phase, the
+ * CPU time each service spent per request (robust to a noisy shared machine), the pings the
+ * status server answered, and the ratios. All traffic stays on loopback. Environment knobs: BENCH_ROUNDS (2),
  * BENCH_SECONDS (5), BENCH_SKIP_BUILD=1, BENCH_ONLY=<phase name part>, BENCH_OBSERVER_ENV
  * (extra settings, `A=1,B=2`), BENCH_NODE_ARGS (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`).
  */
@@ -103,7 +104,20 @@ function pingsAnswered(): Promise<number> {
   });
 }
 
-type Measured = LoadResult & { peakRss: number; pings: number };
+/** CPU time (user + system) a process has used so far, in milliseconds (Linux /proc). */
+function cpuMsOf(pid: number | undefined): number {
+  try {
+    // Fields after the command name (which is in parentheses): utime and stime are 14th and 15th.
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS;
+  } catch {
+    return NaN;
+  }
+}
+const CLOCK_TICKS = Number(execFileSync('getconf', ['CLK_TCK']).toString().trim()) || 100;
+
+type Measured = LoadResult & { peakRss: number; pings: number; cpuMs: number };
 
 /**
  * Load on one side while sampling its RSS; returns the load figures, the peak RSS seen and the
@@ -111,6 +125,7 @@ type Measured = LoadResult & { peakRss: number; pings: number };
  */
 async function measure(side: Side, options: Parameters<typeof runLoad>[0]): Promise<Measured> {
   const pingsBefore = await pingsAnswered();
+  const cpuBefore = cpuMsOf(side.child.pid);
   let peakRss = rssOf(side.child.pid);
   const sampler = setInterval(() => {
     const rss = rssOf(side.child.pid);
@@ -118,7 +133,8 @@ async function measure(side: Side, options: Parameters<typeof runLoad>[0]): Prom
   }, 100);
   try {
     const result = await runLoad(options);
-    return { ...result, peakRss, pings: (await pingsAnswered()) - pingsBefore };
+    const cpuMs = cpuMsOf(side.child.pid) - cpuBefore;
+    return { ...result, peakRss, pings: (await pingsAnswered()) - pingsBefore, cpuMs };
   } finally {
     clearInterval(sampler);
   }
@@ -250,9 +266,11 @@ const targets: Record<string, string> = {
 for (const phase of phases) {
   console.log(`${phase.name}, ${phase.connections} connections`);
   const rps: Record<string, number> = {};
+  const cpuPerRequest: Record<string, number> = {};
   for (const side of sides) {
     const list = results[phase.name]![side.name]!;
     rps[side.name] = mean(list.map((r) => r.rps));
+    cpuPerRequest[side.name] = (list.reduce((n, r) => n + r.cpuMs, 0) * 1000) / list.reduce((n, r) => n + r.total, 0);
     const failures = list.reduce((n, r) => n + r.non2xx + r.errors + r.timeouts, 0);
     const codes = new Map<string, number>();
     for (const r of list) for (const [code, { count }] of Object.entries(r.statusCodes)) codes.set(code, (codes.get(code) ?? 0) + count);
@@ -260,11 +278,14 @@ for (const phase of phases) {
     console.log(
       `  ${side.name.padEnd(9)} ${fmt(rps[side.name]!).padStart(7)} req/s  p50 ${fmt(mean(list.map((r) => r.p50)), 1).padStart(5)} ms` +
         `  p99 ${fmt(mean(list.map((r) => r.p99)), 1).padStart(6)} ms  peak RSS ${mib(Math.max(...list.map((r) => r.peakRss)))}` +
-        `  pings ${fmt(mean(list.map((r) => r.pings / SECONDS)))}/s` +
+        `  CPU ${fmt(cpuPerRequest[side.name]!).padStart(4)} µs/req  pings ${fmt(mean(list.map((r) => r.pings / SECONDS)))}/s` +
         (failures > 0 ? `  (failed: ${failures} ${odd.join(' ')})` : ''),
     );
   }
-  console.log(`  ratio observer / baseline: ${fmt(rps.observer! / rps.baseline!, 2)}x (target ${targets[phase.name]})\n`);
+  console.log(`  ratio observer / baseline: ${fmt(rps.observer! / rps.baseline!, 2)}x (target ${targets[phase.name]})`);
+  // On a shared machine the load generator or a neighbour may set the pace; CPU time per
+  // request is what each service itself spends, whoever is the limit.
+  console.log(`  CPU per request, baseline / observer: ${fmt(cpuPerRequest.baseline! / cpuPerRequest.observer!, 2)}x (above 1: Observer spends less)\n`);
 }
 console.log(`Observer log lines written during the run: ${logLines}`);
 process.exit(0);
