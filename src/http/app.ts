@@ -15,6 +15,7 @@ import { ObserverError } from '../core/errors.js';
 import { SERVICE_NAME, SERVICE_VERSION } from '../core/service-info.js';
 import { registerCors } from './cors.js';
 import { registerErrorHandling } from './errors.js';
+import { lazyChildLogger } from './request-logger.js';
 import { MemoryRateLimitStore, RedisRateLimitStore, registerRateLimit, tierConfig } from './rate-limit.js';
 import type { StatusLookup } from '../status/types.js';
 import type { Store } from '../store/types.js';
@@ -62,6 +63,7 @@ export async function buildApp(deps: AppDeps) {
             serializers: { req: () => ({}), res: () => ({}) },
           },
     logController: new LogController({ disableRequestLogging: true }),
+    childLoggerFactory: lazyChildLogger,
     // One proxy hop: the client is the X-Forwarded-For entry the proxy appended (the first
     // untrusted hop), not a value the client could have put there itself.
     trustProxy: config.trustProxy ? (_address: string, hop: number) => hop < 1 : false,

@@ -235,7 +235,7 @@ describe('logging without LOG_REQUESTS (the default)', () => {
     app = await testApp({ TRUST_PROXY: 'true' }, { logger: { level: 'info', stream }, slowRequestMs: 0 });
     await app.inject({ url: '/api/v1/status', remoteAddress: '198.51.100.45', headers: { 'x-forwarded-for': '203.0.113.202' } });
     const slow = lines.map((l) => JSON.parse(l) as Record<string, unknown>).find((e) => e.msg === 'slow request');
-    expect(slow).toMatchObject({ level: 40, route: '/api/v1/status', statusCode: 200, durationMs: expect.any(Number) });
+    expect(slow).toMatchObject({ level: 40, reqId: expect.any(String), route: '/api/v1/status', statusCode: 200, durationMs: expect.any(Number) });
     expect(lines.join('\n')).not.toContain('198.51.100.45');
     expect(lines.join('\n')).not.toContain('203.0.113.202');
   });
