@@ -169,22 +169,21 @@ export class StatusService implements StatusLookup {
       : this.deps.ttlSeconds * 1000;
     await cache.set(key, entry, keepMs);
     if (store) {
+      // Queued for the store's group commit: never waits, never throws.
       store.count({ totalChecks: 1 });
       const s = stored.status;
-      store
-        .recordCheck({
-          serverId: id,
-          edition: editionOf(mode),
-          host: parsed.host,
-          port: parsed.port ?? defaultPort(mode),
-          checkedAt: stored.checkedAt,
-          online: s.online,
-          playersOnline: s.players?.online ?? null,
-          playersMax: s.players?.max ?? null,
-          latencyMs: s.roundTripLatency,
-          version: s.version?.name ?? null,
-        })
-        .catch((error: unknown) => this.deps.onError?.(error, 'recording a check'));
+      store.recordCheck({
+        serverId: id,
+        edition: editionOf(mode),
+        host: parsed.host,
+        port: parsed.port ?? defaultPort(mode),
+        checkedAt: stored.checkedAt,
+        online: s.online,
+        playersOnline: s.players?.online ?? null,
+        playersMax: s.players?.max ?? null,
+        latencyMs: s.roundTripLatency,
+        version: s.version?.name ?? null,
+      });
     }
     return stored;
   }
