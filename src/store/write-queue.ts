@@ -228,9 +228,15 @@ export class WriteQueue {
     if (this.writing) return; // the running write schedules the next one when it ends
     const full = this.checks.length + this.lookups.size >= this.windowRows;
     const delay = Math.max(full ? 0 : this.windowMs, this.retryAt - this.now());
-    if (this.timer) {
-      if (delay > 0) return;
+    if (delay <= 0) {
+      // A full window is written in a microtask, before the next event: its rows never wait
+      // behind a timer while more arrive (a SIGKILL loses at most one window).
       this.clearTimer();
+      this.writeOnce().catch(() => {});
+      return;
+    }
+    if (this.timer) {
+      return;
     }
     this.timer = setTimeout(() => {
       this.timer = null;
