@@ -9,6 +9,7 @@ import { ClientHasher } from './core/client-hash.js';
 import { systemClock, type Clock } from './core/clock.js';
 import { RedisDailySecret } from './core/redis-secret.js';
 import { buildApp, type AppDeps } from './http/app.js';
+import { IcmpPinger } from './resolve/index.js';
 import { createStatusService } from './status/index.js';
 import { RedisStatusCache } from './status/redis-cache.js';
 import { openStore } from './store/index.js';
@@ -16,7 +17,7 @@ import { openStore } from './store/index.js';
 export interface ComposeOptions {
   clock?: Clock;
   logger?: AppDeps['logger'];
-  /** ICMP echo; the system `ping` unless given (null turns it off). */
+  /** ICMP echo; an IcmpPinger (raw sockets) per the ICMP setting unless given (null turns it off). */
   icmp?: ((ip: string, signal: AbortSignal) => Promise<boolean | null>) | null;
 }
 
@@ -26,7 +27,16 @@ export async function composeApp(config: Config, options: ComposeOptions = {}) {
   let logError: (error: unknown, context: string) => void = (error, context) =>
     process.stderr.write(`observer: ${context}: ${String(error)}\n`);
   const redis = config.redisUrl ? new Redis(config.redisUrl, { maxRetriesPerRequest: 2 }) : null;
-  const store = await openStore(config, clock, { onError: (error) => logError(error, 'history store') });
+  const store = await openStore(config, clock, {
+    onError: (error) => logError(error, 'history store'),
+    writes: { maxRows: config.historyBufferMax },
+  });
+  // One pinger for the process: two raw sockets shared by every echo (ICMP=off: none).
+  const pinger =
+    options.icmp === undefined && config.icmp === 'auto'
+      ? new IcmpPinger({ timeoutMs: Math.min(2000, config.pingTimeoutMs), onError: (error) => logError(error, 'icmp') })
+      : null;
+  const icmpMode = pinger?.start() ?? { mode: options.icmp === undefined ? 'off' : 'injected', detail: '' };
   const hasher = new ClientHasher(clock, redis ? new RedisDailySecret(redis) : null, (error) => logError(error, 'daily secret'));
   await hasher.ready();
   const status = createStatusService({
@@ -34,7 +44,7 @@ export async function composeApp(config: Config, options: ComposeOptions = {}) {
     clock,
     store,
     ...(redis ? { cache: new RedisStatusCache(redis) } : {}),
-    ...(options.icmp !== undefined ? { icmp: options.icmp } : {}),
+    icmp: options.icmp !== undefined ? options.icmp : pinger && ((ip, signal) => pinger.echo(ip, signal)),
     onError: (error, context) => logError(error, context),
   });
   const app = await buildApp({
@@ -47,7 +57,10 @@ export async function composeApp(config: Config, options: ComposeOptions = {}) {
     ...(options.logger !== undefined ? { logger: options.logger } : {}),
   });
   logError = (error, context) => app.log.warn({ err: error, context }, 'background error');
+  // Said once, at start: which ICMP mode serves the `icmp` field.
+  app.log.info({ icmp: icmpMode.mode, detail: icmpMode.detail || undefined }, `icmp: ${icmpMode.mode}`);
   app.addHook('onClose', async () => {
+    pinger?.close();
     await store.close();
     await redis?.quit();
   });

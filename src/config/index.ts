@@ -25,6 +25,10 @@ export interface Config {
   /** Days of check history kept. */
   checkRetentionDays: number;
   logLevel: string;
+  /** perf-store: ICMP echo mode (`auto`: raw sockets where permitted, else none; `off`). */
+  icmp: 'auto' | 'off';
+  /** perf-store: history rows (checks, look-ups) buffered while the database is unreachable. */
+  historyBufferMax: number;
 }
 
 export class ConfigError extends Error {
@@ -102,6 +106,13 @@ function parseDatabase(raw: string | undefined): Config['database'] {
   throw new ConfigError('DATABASE_URL', 'expected sqlite:PATH or postgres://...', raw);
 }
 
+function icmpMode(raw: string | undefined): Config['icmp'] {
+  if (raw === undefined || raw.trim() === '') return 'auto';
+  const v = raw.trim().toLowerCase();
+  if (v === 'auto' || v === 'off') return v;
+  throw new ConfigError('ICMP', 'expected auto or off', raw);
+}
+
 export function loadConfig(env: Env = process.env): Readonly<Config> {
   const redis = env.REDIS_URL;
   if (redis !== undefined && redis !== '' && !/^rediss?:\/\//.test(redis)) {
@@ -144,6 +155,9 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     maxConcurrentPings: integer(env, 'MAX_CONCURRENT_PINGS', 256, 1, 100_000),
     checkRetentionDays: integer(env, 'CHECK_RETENTION_DAYS', 30, 1, 3650),
     logLevel,
+    // perf-store
+    icmp: icmpMode(env.ICMP),
+    historyBufferMax: integer(env, 'HISTORY_BUFFER_MAX', 100_000, 1_000, 10_000_000),
   };
   return Object.freeze(config);
 }

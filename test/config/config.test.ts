@@ -16,6 +16,8 @@ describe('loadConfig', () => {
       rateLimits: { status: 120, general: 300, media: 5000 },
       statusCacheTtlSeconds: 60,
       pingTimeoutMs: 5000,
+      icmp: 'auto',
+      historyBufferMax: 100_000,
     });
     expect(Object.isFrozen(config)).toBe(true);
   });
@@ -35,6 +37,8 @@ describe('loadConfig', () => {
       RATE_LIMIT_MEDIA: '30',
       STATUS_CACHE_TTL: '5',
       PING_TIMEOUT_MS: '1500',
+      ICMP: 'OFF',
+      HISTORY_BUFFER_MAX: '5000',
     });
     expect(config).toMatchObject({
       port: 9000,
@@ -48,11 +52,16 @@ describe('loadConfig', () => {
       rateLimits: { status: 10, general: 20, media: 30 },
       statusCacheTtlSeconds: 5,
       pingTimeoutMs: 1500,
+      icmp: 'off',
+      historyBufferMax: 5000,
     });
     expect(loadConfig({ DATABASE_URL: 'sqlite:/tmp/x.db' }).database).toEqual({ kind: 'sqlite', path: '/tmp/x.db' });
   });
 
   it.each([
+    ['ICMP', 'on'],
+    ['HISTORY_BUFFER_MAX', '10'],
+    ['HISTORY_BUFFER_MAX', 'lots'],
     ['PORT', 'eighty'],
     ['PORT', '70000'],
     ['PORT', '-1'],
