@@ -15,7 +15,7 @@ import { ObserverError } from '../core/errors.js';
 import { SERVICE_NAME, SERVICE_VERSION } from '../core/service-info.js';
 import { registerCors } from './cors.js';
 import { registerErrorHandling } from './errors.js';
-import { MemoryRateLimitStore, RedisRateLimitStore, registerRateLimit, tierConfig } from './rate-limit.js';
+import { MemoryRateLimitStore, RedisRateLimitStore, registerRateLimit, tierCharger, tierConfig } from './rate-limit.js';
 import type { StatusLookup } from '../status/types.js';
 import type { Store } from '../store/types.js';
 import { healthRoutes } from './routes/health.js';
@@ -88,12 +88,15 @@ export async function buildApp(deps: AppDeps) {
     });
   }
 
-  registerRateLimit(app, {
+  const rateLimits = {
     limits: config.rateLimits,
     hasher,
     store: deps.redis ? new RedisRateLimitStore(deps.redis) : new MemoryRateLimitStore(() => clock.now()),
-    onError: (error) => app.log.warn({ err: error }, 'rate limit store failed; request let through'),
-  });
+    onError: (error: unknown) => app.log.warn({ err: error }, 'rate limit store failed; request let through'),
+  };
+  registerRateLimit(app, rateLimits);
+  // Pings caused by image and widget requests draw on the status tier (http/ping-budget.ts).
+  const charge = tierCharger(rateLimits);
 
   await app.register(swagger, {
     openapi: {
@@ -149,8 +152,8 @@ export async function buildApp(deps: AppDeps) {
       await api.register(healthRoutes, { clock });
       if (deps.status) {
         await api.register(statusRoutes, { status: deps.status, config, hasher });
-        await api.register(imageRoutes, { status: deps.status, config });
-        await api.register(widgetRoutes, { status: deps.status, config });
+        await api.register(imageRoutes, { status: deps.status, config, charge });
+        await api.register(widgetRoutes, { status: deps.status, config, charge });
       }
       if (deps.store) await api.register(historyRoutes, { store: deps.store, config });
       api.get('/openapi.json', { schema: { hide: true }, config: tierConfig('general') }, async () => app.swagger());

@@ -31,8 +31,9 @@ import {
   type RenderedImage,
 } from '../../render/index.js';
 import { defaultPort, parseAddress, parseQueryMode } from '../../resolve/index.js';
-import type { StatusLookup } from '../../status/types.js';
-import { tierConfig } from '../rate-limit.js';
+import type { LookupOptions, StatusLookup } from '../../status/types.js';
+import { PING_BUDGET_NOTE, pingBudget } from '../ping-budget.js';
+import { tierConfig, type TierCharger } from '../rate-limit.js';
 import { BooleanFlag } from '../schemas.js';
 
 /** Spec: icons are cached 1 day by browsers, 7 days by CDNs. */
@@ -77,9 +78,10 @@ async function statusFor(
   address: string,
   mode: QueryMode,
   notFoundMaxAge: number,
+  options: LookupOptions,
 ): Promise<{ status: ServerStatus; maxAge: number }> {
   try {
-    const answer = await status.lookup(address, mode);
+    const answer = await status.lookup(address, mode, options);
     return { status: answer.status, maxAge: answer.maxAgeSeconds };
   } catch (error) {
     if (!(error instanceof HostNotFoundError)) throw error;
@@ -114,9 +116,9 @@ function color(value: string | undefined, fallback: string): string {
   return value === undefined ? fallback : (parseHexColor(value) ?? fallback);
 }
 
-export const imageRoutes: FastifyPluginAsyncTypebox<{ status: StatusLookup; config: Config; cache?: RenderCache }> = async (
+export const imageRoutes: FastifyPluginAsyncTypebox<{ status: StatusLookup; config: Config; charge: TierCharger; cache?: RenderCache }> = async (
   app,
-  { status, config, cache = new RenderCache() },
+  { status, config, charge, cache = new RenderCache() },
 ) => {
   registerRenderFonts();
   const media = tierConfig('media', config.rateLimits);
@@ -130,7 +132,9 @@ export const imageRoutes: FastifyPluginAsyncTypebox<{ status: StatusLookup; conf
     const address = query.address ?? query.server;
     if (address === undefined) throw new BadRequestError('invalid_parameter', 'The query parameter "address" is required.');
     const mode = parseQueryMode(query.legacy, query.bedrock);
-    const { status: s } = await statusFor(status, address, mode, config.statusCacheTtlSeconds);
+    const { status: s } = await statusFor(status, address, mode, config.statusCacheTtlSeconds, {
+      beforePing: pingBudget(charge, request),
+    });
     const favicon = s.online ? s.favicon : null;
     // Keyed by the favicon's digest: every server with the default icon shares one render.
     const key = `icon|${faviconKey(s)}|${options.size}|${options.format}|${options.rounded}`;
@@ -146,7 +150,7 @@ export const imageRoutes: FastifyPluginAsyncTypebox<{ status: StatusLookup; conf
         summary: 'Server icon',
         description:
           "The server's favicon at `size` pixels (enlarged with nearest-neighbour, so pixel art stays crisp), or " +
-          "Observer's default icon when the server has none, is offline or unknown. `server` is accepted as an alias of `address`.",
+          "Observer's default icon when the server has none, is offline or unknown. `server` is accepted as an alias of `address`." + PING_BUDGET_NOTE,
         tags: ['images'],
         querystring: IconQuery(DYNAMIC_ICON_SIZE, true),
         produces: ['image/png', 'image/webp'],
@@ -165,7 +169,7 @@ export const imageRoutes: FastifyPluginAsyncTypebox<{ status: StatusLookup; conf
       config: media,
       schema: {
         summary: 'Rounded server icon',
-        description: "The server's favicon (or the default icon) as a PNG with rounded, transparent corners.",
+        description: "The server's favicon (or the default icon) as a PNG with rounded, transparent corners." + PING_BUDGET_NOTE,
         tags: ['images'],
         querystring: IconQuery(SHARP_ICON_SIZE, false),
         produces: ['image/png'],
@@ -216,7 +220,8 @@ export const imageRoutes: FastifyPluginAsyncTypebox<{ status: StatusLookup; conf
           'A PNG banner with the server name, player count (in the accent colour), MOTD, latency and favicon; an offline ' +
           `server gets an offline banner. Sizes: small ${BANNER_SIZES.small.width}x${BANNER_SIZES.small.height}, normal ` +
           `${BANNER_SIZES.normal.width}x${BANNER_SIZES.normal.height}, large ${BANNER_SIZES.large.width}x${BANNER_SIZES.large.height}. ` +
-          '`Cache-Control: max-age` follows the freshness of the status it shows.',
+          '`Cache-Control: max-age` follows the freshness of the status it shows.' +
+          PING_BUDGET_NOTE,
         tags: ['images'],
         params: Type.Object({ address: Address }),
         querystring: Type.Object({
@@ -243,7 +248,9 @@ export const imageRoutes: FastifyPluginAsyncTypebox<{ status: StatusLookup; conf
     async (request, reply) => {
       const q = request.query;
       const mode = parseQueryMode(q.legacy, q.bedrock);
-      const { status: s, maxAge } = await statusFor(status, request.params.address, mode, config.statusCacheTtlSeconds);
+      const { status: s, maxAge } = await statusFor(status, request.params.address, mode, config.statusCacheTtlSeconds, {
+        beforePing: pingBudget(charge, request),
+      });
       const options: BannerOptions = {
         size: q.size,
         style: q.style,

@@ -32,7 +32,8 @@ import {
 } from '../../render/widget/index.js';
 import { parseQueryMode } from '../../resolve/index.js';
 import type { StatusLookup } from '../../status/types.js';
-import { tierConfig } from '../rate-limit.js';
+import { PING_BUDGET_NOTE, pingBudget } from '../ping-budget.js';
+import { tierConfig, type TierCharger } from '../rate-limit.js';
 import { BooleanFlag } from '../schemas.js';
 
 const require = createRequire(import.meta.url);
@@ -116,9 +117,9 @@ const WIDGET_DESCRIPTION =
   'as offline. Unknown query parameters are ignored. Fonts: Inter, Roboto, Poppins, Montserrat and Outfit from ' +
   'the Fontsource packages, under the SIL Open Font License 1.1 (licence texts in assets/fonts/ and in each package\'s LICENSE file).';
 
-export const widgetRoutes: FastifyPluginAsyncTypebox<{ status: StatusLookup; config: Config }> = async (
+export const widgetRoutes: FastifyPluginAsyncTypebox<{ status: StatusLookup; config: Config; charge: TierCharger }> = async (
   app,
-  { status, config },
+  { status, config, charge },
 ) => {
   app.get(
     '/widget/:size/:address',
@@ -126,7 +127,7 @@ export const widgetRoutes: FastifyPluginAsyncTypebox<{ status: StatusLookup; con
       config: tierConfig('media', config.rateLimits),
       schema: {
         summary: 'Embeddable status widget (HTML)',
-        description: WIDGET_DESCRIPTION,
+        description: WIDGET_DESCRIPTION + PING_BUDGET_NOTE,
         tags: ['widget'],
         params: Type.Object({
           size: Type.Enum(WIDGET_SIZES, { description: 'Layout and default height.' }),
@@ -156,7 +157,7 @@ export const widgetRoutes: FastifyPluginAsyncTypebox<{ status: StatusLookup; con
         source = { kind: 'demo' };
       } else {
         try {
-          source = { kind: 'server', address, mode, status: (await status.lookup(address, mode)).status };
+          source = { kind: 'server', address, mode, status: (await status.lookup(address, mode, { beforePing: pingBudget(charge, request) })).status };
         } catch (error) {
           if (!(error instanceof HostNotFoundError)) throw error;
           source = { kind: 'not_found', address, mode };
