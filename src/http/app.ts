@@ -15,6 +15,7 @@ import { ObserverError } from '../core/errors.js';
 import { SERVICE_NAME, SERVICE_VERSION } from '../core/service-info.js';
 import { registerCors } from './cors.js';
 import { registerErrorHandling } from './errors.js';
+import { mediaLookupOptions } from './ping-budget.js';
 import { MemoryRateLimitStore, RedisRateLimitStore, registerRateLimit, tierCharger, tierConfig } from './rate-limit.js';
 import type { StatusLookup } from '../status/types.js';
 import type { Store } from '../store/types.js';
@@ -96,7 +97,8 @@ export async function buildApp(deps: AppDeps) {
   };
   registerRateLimit(app, rateLimits);
   // Pings caused by image and widget requests draw on the status tier (http/ping-budget.ts).
-  const charge = tierCharger(rateLimits);
+  // Image and widget look-ups count the client too, like the status route's.
+  const lookupOptions = mediaLookupOptions(tierCharger(rateLimits), hasher);
 
   await app.register(swagger, {
     openapi: {
@@ -152,8 +154,8 @@ export async function buildApp(deps: AppDeps) {
       await api.register(healthRoutes, { clock });
       if (deps.status) {
         await api.register(statusRoutes, { status: deps.status, config, hasher });
-        await api.register(imageRoutes, { status: deps.status, config, charge });
-        await api.register(widgetRoutes, { status: deps.status, config, charge });
+        await api.register(imageRoutes, { status: deps.status, config, lookupOptions });
+        await api.register(widgetRoutes, { status: deps.status, config, lookupOptions });
       }
       if (deps.store) await api.register(historyRoutes, { store: deps.store, config });
       api.get('/openapi.json', { schema: { hide: true }, config: tierConfig('general') }, async () => app.swagger());

@@ -6,11 +6,23 @@
  * Spent, the hook throws the status tier's 429 (README "Rate limits").
  */
 import type { FastifyRequest } from 'fastify';
+import type { ClientHasher } from '../core/client-hash.js';
 import type { LookupOptions } from '../status/types.js';
+import { clientKeyOf } from './client-key.js';
 import type { TierCharger } from './rate-limit.js';
 
 export function pingBudget(charge: TierCharger, request: FastifyRequest): NonNullable<LookupOptions['beforePing']> {
   return () => charge(request, 'status');
+}
+
+/**
+ * The look-up options of an image or widget request: its pings draw on the status budget, and
+ * the look-up counts the client (its keyed hash, as the status route does) for the trends.
+ */
+export type MediaLookupOptions = (request: FastifyRequest) => LookupOptions;
+
+export function mediaLookupOptions(charge: TierCharger, hasher: ClientHasher): MediaLookupOptions {
+  return (request) => ({ clientKey: clientKeyOf(request, hasher), beforePing: pingBudget(charge, request) });
 }
 
 /** The OpenAPI sentence of every route that may ping on a cache miss. */

@@ -32,8 +32,8 @@ import {
 } from '../../render/index.js';
 import { defaultPort, parseAddress, parseQueryMode } from '../../resolve/index.js';
 import type { LookupOptions, StatusLookup } from '../../status/types.js';
-import { PING_BUDGET_NOTE, pingBudget } from '../ping-budget.js';
-import { tierConfig, type TierCharger } from '../rate-limit.js';
+import { PING_BUDGET_NOTE, type MediaLookupOptions } from '../ping-budget.js';
+import { tierConfig } from '../rate-limit.js';
 import { BooleanFlag } from '../schemas.js';
 
 /** Spec: icons are cached 1 day by browsers, 7 days by CDNs. */
@@ -116,9 +116,9 @@ function color(value: string | undefined, fallback: string): string {
   return value === undefined ? fallback : (parseHexColor(value) ?? fallback);
 }
 
-export const imageRoutes: FastifyPluginAsyncTypebox<{ status: StatusLookup; config: Config; charge: TierCharger; cache?: RenderCache }> = async (
+export const imageRoutes: FastifyPluginAsyncTypebox<{ status: StatusLookup; config: Config; lookupOptions: MediaLookupOptions; cache?: RenderCache }> = async (
   app,
-  { status, config, charge, cache = new RenderCache() },
+  { status, config, lookupOptions, cache = new RenderCache() },
 ) => {
   registerRenderFonts();
   const media = tierConfig('media', config.rateLimits);
@@ -132,9 +132,7 @@ export const imageRoutes: FastifyPluginAsyncTypebox<{ status: StatusLookup; conf
     const address = query.address ?? query.server;
     if (address === undefined) throw new BadRequestError('invalid_parameter', 'The query parameter "address" is required.');
     const mode = parseQueryMode(query.legacy, query.bedrock);
-    const { status: s } = await statusFor(status, address, mode, config.statusCacheTtlSeconds, {
-      beforePing: pingBudget(charge, request),
-    });
+    const { status: s } = await statusFor(status, address, mode, config.statusCacheTtlSeconds, lookupOptions(request));
     const favicon = s.online ? s.favicon : null;
     // Keyed by the favicon's digest: every server with the default icon shares one render.
     const key = `icon|${faviconKey(s)}|${options.size}|${options.format}|${options.rounded}`;
@@ -248,9 +246,7 @@ export const imageRoutes: FastifyPluginAsyncTypebox<{ status: StatusLookup; conf
     async (request, reply) => {
       const q = request.query;
       const mode = parseQueryMode(q.legacy, q.bedrock);
-      const { status: s, maxAge } = await statusFor(status, request.params.address, mode, config.statusCacheTtlSeconds, {
-        beforePing: pingBudget(charge, request),
-      });
+      const { status: s, maxAge } = await statusFor(status, request.params.address, mode, config.statusCacheTtlSeconds, lookupOptions(request));
       const options: BannerOptions = {
         size: q.size,
         style: q.style,
