@@ -8,6 +8,7 @@ import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { LogController } from 'fastify';
 import type { Redis } from 'ioredis';
+import ipaddr from 'ipaddr.js';
 import type { Config } from '../config/index.js';
 import { ClientHasher } from '../core/client-hash.js';
 import { systemClock, type Clock } from '../core/clock.js';
@@ -27,6 +28,12 @@ import { widgetRoutes } from './routes/widget.js';
 import { ErrorResponse, HealthResponse, Motd, ServerStatus } from './schemas.js';
 
 export const API_PREFIX = '/api/v1';
+
+/** A bind address only this machine can reach. */
+function isLoopbackHost(host: string): boolean {
+  if (host === 'localhost') return true;
+  return ipaddr.isValid(host) && ipaddr.process(host).range() === 'loopback';
+}
 
 export interface AppDeps {
   config: Config;
@@ -61,12 +68,20 @@ export async function buildApp(deps: AppDeps) {
             serializers: { req: () => ({}), res: () => ({}) },
           },
     logController: new LogController({ disableRequestLogging: true }),
-    // One proxy hop: the client is the X-Forwarded-For entry the proxy appended (the first
-    // untrusted hop), not a value the client could have put there itself.
-    trustProxy: config.trustProxy ? (_address: string, hop: number) => hop < 1 : false,
+    // `true`: one proxy hop, the client is the X-Forwarded-For entry the proxy appended, not a
+    // value the client could have put there itself. A CIDR list: only those peers' forwarded
+    // addresses are believed (proxy-addr walks the chain from the right, past trusted hops).
+    trustProxy: typeof config.trustProxy === 'boolean' ? config.trustProxy && ((_address: string, hop: number) => hop < 1) : [...config.trustProxy],
     ajv: { customOptions: { coerceTypes: 'array', removeAdditional: false, useDefaults: true } },
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 1000 },
   }).withTypeProvider<TypeBoxTypeProvider>();
+
+  if (config.trustProxy === true && !isLoopbackHost(config.host)) {
+    app.log.warn(
+      `TRUST_PROXY=true believes X-Forwarded-For from any peer, and HOST=${config.host} is reachable beyond this machine: ` +
+        'any client can choose its own rate-limit key. Set TRUST_PROXY to the CIDRs of your proxies (e.g. 10.0.0.5/32).',
+    );
+  }
 
   // First, so that every plugin context below inherits the one error shape.
   registerErrorHandling(app);

@@ -52,6 +52,17 @@ describe('loadConfig', () => {
     expect(loadConfig({ DATABASE_URL: 'sqlite:/tmp/x.db' }).database).toEqual({ kind: 'sqlite', path: '/tmp/x.db' });
   });
 
+  it('reads TRUST_PROXY as a boolean or a comma list of proxy CIDRs', () => {
+    expect(loadConfig({ TRUST_PROXY: 'false' }).trustProxy).toBe(false);
+    expect(loadConfig({ TRUST_PROXY: '1' }).trustProxy).toBe(true);
+    expect(loadConfig({ TRUST_PROXY: '127.0.0.1/32, 10.0.0.0/8,::1, fd00::/8' }).trustProxy).toEqual([
+      '127.0.0.1/32',
+      '10.0.0.0/8',
+      '::1/128',
+      'fd00::/8',
+    ]);
+  });
+
   it.each([
     ['PORT', 'eighty'],
     ['PORT', '70000'],
@@ -65,6 +76,10 @@ describe('loadConfig', () => {
     ['TARGET_ALLOWLIST', '127.0.0.1'],
     ['TARGET_ALLOWLIST', '10.0.0.0/99'],
     ['TRUST_PROXY', 'maybe'],
+    ['TRUST_PROXY', '127.1/32'],
+    ['TRUST_PROXY', '10.0.0.0/33'],
+    ['TRUST_PROXY', '10.0.0.0/8/1'],
+    ['TRUST_PROXY', 'proxy.example'],
     ['MAINTENANCE_MODE', 'yes please'],
     ['RATE_LIMIT_STATUS', '0'],
     ['RATE_LIMIT_GENERAL', '1.5'],
