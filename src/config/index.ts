@@ -100,7 +100,9 @@ function parseDnsServer(entry: string, raw: string): string {
     ip = entry;
   }
   const allowed = 'expected a comma list of ip or ip:port';
-  if (!ipaddr.isValid(ip)) throw new ConfigError('DNS_SERVERS', allowed, raw);
+  // As strict as node:dns, which uses these: `127.1` or `0x7f.0.0.1` would pass ipaddr.js and
+  // then crash setServers() at start-up.
+  if (isIP(ip) === 0) throw new ConfigError('DNS_SERVERS', allowed, raw);
   if (port !== undefined && (!/^\d+$/.test(port) || Number(port) < 1 || Number(port) > 65535)) {
     throw new ConfigError('DNS_SERVERS', allowed, raw);
   }
