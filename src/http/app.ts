@@ -14,6 +14,7 @@ import { ClientHasher } from '../core/client-hash.js';
 import { systemClock, type Clock } from '../core/clock.js';
 import { ObserverError } from '../core/errors.js';
 import { SERVICE_NAME, SERVICE_VERSION } from '../core/service-info.js';
+import { registerBooleanFlags } from './boolean-flags.js';
 import { registerCors } from './cors.js';
 import { registerErrorHandling } from './errors.js';
 import { mediaLookupOptions } from './ping-budget.js';
@@ -92,6 +93,7 @@ export async function buildApp(deps: AppDeps) {
   app.addSchema(ServerStatus);
 
   registerCors(app);
+  registerBooleanFlags(app);
 
   if (config.maintenanceMode) {
     app.addHook('onRequest', async (request) => {
