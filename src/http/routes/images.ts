@@ -28,7 +28,6 @@ import {
   renderMotdBanner,
   type BannerOptions,
   type IconOptions,
-  type RenderedImage,
 } from '../../render/index.js';
 import { defaultPort, parseAddress, parseQueryMode } from '../../resolve/index.js';
 import type { LookupOptions, StatusLookup } from '../../status/types.js';
@@ -106,11 +105,6 @@ function faviconKey(s: ServerStatus): string {
   return digest;
 }
 
-function sendImage(request: FastifyRequest, reply: FastifyReply, image: RenderedImage, cacheControl: string, hit: boolean) {
-  reply.header('Cache-Control', cacheControl).header('ETag', image.etag).header('X-Render-Cache', hit ? 'HIT' : 'MISS');
-  if (matchesIfNoneMatch(request.headers['if-none-match'], image.etag)) return reply.code(304).send(null);
-  return reply.type(image.contentType).send(image.body);
-}
 
 function color(value: string | undefined, fallback: string): string {
   return value === undefined ? fallback : (parseHexColor(value) ?? fallback);
@@ -121,6 +115,22 @@ export const imageRoutes: FastifyPluginAsyncTypebox<{ status: StatusLookup; conf
   { status, config, lookupOptions, cache = new RenderCache() },
 ) => {
   registerRenderFonts();
+
+  /**
+   * The image of `key`, or 304. The ETag is derived from the key, so `If-None-Match` is
+   * compared before anything is rendered: a revalidation costs a status look-up, no render.
+   */
+  async function sendImage(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    image: { key: string; contentType: string; cacheControl: string; render: () => Promise<Buffer> },
+  ) {
+    const etag = etagOf(image.key);
+    reply.header('Cache-Control', image.cacheControl).header('ETag', etag);
+    if (matchesIfNoneMatch(request.headers['if-none-match'], etag)) return reply.code(304).send(null);
+    const { image: rendered, hit } = await cache.getOrRender(image.key, image.contentType, image.render);
+    return reply.header('X-Render-Cache', hit ? 'HIT' : 'MISS').type(rendered.contentType).send(rendered.body);
+  }
   const media = tierConfig('media', config.rateLimits);
 
   async function icon(
@@ -136,8 +146,12 @@ export const imageRoutes: FastifyPluginAsyncTypebox<{ status: StatusLookup; conf
     const favicon = s.online ? s.favicon : null;
     // Keyed by the favicon's digest: every server with the default icon shares one render.
     const key = `icon|${faviconKey(s)}|${options.size}|${options.format}|${options.rounded}`;
-    const { image, hit } = await cache.getOrRender(key, `image/${options.format}`, () => renderIcon(favicon, options));
-    return sendImage(request, reply, image, ICON_CACHE_CONTROL, hit);
+    return sendImage(request, reply, {
+      key,
+      contentType: `image/${options.format}`,
+      cacheControl: ICON_CACHE_CONTROL,
+      render: () => renderIcon(favicon, options),
+    });
   }
 
   app.get(
@@ -258,8 +272,12 @@ export const imageRoutes: FastifyPluginAsyncTypebox<{ status: StatusLookup; conf
         borderRadius: q.borderRadius,
       };
       const key = `banner|${s.server_id ?? `${mode}:${s.query.host}:${s.query.port}`}|${s.checked_at}|${s.stale}|${JSON.stringify(options)}`;
-      const { image, hit } = await cache.getOrRender(key, 'image/png', () => renderBanner(s, options));
-      return sendImage(request, reply, image, `public, max-age=${maxAge}`, hit);
+      return sendImage(request, reply, {
+        key,
+        contentType: 'image/png',
+        cacheControl: `public, max-age=${maxAge}`,
+        render: () => renderBanner(s, options),
+      });
     },
   );
 };
