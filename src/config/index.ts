@@ -3,6 +3,7 @@
  * once, at start-up; an invalid value throws a ConfigError whose message is one line naming
  * the variable and what it allows.
  */
+import { isIP } from 'node:net';
 import ipaddr from 'ipaddr.js';
 
 export interface Config {
@@ -15,7 +16,11 @@ export interface Config {
   dnsServers: string[];
   /** CIDRs exempt from the public-address guard. */
   targetAllowlist: string[];
-  trustProxy: boolean;
+  /**
+   * Whose X-Forwarded-For to believe: false (nobody), true (the immediate peer, one hop,
+   * whatever it is) or the CIDRs of the trusted proxies.
+   */
+  trustProxy: boolean | readonly string[];
   maintenanceMode: boolean;
   rateLimits: { status: number; general: number; media: number };
   statusCacheTtlSeconds: number;
@@ -67,6 +72,24 @@ function list(env: Env, name: string): string[] {
     .filter((s) => s !== '');
 }
 
+/**
+ * TRUST_PROXY: a boolean, or a comma list of the proxies' CIDRs (a bare IP is one address).
+ * IPs are checked as strictly as Node parses them: `127.1` is not an IPv4 address here.
+ */
+function parseTrustProxy(env: Env): boolean | string[] {
+  const raw = env.TRUST_PROXY;
+  if (raw === undefined || raw.trim() === '' || !/[/.:]/.test(raw)) return boolean(env, 'TRUST_PROXY', false);
+  return list(env, 'TRUST_PROXY').map((entry) => {
+    const [ip = '', prefix, extra] = entry.split('/');
+    const family = isIP(ip);
+    const bits = family === 4 ? 32 : 128;
+    if (family === 0 || extra !== undefined || (prefix !== undefined && (!/^\d{1,3}$/.test(prefix) || Number(prefix) > bits))) {
+      throw new ConfigError('TRUST_PROXY', 'expected true, false or a comma list of proxy CIDRs such as 127.0.0.1/32,10.0.0.0/8', raw);
+    }
+    return `${ip}/${prefix ?? bits}`;
+  });
+}
+
 function parseDnsServer(entry: string, raw: string): string {
   // ip, ip:port, [ipv6]:port or bare ipv6
   const bracketed = /^\[([^\]]+)\](?::(\d{1,5}))?$/.exec(entry);
@@ -81,7 +104,9 @@ function parseDnsServer(entry: string, raw: string): string {
     ip = entry;
   }
   const allowed = 'expected a comma list of ip or ip:port';
-  if (!ipaddr.isValid(ip)) throw new ConfigError('DNS_SERVERS', allowed, raw);
+  // As strict as node:dns, which uses these: `127.1` or `0x7f.0.0.1` would pass ipaddr.js and
+  // then crash setServers() at start-up.
+  if (isIP(ip) === 0) throw new ConfigError('DNS_SERVERS', allowed, raw);
   if (port !== undefined && (!/^\d+$/.test(port) || Number(port) < 1 || Number(port) > 65535)) {
     throw new ConfigError('DNS_SERVERS', allowed, raw);
   }
@@ -143,7 +168,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     redisUrl: redis === undefined || redis === '' ? null : redis,
     dnsServers: list(env, 'DNS_SERVERS').map((s) => parseDnsServer(s, dnsRaw)),
     targetAllowlist: allowlist,
-    trustProxy: boolean(env, 'TRUST_PROXY', false),
+    trustProxy: parseTrustProxy(env),
     maintenanceMode: boolean(env, 'MAINTENANCE_MODE', false),
     rateLimits: {
       status: integer(env, 'RATE_LIMIT_STATUS', 120, 1, 10_000_000),

@@ -25,6 +25,8 @@ export interface ProbeTarget {
   signal: AbortSignal;
 }
 
+type BeforePing = LookupOptions['beforePing'];
+
 export type PingFunction = (target: ProbeTarget) => Promise<PingResult>;
 
 export interface StatusServiceDeps {
@@ -103,7 +105,7 @@ export class StatusService implements StatusLookup {
         headers: { 'Retry-After': '5' },
       });
     }
-    const fresh = await this.refresh(key, parsed, mode, id);
+    const fresh = await this.refresh(key, parsed, mode, id, options.beforePing);
     return this.answer(fresh, 'MISS', Math.max(0, fresh.checkedAt + ttlMs - clock.now()));
   }
 
@@ -116,10 +118,10 @@ export class StatusService implements StatusLookup {
   }
 
   /** One shared ping per target; the result is cached and recorded. */
-  private refresh(key: string, parsed: ParsedAddress, mode: QueryMode, id: string): Promise<StoredStatus> {
+  private refresh(key: string, parsed: ParsedAddress, mode: QueryMode, id: string, beforePing?: BeforePing): Promise<StoredStatus> {
     const pending = this.inFlight.get(key);
     if (pending) return pending;
-    const promise = this.pingOrJoin(key, parsed, mode, id).finally(() => this.inFlight.delete(key));
+    const promise = this.pingOrJoin(key, parsed, mode, id, beforePing).finally(() => this.inFlight.delete(key));
     this.inFlight.set(key, promise);
     return promise;
   }
@@ -129,14 +131,14 @@ export class StatusService implements StatusLookup {
    * others wait for its result to land in the cache (falling back to their own ping if it
    * does not land within the ping budget).
    */
-  private async pingOrJoin(key: string, parsed: ParsedAddress, mode: QueryMode, id: string): Promise<StoredStatus> {
+  private async pingOrJoin(key: string, parsed: ParsedAddress, mode: QueryMode, id: string, beforePing?: BeforePing): Promise<StoredStatus> {
     const { cache } = this.deps;
-    if (!cache.claim) return this.pingAndStore(key, parsed, mode, id);
+    if (!cache.claim) return this.pingAndStore(key, parsed, mode, id, beforePing);
     const budget = this.deps.pingTimeoutMs + 1_000;
     const before = (await cache.get(key))?.latest.checkedAt ?? -1;
     if (await cache.claim(key, budget)) {
       try {
-        return await this.pingAndStore(key, parsed, mode, id);
+        return await this.pingAndStore(key, parsed, mode, id, beforePing);
       } finally {
         await cache.release?.(key);
       }
@@ -147,10 +149,11 @@ export class StatusService implements StatusLookup {
       const entry = await cache.get(key);
       if (entry && entry.latest.checkedAt !== before) return entry.latest;
     }
-    return this.pingAndStore(key, parsed, mode, id);
+    return this.pingAndStore(key, parsed, mode, id, beforePing);
   }
 
-  private async pingAndStore(key: string, parsed: ParsedAddress, mode: QueryMode, id: string): Promise<StoredStatus> {
+  private async pingAndStore(key: string, parsed: ParsedAddress, mode: QueryMode, id: string, beforePing?: BeforePing): Promise<StoredStatus> {
+    await beforePing?.();
     const { cache, clock, store } = this.deps;
     this.pingsInFlight += 1;
     let stored: StoredStatus;

@@ -1,3 +1,4 @@
+import { Resolver } from 'node:dns';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config/index.js';
 
@@ -58,6 +59,22 @@ describe('loadConfig', () => {
     expect(loadConfig({ DATABASE_URL: 'sqlite:/tmp/x.db' }).database).toEqual({ kind: 'sqlite', path: '/tmp/x.db' });
   });
 
+  it('accepts only DNS_SERVERS that node:dns accepts too', () => {
+    const { dnsServers } = loadConfig({ DNS_SERVERS: '127.0.0.1, 127.0.0.1:5353, ::1, [::1]:53' });
+    expect(() => new Resolver().setServers(dnsServers)).not.toThrow();
+  });
+
+  it('reads TRUST_PROXY as a boolean or a comma list of proxy CIDRs', () => {
+    expect(loadConfig({ TRUST_PROXY: 'false' }).trustProxy).toBe(false);
+    expect(loadConfig({ TRUST_PROXY: '1' }).trustProxy).toBe(true);
+    expect(loadConfig({ TRUST_PROXY: '127.0.0.1/32, 10.0.0.0/8,::1, fd00::/8' }).trustProxy).toEqual([
+      '127.0.0.1/32',
+      '10.0.0.0/8',
+      '::1/128',
+      'fd00::/8',
+    ]);
+  });
+
   it.each([
     ['ICMP', 'on'],
     ['HISTORY_BUFFER_MAX', '10'],
@@ -71,9 +88,16 @@ describe('loadConfig', () => {
     ['REDIS_URL', 'http://127.0.0.1'],
     ['DNS_SERVERS', 'dns.example'],
     ['DNS_SERVERS', '127.0.0.1:99999'],
+    ['DNS_SERVERS', '127.1'],
+    ['DNS_SERVERS', '127.1:53'],
+    ['DNS_SERVERS', '0x7f.0.0.1'],
     ['TARGET_ALLOWLIST', '127.0.0.1'],
     ['TARGET_ALLOWLIST', '10.0.0.0/99'],
     ['TRUST_PROXY', 'maybe'],
+    ['TRUST_PROXY', '127.1/32'],
+    ['TRUST_PROXY', '10.0.0.0/33'],
+    ['TRUST_PROXY', '10.0.0.0/8/1'],
+    ['TRUST_PROXY', 'proxy.example'],
     ['MAINTENANCE_MODE', 'yes please'],
     ['RATE_LIMIT_STATUS', '0'],
     ['RATE_LIMIT_GENERAL', '1.5'],
