@@ -9,6 +9,8 @@ import { ClientHasher } from './core/client-hash.js';
 import { systemClock, type Clock } from './core/clock.js';
 import { RedisDailySecret } from './core/redis-secret.js';
 import { buildApp, type AppDeps } from './http/app.js';
+import { startMetricsServer, type MetricsServer } from './http/metrics.js';
+import { createMetrics, type HistoryHealth } from './metrics/index.js';
 import { createStatusService } from './status/index.js';
 import { RedisStatusCache } from './status/redis-cache.js';
 import { openStore } from './store/index.js';
@@ -26,13 +28,35 @@ export async function composeApp(config: Config, options: ComposeOptions = {}) {
   let logError: (error: unknown, context: string) => void = (error, context) =>
     process.stderr.write(`observer: ${context}: ${String(error)}\n`);
   const redis = config.redisUrl ? new Redis(config.redisUrl, { maxRetriesPerRequest: 2 }) : null;
-  const store = await openStore(config, clock, { onError: (error) => logError(error, 'history store') });
+  let lastStoreError = -Infinity;
+  const store = await openStore(config, clock, {
+    onError: (error) => {
+      lastStoreError = Date.now();
+      logError(error, 'history store');
+    },
+  });
   const hasher = new ClientHasher(clock, redis ? new RedisDailySecret(redis) : null, (error) => logError(error, 'daily secret'));
   await hasher.ready();
+  // Metrics only when they are served (METRICS_TOKEN or METRICS_PORT): otherwise no cost per request.
+  const metrics =
+    config.metricsToken !== null || config.metricsPort !== null
+      ? createMetrics({
+          pingsInFlight: () => status.activePings,
+          // store.health() (write queue) where the store has it; else degraded for a minute after an error.
+          history: () =>
+            (store as { health?: () => HistoryHealth }).health?.() ?? {
+              state: Date.now() - lastStoreError < 60_000 ? 'degraded' : 'ok',
+              buffered: 0,
+              dropped: 0,
+            },
+          redis: () => (redis === null ? null : redis.status === 'ready' ? 'ok' : 'down'),
+        })
+      : null;
   const status = createStatusService({
     config,
     clock,
     store,
+    ...(metrics ? { observe: { ping: (mode, online, seconds) => metrics.observePing(mode, online, seconds), cacheResult: (result) => metrics.observeCacheResult(result) } } : {}),
     ...(redis ? { cache: new RedisStatusCache(redis) } : {}),
     ...(options.icmp !== undefined ? { icmp: options.icmp } : {}),
     onError: (error, context) => logError(error, context),
@@ -44,12 +68,16 @@ export async function composeApp(config: Config, options: ComposeOptions = {}) {
     hasher,
     status,
     store,
+    ...(metrics ? { metrics } : {}),
     ...(options.logger !== undefined ? { logger: options.logger } : {}),
   });
+  const metricsServer: MetricsServer | null =
+    metrics && config.metricsPort !== null ? await startMetricsServer(metrics, config.metricsPort) : null;
   logError = (error, context) => app.log.warn({ err: error, context }, 'background error');
   app.addHook('onClose', async () => {
+    await metricsServer?.close();
     await store.close();
     await redis?.quit();
   });
-  return { app, store, status, hasher };
+  return { app, store, status, hasher, metrics, metricsServer };
 }

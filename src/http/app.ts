@@ -15,6 +15,8 @@ import { ObserverError } from '../core/errors.js';
 import { SERVICE_NAME, SERVICE_VERSION } from '../core/service-info.js';
 import { registerCors } from './cors.js';
 import { registerErrorHandling } from './errors.js';
+import { registerMetricsRoute } from './metrics.js';
+import type { Metrics } from '../metrics/index.js';
 import { MemoryRateLimitStore, RedisRateLimitStore, registerRateLimit, tierConfig } from './rate-limit.js';
 import type { StatusLookup } from '../status/types.js';
 import type { Store } from '../store/types.js';
@@ -40,6 +42,8 @@ export interface AppDeps {
   status?: StatusLookup;
   /** History store; without it /trends and /stats are not served and nothing is counted. */
   store?: Store;
+  /** Prometheus metrics: every answered request is observed; GET /metrics with METRICS_TOKEN. */
+  metrics?: Metrics;
 }
 
 
@@ -142,6 +146,16 @@ export async function buildApp(deps: AppDeps) {
       }
       done();
     });
+  }
+
+  const metrics = deps.metrics;
+  if (metrics) {
+    // Route templates only (never the URL): bounded labels, no addresses.
+    app.addHook('onResponse', (request, reply, done) => {
+      metrics.observeRequest(request.routeOptions.url ?? null, request.method, reply.statusCode, reply.elapsedTime / 1000);
+      done();
+    });
+    if (config.metricsToken !== null) registerMetricsRoute(app, { metrics, token: config.metricsToken });
   }
 
   await app.register(

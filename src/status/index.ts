@@ -5,10 +5,10 @@ import { pingBedrock, pingJava, pingLegacy } from '../protocol/index.js';
 import { AddressGuard, TargetResolver, icmpEcho } from '../resolve/index.js';
 import type { Store } from '../store/types.js';
 import { MemoryStatusCache, type StatusCache } from './cache.js';
-import { StatusService } from './service.js';
+import { StatusService, type StatusObserver } from './service.js';
 
 export { StatusService, STALE_WHILE_REVALIDATE_MS, SATURATION_STALE_MS } from './service.js';
-export type { StatusServiceDeps, PingFunction, ProbeTarget } from './service.js';
+export type { StatusServiceDeps, PingFunction, ProbeTarget, StatusObserver } from './service.js';
 export { MemoryStatusCache, type StatusCache, type CacheEntry, type StoredStatus } from './cache.js';
 export { serverId, uuidV5 } from './server-id.js';
 export type { StatusAnswer, StatusLookup, CacheState, LookupOptions } from './types.js';
@@ -21,6 +21,8 @@ export interface StatusServiceOptions {
   /** ICMP echo: the system `ping` by default; null turns it off. */
   icmp?: ((ip: string, signal: AbortSignal) => Promise<boolean | null>) | null;
   onError?: (error: unknown, context: string) => void;
+  /** Metrics hooks (pings, cache results). */
+  observe?: StatusObserver;
 }
 
 export function createStatusService(options: StatusServiceOptions): StatusService {
@@ -40,5 +42,6 @@ export function createStatusService(options: StatusServiceOptions): StatusServic
     pingTimeoutMs: config.pingTimeoutMs,
     maxConcurrentPings: config.maxConcurrentPings,
     ...(options.onError ? { onError: options.onError } : {}),
+    ...(options.observe ? { observe: options.observe } : {}),
   });
 }
