@@ -132,7 +132,7 @@ if (process.argv.includes('--npm')) {
     // npm follows the reason with its usage text: keep the lines that say what is wrong.
     const reason = output
       .split('\n')
-      .filter((line) => /missing|invalid|in sync|EBADENGINE|ERESOLVE|ETARGET|E404|code /i.test(line))
+      .filter((line) => /missing|invalid|in sync|EBADENGINE|ERESOLVE|ETARGET|E404|\bcode /i.test(line))
       .join('\n    ');
     if (run.status !== 0) problems.push(`npm ci --dry-run refused the lock:\n    ${reason || output.trim()}`);
     else if (/EBADENGINE/.test(output)) problems.push(`npm ci warned EBADENGINE on Node ${process.version}:\n    ${reason}`);
@@ -142,7 +142,7 @@ if (process.argv.includes('--npm')) {
 }
 
 if (problems.length > 0) {
-  console.error(`package-lock.json is incomplete (${problems.length} problem${problems.length === 1 ? '' : 's'}):`);
+  console.error(`package-lock.json check failed (${problems.length} problem${problems.length === 1 ? '' : 's'}):`);
   for (const p of problems) console.error(`  - ${p}`);
   process.exit(1);
 }
