@@ -34,6 +34,10 @@ export interface Config {
   icmp: 'auto' | 'off';
   /** perf-store: history rows (checks, look-ups) buffered while the database is unreachable. */
   historyBufferMax: number;
+  /** Metrics (ops): bearer token for GET /metrics (null: the route is off). */
+  metricsToken: string | null;
+  /** Metrics (ops): port of a separate listener on 127.0.0.1 serving /metrics (null: none). */
+  metricsPort: number | null;
 }
 
 export class ConfigError extends Error {
@@ -161,6 +165,12 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
   if (!['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].includes(logLevel)) {
     throw new ConfigError('LOG_LEVEL', 'expected fatal, error, warn, info, debug, trace or silent', logLevel);
   }
+  const metricsToken = env.METRICS_TOKEN === undefined || env.METRICS_TOKEN === '' ? null : env.METRICS_TOKEN;
+  if (metricsToken !== null && !/^[\x21-\x7e]{16,}$/.test(metricsToken)) {
+    // Printable ASCII without spaces (it travels in an Authorization header).
+    throw new ConfigError('METRICS_TOKEN', 'expected at least 16 printable characters without spaces', '(hidden)');
+  }
+  const metricsPort = env.METRICS_PORT === undefined || env.METRICS_PORT === '' ? null : integer(env, 'METRICS_PORT', 0, 0, 65535);
   const config: Config = {
     port: integer(env, 'PORT', 8080, 0, 65535),
     host,
@@ -183,6 +193,11 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     // perf-store
     icmp: icmpMode(env.ICMP),
     historyBufferMax: integer(env, 'HISTORY_BUFFER_MAX', 100_000, 1_000, 10_000_000),
+    metricsToken,
+    metricsPort,
   };
+  if (config.metricsPort !== null && config.metricsPort !== 0 && config.metricsPort === config.port) {
+    throw new ConfigError('METRICS_PORT', 'expected a port other than PORT', env.METRICS_PORT ?? '');
+  }
   return Object.freeze(config);
 }

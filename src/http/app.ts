@@ -17,6 +17,8 @@ import { SERVICE_NAME, SERVICE_VERSION } from '../core/service-info.js';
 import { registerBooleanFlags } from './boolean-flags.js';
 import { registerCors } from './cors.js';
 import { registerErrorHandling } from './errors.js';
+import { registerMetricsRoute } from './metrics.js';
+import type { Metrics } from '../metrics/index.js';
 import { mediaLookupOptions } from './ping-budget.js';
 import { MemoryRateLimitStore, RedisRateLimitStore, registerRateLimit, tierCharger, tierConfig } from './rate-limit.js';
 import type { StatusLookup } from '../status/types.js';
@@ -49,6 +51,8 @@ export interface AppDeps {
   status?: StatusLookup;
   /** History store; without it /trends and /stats are not served and nothing is counted. */
   store?: Store;
+  /** Prometheus metrics: every answered request is observed; GET /metrics with METRICS_TOKEN. */
+  metrics?: Metrics;
 }
 
 
@@ -164,6 +168,16 @@ export async function buildApp(deps: AppDeps) {
       }
       done();
     });
+  }
+
+  const metrics = deps.metrics;
+  if (metrics) {
+    // Route templates only (never the URL): bounded labels, no addresses.
+    app.addHook('onResponse', (request, reply, done) => {
+      metrics.observeRequest(request.routeOptions.url ?? null, request.method, reply.statusCode, reply.elapsedTime / 1000);
+      done();
+    });
+    if (config.metricsToken !== null) registerMetricsRoute(app, { metrics, token: config.metricsToken });
   }
 
   await app.register(

@@ -42,6 +42,13 @@ export interface StatusServiceDeps {
   maxConcurrentPings: number;
   /** Called with unexpected errors (recording failures, bugs in a client). */
   onError?: (error: unknown, context: string) => void;
+  /** Metrics hooks: each performed ping, and how each look-up was answered. */
+  observe?: StatusObserver;
+}
+
+export interface StatusObserver {
+  ping?(mode: QueryMode, online: boolean, seconds: number): void;
+  cacheResult?(result: StatusAnswer['cache']): void;
 }
 
 /** How long after expiry a success may still be served stale while it is refreshed. */
@@ -110,6 +117,7 @@ export class StatusService implements StatusLookup {
   }
 
   private answer(stored: StoredStatus, cache: StatusAnswer['cache'], freshMs: number, stale = false): StatusAnswer {
+    this.deps.observe?.cacheResult?.(cache);
     return {
       status: stale ? { ...stored.status, stale: true } : stored.status,
       cache,
@@ -195,8 +203,11 @@ export class StatusService implements StatusLookup {
   private async query(parsed: ParsedAddress, mode: QueryMode, id: string): Promise<StoredStatus> {
     // One deadline for the whole query; `done` also ends what is left (an ICMP echo) once we return.
     const done = new AbortController();
+    const started = performance.now();
     try {
-      return await this.queryWithin(parsed, mode, id, AbortSignal.any([AbortSignal.timeout(this.deps.pingTimeoutMs), done.signal]));
+      const stored = await this.queryWithin(parsed, mode, id, AbortSignal.any([AbortSignal.timeout(this.deps.pingTimeoutMs), done.signal]));
+      this.deps.observe?.ping?.(mode, stored.status.online, (performance.now() - started) / 1000);
+      return stored;
     } finally {
       done.abort();
     }

@@ -117,3 +117,33 @@ describe('loadConfig', () => {
     expect(message).not.toContain('\n');
   });
 });
+
+describe('loadConfig: metrics (METRICS_TOKEN, METRICS_PORT)', () => {
+  it('leaves metrics off by default', () => {
+    expect(loadConfig({})).toMatchObject({ metricsToken: null, metricsPort: null });
+  });
+
+  it('reads the token and the loopback port', () => {
+    const config = loadConfig({ METRICS_TOKEN: 'a-long-enough-token-123', METRICS_PORT: '9464' });
+    expect(config).toMatchObject({ metricsToken: 'a-long-enough-token-123', metricsPort: 9464 });
+    expect(loadConfig({ METRICS_PORT: '0' }).metricsPort).toBe(0);
+  });
+
+  it.each([
+    ['METRICS_TOKEN', 'short'],
+    ['METRICS_TOKEN', 'has a space in it, long enough'],
+    ['METRICS_PORT', 'ninety'],
+    ['METRICS_PORT', '70000'],
+  ])('refuses %s=%s with one line naming the variable', (name, value) => {
+    expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
+    expect(() => loadConfig({ [name]: value })).toThrow(new RegExp(`^Invalid ${name}=[^\\n]*$`));
+  });
+
+  it('never echoes a refused token', () => {
+    expect(() => loadConfig({ METRICS_TOKEN: 'secret secret secret' })).toThrow(/^(?!.*secret)/);
+  });
+
+  it('refuses METRICS_PORT equal to PORT', () => {
+    expect(() => loadConfig({ PORT: '8080', METRICS_PORT: '8080' })).toThrow(/METRICS_PORT/);
+  });
+});
