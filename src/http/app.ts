@@ -7,7 +7,6 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { LogController } from 'fastify';
-import type { Redis } from 'ioredis';
 import type { Config } from '../config/index.js';
 import { ClientHasher } from '../core/client-hash.js';
 import { systemClock, type Clock } from '../core/clock.js';
@@ -16,9 +15,10 @@ import { SERVICE_NAME, SERVICE_VERSION } from '../core/service-info.js';
 import { registerCors } from './cors.js';
 import { registerErrorHandling } from './errors.js';
 import { MemoryRateLimitStore, RedisRateLimitStore, registerRateLimit, tierConfig } from './rate-limit.js';
+import type { SharedRedis } from '../redis/shared-redis.js';
 import type { StatusLookup } from '../status/types.js';
 import type { Store } from '../store/types.js';
-import { healthRoutes } from './routes/health.js';
+import { healthRoutes, type DependencyHealth } from './routes/health.js';
 import { historyRoutes } from './routes/history.js';
 import { imageRoutes } from './routes/images.js';
 import { statusRoutes } from './routes/status.js';
@@ -32,8 +32,10 @@ export interface AppDeps {
   clock?: Clock;
   /** pino logger options; false silences logging (tests). */
   logger?: { level?: string; stream?: NodeJS.WritableStream } | false;
-  /** Shared Redis connection for rate limits (and caches) when REDIS_URL is set. */
-  redis?: Redis | null;
+  /** Shared Redis (with its breaker) for rate limits when REDIS_URL is set. */
+  redis?: SharedRedis | null;
+  /** Extra health fields: database, Redis and write-buffer state. */
+  health?: () => DependencyHealth;
   /** Client hasher shared with the status service (distinct-client counts). */
   hasher?: ClientHasher;
   /** The status service; without it the status, image and widget routes are not served. */
@@ -91,7 +93,9 @@ export async function buildApp(deps: AppDeps) {
   registerRateLimit(app, {
     limits: config.rateLimits,
     hasher,
-    store: deps.redis ? new RedisRateLimitStore(deps.redis) : new MemoryRateLimitStore(() => clock.now()),
+    store: deps.redis
+      ? new RedisRateLimitStore(deps.redis, undefined, () => clock.now())
+      : new MemoryRateLimitStore(() => clock.now()),
     onError: (error) => app.log.warn({ err: error }, 'rate limit store failed; request let through'),
   });
 
@@ -146,7 +150,7 @@ export async function buildApp(deps: AppDeps) {
 
   await app.register(
     async (api) => {
-      await api.register(healthRoutes, { clock });
+      await api.register(healthRoutes, { clock, ...(deps.health ? { dependencies: deps.health } : {}) });
       if (deps.status) {
         await api.register(statusRoutes, { status: deps.status, config, hasher });
         await api.register(imageRoutes, { status: deps.status, config });
