@@ -21,6 +21,7 @@ import { migrationProvider } from './migrations.js';
 import { SCORE_SCALE, playersScore, scoreValue } from './ranking.js';
 import type { Database, Dialect } from './schema.js';
 import type { CheckRecord, CounterIncrements, HistoryStore, Statistics, TrendPage, TrendServer } from './types.js';
+import { readServerHistory, type HistoryRange, type ServerHistory } from './uptime-history.js';
 
 export interface StoreOptions {
   /** How long a computed /stats stays in memory (default 60 s, the spec's stats cache). */
@@ -479,6 +480,10 @@ export class KyselyHistoryStore implements HistoryStore {
         checked_at: new Date(Number(r.checked_at)).toISOString(),
       })),
     };
+  }
+
+  history(serverId: string, range: HistoryRange): Promise<ServerHistory | null> {
+    return readServerHistory(this.db, serverId, range, this.clock.now());
   }
 
   prune(): Promise<void> {

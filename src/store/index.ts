@@ -15,6 +15,7 @@ export type { CheckRecord, CounterIncrements, HistoryStore, RecentCheck, Statist
 export { InvalidCursorError } from './errors.js';
 export { TREND_SCORE_FORMULA } from './ranking.js';
 export { serverAddress, type StoreOptions } from './history-store.js';
+export { HISTORY_RANGES, HISTORY_RANGE_NAMES, bucketWindow, type HistoryBucket, type HistoryRange, type ServerHistory } from './uptime-history.js';
 
 export async function openStore(
   config: Pick<Config, 'database' | 'checkRetentionDays'>,

@@ -3,6 +3,7 @@
  * statistics from. Implemented over SQLite (embedded default) and PostgreSQL.
  */
 import type { Edition } from '../core/types.js';
+import type { HistoryRange, ServerHistory } from './uptime-history.js';
 
 /** One performed ping, as handed over by the status service. */
 export interface CheckRecord {
@@ -96,6 +97,11 @@ export interface Store {
   trends(limit: number, cursor: string | null): Promise<TrendPage>;
   /** The /stats body; computed at most once per 60 seconds (the result is cached). */
   stats(): Promise<Statistics>;
+  /**
+   * One server's uptime and players over `range`, in buckets (see uptime-history.ts); null
+   * when the server has never been checked (or its checks were all pruned with it).
+   */
+  history(serverId: string, range: HistoryRange): Promise<ServerHistory | null>;
   /** Flushes buffers and releases connections. */
   close(): Promise<void>;
 }
