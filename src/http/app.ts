@@ -23,7 +23,7 @@ import { historyRoutes } from './routes/history.js';
 import { imageRoutes } from './routes/images.js';
 import { statusRoutes } from './routes/status.js';
 import { widgetRoutes } from './routes/widget.js';
-import { uptimeRoutes } from './routes/uptime.js';
+import { ServerHistory, uptimeRoutes } from './routes/uptime.js';
 import { pageRoutes } from './routes/pages.js';
 import { ErrorResponse, HealthResponse, Motd, ServerStatus } from './schemas.js';
 
@@ -81,6 +81,7 @@ export async function buildApp(deps: AppDeps) {
   app.addSchema(HealthResponse);
   app.addSchema(Motd);
   app.addSchema(ServerStatus);
+  app.addSchema(ServerHistory);
 
   registerCors(app);
 

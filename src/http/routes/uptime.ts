@@ -30,7 +30,8 @@ const HistoryBucket = Type.Object(
   { additionalProperties: false, title: 'HistoryBucket' },
 );
 
-const ServerHistory = Type.Object(
+/** The 200 body; registered by buildApp so that it is a named schema of the OpenAPI document. */
+export const ServerHistory = Type.Object(
   {
     server_id: Type.String({ format: 'uuid' }),
     hostname: Type.String({ description: 'Host name or IP address as queried.' }),
@@ -47,7 +48,7 @@ const ServerHistory = Type.Object(
     ),
     buckets: Type.Array(HistoryBucket, { maxItems: 200, description: 'Every bucket of the range, oldest first, empty ones included.' }),
   },
-  { additionalProperties: false, title: 'ServerHistory' },
+  { $id: 'ServerHistory', additionalProperties: false, title: 'ServerHistory' },
 );
 
 const RANGE_TEXT = HISTORY_RANGE_NAMES.map(
@@ -74,7 +75,7 @@ export const uptimeRoutes: FastifyPluginAsyncTypebox<{ store: Store; config: Con
           legacy: BooleanFlag('The server as queried with the pre-1.7.2 Java protocol (same history as Java).'),
           bedrock: BooleanFlag('The Bedrock server; the default port becomes 19132.'),
         }),
-        response: { 200: ServerHistory, 404: Type.Ref('ErrorResponse'), ...errorResponses },
+        response: { 200: Type.Ref('ServerHistory'), 404: Type.Ref('ErrorResponse'), ...errorResponses },
       },
     },
     async (request, reply) => {
