@@ -96,8 +96,12 @@ function draw(history: ServerHistory, label: string): SVGSVGElement {
   );
 }
 
-/** The chart section; it loads the 24-hour range, and the others on demand. */
-export function historySection(target: Target): HTMLElement {
+/**
+ * The chart section; it loads the 24-hour range, and the others on demand. `justChecked`:
+ * the look-up that opened the page pinged the server a moment ago, and the service records
+ * that check in the background, so the first request waits a moment for it.
+ */
+export function historySection(target: Target, justChecked = false): HTMLElement {
   const body = h('div', { class: 'chart-body', 'aria-live': 'polite' }, h('p', { class: 'muted' }, 'Loading the history…'));
   const buttons = RANGES.map((r) =>
     h('button', { type: 'button', class: 'range', 'aria-pressed': r.range === '24h' ? 'true' : 'false', 'data-range': r.range }, r.label),
@@ -139,7 +143,7 @@ export function historySection(target: Target): HTMLElement {
   }
 
   for (const b of buttons) b.addEventListener('click', () => void load(b.dataset.range as Range));
-  void load('24h');
+  setTimeout(() => void load('24h'), justChecked ? 1000 : 0);
   return h(
     'section',
     { class: 'panel', 'aria-labelledby': 'history-title' },

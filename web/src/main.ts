@@ -92,7 +92,8 @@ async function showServer(target: Target): Promise<void> {
   if (signal.aborted) return;
   replace(card, statusCard(target, status));
   card.removeAttribute('aria-busy');
-  view.append(historySection(target), embedBuilder(target));
+  const justChecked = Date.now() - Date.parse(status.checked_at) < 10_000;
+  view.append(historySection(target, justChecked), embedBuilder(target));
 }
 
 function showHome(): void {
