@@ -2,13 +2,14 @@
 // assets/ with gzip twins, and manifest.json, which the service reads at start-up
 // (src/http/routes/pages.ts). Prints the sizes. Usage: node web/build.mjs
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { basename, dirname, join } from 'node:path';
+import { basename, dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import { build } from 'esbuild';
 
 const here = dirname(fileURLToPath(import.meta.url));
-const out = join(here, '..', 'dist', 'web');
+const root = join(here, '..');
+const out = join(root, 'dist', 'web');
 const assets = join(out, 'assets');
 
 /** The issue's budget for the app's JavaScript, gzipped. */
@@ -50,7 +51,9 @@ for (const [path, info] of Object.entries(result.metafile.outputs)) {
 }
 if (!js || !css) throw new Error('web build: entry outputs not found');
 
-writeFileSync(join(out, 'manifest.json'), `${JSON.stringify({ js, css, files, preload: PRELOAD }, null, 2)}\n`);
+// The source files of this build (paths from the repository root), so that the tests can tell a stale build.
+const inputs = Object.keys(result.metafile.inputs).map((p) => relative(root, resolve(p)));
+writeFileSync(join(out, 'manifest.json'), `${JSON.stringify({ js, css, files, preload: PRELOAD, inputs }, null, 2)}\n`);
 
 for (const s of sizes) console.log(`web: ${s.file} ${s.bytes} B (${s.gzip} B gzip)`);
 const jsGzip = sizes.find((s) => s.file === js).gzip;

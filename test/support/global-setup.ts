@@ -1,26 +1,21 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, readdirSync, statSync } from 'node:fs';
-import { join } from 'node:path';
-
-/** Newest modification time under `dir` (files only), 0 for nothing. */
-function newest(dir: string): number {
-  if (!existsSync(dir)) return 0;
-  let latest = 0;
-  for (const entry of readdirSync(dir, { withFileTypes: true, recursive: true })) {
-    if (entry.isFile()) latest = Math.max(latest, statSync(join(entry.parentPath, entry.name)).mtimeMs);
-  }
-  return latest;
-}
+import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 
 /**
- * Builds the web front (dist/web) when it is missing or older than its sources, so the page
- * tests serve what web/src says now.
+ * Builds the web front (dist/web) when it is missing or older than any file it was built
+ * from (the manifest lists them), or than anything under web/ (a new file), so the page
+ * tests serve what the sources say now.
  */
 function buildWebIfStale(): void {
   const manifest = 'dist/web/manifest.json';
-  const sources = Math.max(newest('web'), statSync('src/render/widget/options.ts').mtimeMs);
-  if (existsSync(manifest) && statSync(manifest).mtimeMs >= sources) return;
-  execFileSync('node', ['web/build.mjs'], { stdio: 'inherit' });
+  const stale = () => {
+    if (!existsSync(manifest)) return true;
+    const built = statSync(manifest).mtimeMs;
+    const { inputs = [] } = JSON.parse(readFileSync(manifest, 'utf8')) as { inputs?: string[] };
+    const web = readdirSync('web', { recursive: true, encoding: 'utf8' }).map((p) => `web/${p}`);
+    return [...inputs, ...web].some((path) => !existsSync(path) || statSync(path).mtimeMs > built);
+  };
+  if (stale()) execFileSync('node', ['web/build.mjs'], { stdio: 'inherit' });
 }
 
 /**

@@ -58,7 +58,7 @@ export function statusCard(target: Target, status: ServerStatus): HTMLElement {
   );
 
   const motd = status.motd
-    ? h('div', { class: 'motd', 'aria-label': 'Message of the day' }, ...motdNodes(status.motd.html, status.motd.clean))
+    ? h('div', { class: 'motd' }, ...motdNodes(status.motd))
     : null;
 
   return h(

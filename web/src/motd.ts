@@ -1,59 +1,27 @@
 /**
- * The MOTD from the service's own `motd.html` (escaped text and flat spans carrying colour
- * and style declarations, see src/motd/format.ts) turned into DOM nodes without ever
- * assigning markup. The string is read by a strict tokenizer of exactly that format: text
- * becomes text nodes, the allowed declarations are set through the CSSOM (which the page's
- * `style-src 'self'` does not restrict, unlike style attributes). Anything else in it, and
- * the whole MOTD falls back to its plain `clean` text.
+ * The MOTD as DOM nodes, never as assigned markup. The segments come from the service's own
+ * reading of `motd.html` (exact colours, falling back to `raw` when the two disagree: the
+ * same code the banners use); each becomes a text node, or a span whose colour and styles
+ * are set through the CSSOM, which the page's `style-src 'self'` does not restrict (unlike
+ * style attributes).
  */
+import { colorToHex, type MotdSegment } from '../../src/motd/index.js';
+import { segmentsOfMotd } from '../../src/render/motd-text.js';
 import { h } from './dom.js';
+import type { Motd } from './api.js';
 
-const ALLOWED: Record<string, RegExp> = {
-  color: /^#[0-9a-f]{6}$/i,
-  'font-weight': /^bold$/,
-  'font-style': /^italic$/,
-  'text-decoration': /^(underline|line-through)( (underline|line-through))?$/,
-};
-
-const ENTITIES: Record<string, string> = { '&amp;': '&', '&lt;': '<', '&gt;': '>', '&quot;': '"', '&#39;': "'", '&#x27;': "'" };
-const TOKEN = /<span(?: class="mc-obfuscated")?(?: style="([^"<>]*)")?>((?:[^<>&]|&(?:amp|lt|gt|quot|#39|#x27);)*)<\/span>|((?:[^<>&]|&(?:amp|lt|gt|quot|#39|#x27);)+)/gy;
-
-const unescape = (text: string) => text.replace(/&(?:amp|lt|gt|quot|#39|#x27);/g, (e) => ENTITIES[e] ?? e);
-
-function declarations(style: string): Array<[string, string]> | null {
-  const out: Array<[string, string]> = [];
-  for (const part of style.split(';')) {
-    if (part.trim() === '') continue;
-    const colon = part.indexOf(':');
-    if (colon < 0) return null;
-    const name = part.slice(0, colon).trim().toLowerCase();
-    const value = part.slice(colon + 1).trim();
-    if (!ALLOWED[name]?.test(value)) return null;
-    out.push([name, value]);
-  }
-  return out;
+function node(segment: MotdSegment): Node {
+  const plain = segment.color === null && !segment.bold && !segment.italic && !segment.underlined && !segment.strikethrough && !segment.obfuscated;
+  if (plain) return document.createTextNode(segment.text);
+  const span = h('span', { class: segment.obfuscated ? 'mc-obfuscated' : null }, segment.text);
+  if (segment.color !== null) span.style.setProperty('color', colorToHex(segment.color));
+  if (segment.bold) span.style.setProperty('font-weight', 'bold');
+  if (segment.italic) span.style.setProperty('font-style', 'italic');
+  const decorations = [segment.underlined ? 'underline' : '', segment.strikethrough ? 'line-through' : ''].filter(Boolean);
+  if (decorations.length > 0) span.style.setProperty('text-decoration', decorations.join(' '));
+  return span;
 }
 
-export function motdNodes(html: string, fallback: string): Node[] {
-  const nodes: Node[] = [];
-  TOKEN.lastIndex = 0;
-  let at = 0;
-  while (at < html.length) {
-    const match = TOKEN.exec(html);
-    if (!match || match.index !== at) return [document.createTextNode(fallback)];
-    at = TOKEN.lastIndex;
-    const [whole, style, spanText, plain] = match;
-    if (plain !== undefined) {
-      nodes.push(document.createTextNode(unescape(plain)));
-      continue;
-    }
-    const span = h('span', {}, unescape(spanText ?? ''));
-    if (whole.startsWith('<span class="mc-obfuscated"')) span.className = 'mc-obfuscated';
-    const styles = declarations(style ?? '');
-    if (styles === null) return [document.createTextNode(fallback)];
-    for (const [name, value] of styles) span.style.setProperty(name, value);
-    nodes.push(span);
-  }
-  return nodes;
+export function motdNodes(motd: Motd): Node[] {
+  return segmentsOfMotd({ ...motd, raw_lines: [], clean_lines: [] }).map(node);
 }
-
