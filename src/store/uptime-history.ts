@@ -49,6 +49,8 @@ export interface ServerHistory {
   /** Online checks as a percentage of the range's checks (2 decimals); null without a check. */
   uptime_percentage: number | null;
   buckets: HistoryBucket[];
+  /** Set when the database could not answer in time and this is its last good answer. */
+  stale?: true;
 }
 
 export interface BucketWindow {

@@ -36,6 +36,8 @@ class FakeClock implements Clock {
 interface Backend {
   name: string;
   databaseUrl(): Promise<string>;
+  /** Takes the database away under a running store (PostgreSQL: dropped with its connections). */
+  outage?(url: string): Promise<void>;
   dispose(): Promise<void>;
 }
 
@@ -70,6 +72,10 @@ const BACKENDS: Backend[] = [
       const url = new URL(POSTGRES_URL);
       url.pathname = `/${name}`;
       return url.toString();
+    },
+    async outage(url) {
+      const name = new URL(url).pathname.slice(1);
+      await admin((c) => c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
     },
     async dispose() {
       await admin(async (c) => {
@@ -128,7 +134,8 @@ for (const backend of BACKENDS) {
     afterAll(() => backend.dispose());
 
     async function setup(checks: CheckRecord[], clock = new FakeClock()) {
-      const config = loadConfig({ DATABASE_URL: await backend.databaseUrl() });
+      const url = await backend.databaseUrl();
+      const config = loadConfig({ DATABASE_URL: url });
       const store = await openStore(config, clock);
       stores.push(store);
       for (const c of checks) await store.recordCheck(c);
@@ -140,7 +147,7 @@ for (const backend of BACKENDS) {
         const response = await app.inject({ method: 'GET', url });
         return { response, body: response.json() as Body & Record<string, unknown> };
       };
-      return { app, store, get };
+      return { app, store, get, url };
     }
 
 
@@ -278,6 +285,23 @@ for (const backend of BACKENDS) {
       expect(Object.keys(java).sort()).toEqual(
         ['bucket_seconds', 'buckets', 'checks', 'edition', 'from', 'hostname', 'online_checks', 'port', 'range', 'server_id', 'to', 'uptime_percentage'].sort(),
       );
+    });
+
+    it.runIf(backend.outage)('while the database is gone: the last good answer marked stale, or 503 store_unavailable', async () => {
+      const { get, url } = await setup([check(NOW - MINUTE)]);
+      const before = await get(`/api/v1/history/${HOST}`);
+      expect(before.response.statusCode).toBe(200);
+      expect(before.body.stale).toBeUndefined();
+      await backend.outage!(url);
+      const stale = await get(`/api/v1/history/${HOST}`);
+      expect(stale.response.statusCode).toBe(200);
+      expect(stale.response.headers['x-cache']).toBe('STALE');
+      expect(validate('ServerHistory', stale.body)).toEqual([]);
+      expect(stale.body).toEqual({ ...before.body, stale: true });
+      const none = await get(`/api/v1/history/${HOST}?range=7d`);
+      expect(none.response.statusCode).toBe(503);
+      expect(none.response.headers['retry-after']).toBeDefined();
+      expect(none.body).toMatchObject({ status: 'error', error: 'store_unavailable' });
     });
   });
 }

@@ -15,7 +15,7 @@ function buildWebIfStale(): void {
     const web = readdirSync('web', { recursive: true, encoding: 'utf8' }).map((p) => `web/${p}`);
     return [...inputs, ...web].some((path) => !existsSync(path) || statSync(path).mtimeMs > built);
   };
-  if (stale()) execFileSync('node', ['web/build.mjs'], { stdio: 'inherit' });
+  if (stale()) execFileSync('node', ['web/build.mjs'], { stdio: ['ignore', 'ignore', 'inherit'] });
 }
 
 /**
@@ -23,6 +23,6 @@ function buildWebIfStale(): void {
  * `npm test` has already started them; this covers a direct `npx vitest` run.
  */
 export default function setup(): void {
-  execFileSync('bash', ['scripts/services.sh', 'up'], { stdio: 'inherit' });
+  execFileSync('bash', ['scripts/services.sh', 'up'], { stdio: ['ignore', 'ignore', 'inherit'] });
   buildWebIfStale();
 }

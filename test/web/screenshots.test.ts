@@ -61,7 +61,7 @@ describe('web front reference screenshots', () => {
       await o.page.evaluate(() => {
         const set = (selector: string, text: string) => document.querySelectorAll(selector).forEach((el) => (el.textContent = text));
         const fact = (term: string) =>
-          [...document.querySelectorAll('.fact')].find((f) => f.querySelector('dt')?.textContent === term)?.querySelector('dd');
+          Array.from(document.querySelectorAll('.fact')).find((f) => f.querySelector('dt')?.textContent === term)?.querySelector('dd');
         set('.server-name', '127.0.0.1:25565');
         (document.getElementById('address') as HTMLInputElement).value = '127.0.0.1:25565';
         fact('Address')!.textContent = '127.0.0.1:25565';

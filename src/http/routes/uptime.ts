@@ -47,6 +47,9 @@ export const ServerHistory = Type.Object(
       Type.Number({ minimum: 0, maximum: 100, description: 'Online checks as a percentage of the checks, 2 decimals; null without a check.' }),
     ),
     buckets: Type.Array(HistoryBucket, { maxItems: 200, description: 'Every bucket of the range, oldest first, empty ones included.' }),
+    stale: Type.Optional(
+      Type.Literal(true, { description: 'Only while the history database cannot answer: the last good answer, served instead.' }),
+    ),
   },
   { $id: 'ServerHistory', additionalProperties: false, title: 'ServerHistory' },
 );
@@ -67,7 +70,8 @@ export const uptimeRoutes: FastifyPluginAsyncTypebox<{ store: Store; config: Con
           `(UTC): ${RANGE_TEXT}. The last bucket holds the time of the request. The server is named as in ` +
           '`/status/{address}` with the same `legacy` / `bedrock` flags (an address without a port means the default ' +
           'port). Only servers this service has checked have a history: any other is a 404 `not_found` (this endpoint ' +
-          `never pings). Cached ${HISTORY_MAX_AGE_SECONDS} seconds.`,
+          `never pings). Cached ${HISTORY_MAX_AGE_SECONDS} seconds. While the history database cannot answer, the ` +
+          'last good answer is served with `stale: true` (`X-Cache: STALE`), or 503 `store_unavailable` without one.',
         tags: ['history'],
         params: Type.Object({ address: Type.String({ minLength: 1, maxLength: 255, description: 'host, host:port, IPv4, [IPv6]:port or IPv6' }) }),
         querystring: Type.Object({
@@ -75,7 +79,7 @@ export const uptimeRoutes: FastifyPluginAsyncTypebox<{ store: Store; config: Con
           legacy: BooleanFlag('The server as queried with the pre-1.7.2 Java protocol (same history as Java).'),
           bedrock: BooleanFlag('The Bedrock server; the default port becomes 19132.'),
         }),
-        response: { 200: Type.Ref('ServerHistory'), 404: Type.Ref('ErrorResponse'), ...errorResponses },
+        response: { 200: Type.Ref('ServerHistory'), 404: Type.Ref('ErrorResponse'), 503: Type.Ref('ErrorResponse'), ...errorResponses },
       },
     },
     async (request, reply) => {
@@ -85,7 +89,8 @@ export const uptimeRoutes: FastifyPluginAsyncTypebox<{ store: Store; config: Con
       const id = serverId(editionOf(mode), parsed.host, parsed.port ?? defaultPort(mode));
       const history = await store.history(id, range);
       if (!history) throw new ObserverError('not_found', 404, 'This server has not been checked by this service yet.');
-      reply.header('Cache-Control', `public, max-age=${HISTORY_MAX_AGE_SECONDS}`);
+      reply.header('Cache-Control', `public, max-age=${history.stale ? 5 : HISTORY_MAX_AGE_SECONDS}`);
+      if (history.stale) reply.header('X-Cache', 'STALE');
       return history;
     },
   );
