@@ -88,18 +88,23 @@ async function compare(serverName: string, serverScript: string): Promise<void> 
   for (const concurrency of CONCURRENCIES) {
     for (const client of Object.values(clients)) await run(client, port, concurrency, 0.5); // warm-up
     const rates: Record<string, number[]> = {};
+    const cpu: Record<string, { us: number; pings: number }> = {};
     const failures: Record<string, number> = {};
     for (let round = 0; round < ROUNDS; round++) {
       for (const [name, client] of Object.entries(clients)) {
         const r = await run(client, port, concurrency, ROUND_SECONDS);
         (rates[name] ??= []).push(r.perSecond);
+        const c = (cpu[name] ??= { us: 0, pings: 0 });
+        c.us += r.cpuMicros;
+        c.pings += r.done;
         failures[name] = (failures[name] ?? 0) + r.failed;
       }
     }
     const medians = Object.fromEntries(Object.entries(rates).map(([name, list]) => [name, median(list)]));
     console.log(`concurrency ${concurrency}`);
     for (const [name, value] of Object.entries(medians)) {
-      console.log(`  ${name.padEnd(22)} ${fmt(value).padStart(8)} pings/s  (failed: ${failures[name]})`);
+      const perPing = cpu[name]!.us / Math.max(1, cpu[name]!.pings);
+      console.log(`  ${name.padEnd(22)} ${fmt(value).padStart(8)} pings/s  ${fmt(perPing).padStart(4)} µs CPU/ping  (failed: ${failures[name]})`);
     }
     const ours = medians['observer pingJava'] as number;
     console.log(`  observer / bare-socket floor: ${(ours / (medians['floor: bare net.Socket'] as number)).toFixed(2)}x`);
@@ -151,6 +156,7 @@ function bareSocketPing(port: number): Promise<void> {
 /** Runs `concurrency` loops of back-to-back pings for `seconds`; counts completed pings. */
 async function run(client: Client, port: number, concurrency: number, seconds: number) {
   const start = performance.now();
+  const cpuBefore = process.cpuUsage();
   const end = start + seconds * 1000;
   let done = 0;
   let failed = 0;
@@ -165,7 +171,10 @@ async function run(client: Client, port: number, concurrency: number, seconds: n
     }
   };
   await Promise.all(Array.from({ length: concurrency }, worker));
-  return { perSecond: done / ((performance.now() - start) / 1000), failed };
+  const cpuUsed = process.cpuUsage(cpuBefore);
+  // CPU time of this (client) process per ping: what the client itself costs, whatever the
+  // neighbours on a shared machine do to the rate.
+  return { perSecond: done / ((performance.now() - start) / 1000), failed, done, cpuMicros: cpuUsed.user + cpuUsed.system };
 }
 
 function median(values: number[]): number {
