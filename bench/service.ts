@@ -250,6 +250,8 @@ for (const phase of phases) {
   }
   for (let round = 0; round < ROUNDS; round++) {
     for (const side of sides) {
+      // Keep the cached target fresh (a HIT, not STALE) whatever the earlier phases took.
+      if (phase.path === cachedPath) await (await fetch(side.base + cachedPath)).arrayBuffer();
       const opts = { url: side.base + phase.path, connections: phase.connections, seconds: SECONDS };
       const r = await measure(side, phase.distinct ? { ...opts, distinct: `r${runTag}${runId++}` } : opts);
       ((results[phase.name] ??= {})[side.name] ??= []).push(r);
