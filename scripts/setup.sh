@@ -9,6 +9,7 @@ ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || need+=(postgresql)
 command -v redis-server >/dev/null || need+=(redis-server)
 [ -x /usr/bin/chromium ] || need+=(chromium)
 command -v ping >/dev/null || need+=(iputils-ping)
+command -v nginx >/dev/null || [ -x /usr/sbin/nginx ] || need+=(nginx)
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ]; then
     echo "Installing Debian packages: ${need[*]}"
@@ -16,7 +17,7 @@ if [ ${#need[@]} -gt 0 ]; then
     apt-get update -qq
     apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
     # The packages start system services of their own; the tests run their own on loopback.
-    for s in dnsmasq postgresql redis-server; do service "$s" stop >/dev/null 2>&1 || true; done
+    for s in dnsmasq postgresql redis-server nginx; do service "$s" stop >/dev/null 2>&1 || true; done
   else
     echo "Missing Debian packages: ${need[*]} (run as root, or: sudo apt-get install ${need[*]})" >&2
     exit 1

@@ -12,6 +12,8 @@ export interface Config {
   /** `sqlite:PATH` or `postgres://...`; default SQLite file. */
   database: { kind: 'sqlite'; path: string } | { kind: 'postgres'; url: string };
   redisUrl: string | null;
+  /** Longest wait on one Redis command before the instance falls back to its local state. */
+  redisCommandTimeoutMs: number;
   /** DNS servers as `ip` or `ip:port`; empty means the system resolver. */
   dnsServers: string[];
   /** CIDRs exempt from the public-address guard. */
@@ -176,6 +178,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     host,
     database: parseDatabase(env.DATABASE_URL),
     redisUrl: redis === undefined || redis === '' ? null : redis,
+    redisCommandTimeoutMs: integer(env, 'REDIS_COMMAND_TIMEOUT_MS', 250, 10, 10_000),
     dnsServers: list(env, 'DNS_SERVERS').map((s) => parseDnsServer(s, dnsRaw)),
     targetAllowlist: allowlist,
     trustProxy: parseTrustProxy(env),

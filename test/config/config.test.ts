@@ -116,6 +116,18 @@ describe('loadConfig', () => {
     expect(message).toContain(name);
     expect(message).not.toContain('\n');
   });
+
+  describe('REDIS_COMMAND_TIMEOUT_MS', () => {
+    it('defaults to 250 ms and reads a value', () => {
+      expect(loadConfig({}).redisCommandTimeoutMs).toBe(250);
+      expect(loadConfig({ REDIS_COMMAND_TIMEOUT_MS: '100' }).redisCommandTimeoutMs).toBe(100);
+    });
+
+    it.each(['0', 'fast', '20000'])('refuses %s with one line naming the variable', (value) => {
+      expect(() => loadConfig({ REDIS_COMMAND_TIMEOUT_MS: value })).toThrow(ConfigError);
+      expect(() => loadConfig({ REDIS_COMMAND_TIMEOUT_MS: value })).toThrow(/^Invalid REDIS_COMMAND_TIMEOUT_MS=/);
+    });
+  });
 });
 
 describe('loadConfig: metrics (METRICS_TOKEN, METRICS_PORT)', () => {
