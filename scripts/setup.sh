@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs the Debian packages the tests use (when missing, and only as root) and the npm
-# packages (when node_modules is missing or older than package-lock.json).
+# packages (`npm ci` when node_modules is missing or differs from package-lock.json).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 need=()
@@ -23,7 +23,7 @@ if [ ${#need[@]} -gt 0 ]; then
     exit 1
   fi
 fi
-if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
-  # Not `npm ci`: see .ci/run.
-  npm install --no-audit --no-fund
+if ! node scripts/check-lock.mjs --installed; then
+  # Exactly the versions the lock file pins (`npm run check:lock` keeps it complete).
+  npm ci --no-audit --no-fund
 fi

@@ -25,6 +25,8 @@ export interface ProbeTarget {
   signal: AbortSignal;
 }
 
+type BeforePing = LookupOptions['beforePing'];
+
 export type PingFunction = (target: ProbeTarget) => Promise<PingResult>;
 
 export interface StatusServiceDeps {
@@ -40,6 +42,13 @@ export interface StatusServiceDeps {
   maxConcurrentPings: number;
   /** Called with unexpected errors (recording failures, bugs in a client). */
   onError?: (error: unknown, context: string) => void;
+  /** Metrics hooks: each performed ping, and how each look-up was answered. */
+  observe?: StatusObserver;
+}
+
+export interface StatusObserver {
+  ping?(mode: QueryMode, online: boolean, seconds: number): void;
+  cacheResult?(result: StatusAnswer['cache']): void;
 }
 
 /** How long after expiry a success may still be served stale while it is refreshed. */
@@ -110,11 +119,12 @@ export class StatusService implements StatusLookup {
         headers: { 'Retry-After': '5' },
       });
     }
-    const fresh = await this.refresh(key, parsed, mode, id);
+    const fresh = await this.refresh(key, parsed, mode, id, options.beforePing);
     return this.answer(fresh, 'MISS', Math.max(0, fresh.checkedAt + ttlMs - clock.now()));
   }
 
   private answer(stored: StoredStatus, cache: StatusAnswer['cache'], freshMs: number, stale = false): StatusAnswer {
+    this.deps.observe?.cacheResult?.(cache);
     return {
       status: stale ? { ...stored.status, stale: true } : stored.status,
       cache,
@@ -127,11 +137,11 @@ export class StatusService implements StatusLookup {
    * here, synchronously, before the first await (a shared cache's claim and reads), so that
    * concurrent look-ups never start more than `maxConcurrentPings` pings.
    */
-  private refresh(key: string, parsed: ParsedAddress, mode: QueryMode, id: string): Promise<StoredStatus> {
+  private refresh(key: string, parsed: ParsedAddress, mode: QueryMode, id: string, beforePing?: BeforePing): Promise<StoredStatus> {
     const pending = this.inFlight.get(key);
     if (pending) return pending;
     this.pingsInFlight += 1;
-    const promise = this.pingOrJoin(key, parsed, mode, id).finally(() => {
+    const promise = this.pingOrJoin(key, parsed, mode, id, beforePing).finally(() => {
       this.pingsInFlight -= 1;
       this.inFlight.delete(key);
     });
@@ -146,9 +156,9 @@ export class StatusService implements StatusLookup {
    * for its result to land in the cache, polling with backoff on the injected clock, and fall
    * back to their own ping if it does not land within the ping budget.
    */
-  private async pingOrJoin(key: string, parsed: ParsedAddress, mode: QueryMode, id: string): Promise<StoredStatus> {
+  private async pingOrJoin(key: string, parsed: ParsedAddress, mode: QueryMode, id: string, beforePing?: BeforePing): Promise<StoredStatus> {
     const { cache, clock } = this.deps;
-    if (!cache.claim) return this.pingAndStore(key, parsed, mode, id);
+    if (!cache.claim) return this.pingAndStore(key, parsed, mode, id, beforePing);
     const budget = this.deps.pingTimeoutMs + 1_000;
     const fresh = (entry: CacheEntry) => clock.now() < entry.latest.checkedAt + this.deps.ttlSeconds * 1000;
     const seen = await cache.get(key, { skipL1: true });
@@ -159,7 +169,7 @@ export class StatusService implements StatusLookup {
       try {
         const again = await cache.get(key, { skipL1: true });
         if (again && fresh(again)) return again.latest;
-        return await this.pingAndStore(key, parsed, mode, id);
+        return await this.pingAndStore(key, parsed, mode, id, beforePing);
       } finally {
         await cache.release?.(key, token);
       }
@@ -172,10 +182,11 @@ export class StatusService implements StatusLookup {
       const entry = await cache.get(key, { skipL1: true });
       if (entry && entry.latest.checkedAt !== before) return entry.latest;
     }
-    return this.pingAndStore(key, parsed, mode, id);
+    return this.pingAndStore(key, parsed, mode, id, beforePing);
   }
 
-  private async pingAndStore(key: string, parsed: ParsedAddress, mode: QueryMode, id: string): Promise<StoredStatus> {
+  private async pingAndStore(key: string, parsed: ParsedAddress, mode: QueryMode, id: string, beforePing?: BeforePing): Promise<StoredStatus> {
+    await beforePing?.();
     const { cache, clock, store } = this.deps;
     const stored = await this.query(parsed, mode, id);
     const previous = await cache.get(key);
@@ -188,22 +199,21 @@ export class StatusService implements StatusLookup {
       : this.deps.ttlSeconds * 1000;
     await cache.set(key, entry, keepMs);
     if (store) {
+      // Queued for the store's group commit: never waits, never throws.
       store.count({ totalChecks: 1 });
       const s = stored.status;
-      store
-        .recordCheck({
-          serverId: id,
-          edition: editionOf(mode),
-          host: parsed.host,
-          port: parsed.port ?? defaultPort(mode),
-          checkedAt: stored.checkedAt,
-          online: s.online,
-          playersOnline: s.players?.online ?? null,
-          playersMax: s.players?.max ?? null,
-          latencyMs: s.roundTripLatency,
-          version: s.version?.name ?? null,
-        })
-        .catch((error: unknown) => this.deps.onError?.(error, 'recording a check'));
+      store.recordCheck({
+        serverId: id,
+        edition: editionOf(mode),
+        host: parsed.host,
+        port: parsed.port ?? defaultPort(mode),
+        checkedAt: stored.checkedAt,
+        online: s.online,
+        playersOnline: s.players?.online ?? null,
+        playersMax: s.players?.max ?? null,
+        latencyMs: s.roundTripLatency,
+        version: s.version?.name ?? null,
+      });
     }
     return stored;
   }
@@ -212,8 +222,11 @@ export class StatusService implements StatusLookup {
   private async query(parsed: ParsedAddress, mode: QueryMode, id: string): Promise<StoredStatus> {
     // One deadline for the whole query; `done` also ends what is left (an ICMP echo) once we return.
     const done = new AbortController();
+    const started = performance.now();
     try {
-      return await this.queryWithin(parsed, mode, id, AbortSignal.any([AbortSignal.timeout(this.deps.pingTimeoutMs), done.signal]));
+      const stored = await this.queryWithin(parsed, mode, id, AbortSignal.any([AbortSignal.timeout(this.deps.pingTimeoutMs), done.signal]));
+      this.deps.observe?.ping?.(mode, stored.status.online, (performance.now() - started) / 1000);
+      return stored;
     } finally {
       done.abort();
     }
