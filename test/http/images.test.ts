@@ -235,18 +235,20 @@ describe('/api/v1/banner/motd', () => {
     expect(red).toBeGreaterThan(40);
   });
 
-  it('sends an ETag and a day of Cache-Control, answers If-None-Match with 304, caches nothing itself', async () => {
+  it('sends an ETag and a day of Cache-Control, answers If-None-Match with 304, renders each text once', async () => {
     const url = `/api/v1/banner/motd?motd=${encodeURIComponent('&6Gold')}&textColor=%23abc`;
     const first = await get(url);
     expect(first.headers['content-type']).toBe('image/png');
     expect(first.headers['cache-control']).toBe('public, max-age=86400');
-    expect(first.headers['x-render-cache']).toBeUndefined();
+    expect(first.headers['x-render-cache']).toBe('MISS');
     const again = await get(url);
+    expect(again.headers['x-render-cache']).toBe('HIT');
     expect(again.rawPayload.equals(first.rawPayload)).toBe(true);
     expect(again.headers['etag']).toBe(first.headers['etag']);
     expect((await get(url, { 'if-none-match': first.headers['etag'] as string })).statusCode).toBe(304);
     const other = await get(`/api/v1/banner/motd?motd=${encodeURIComponent('&6Gold')}&textColor=%23abd`);
     expect(other.headers['etag']).not.toBe(first.headers['etag']);
+    expect(other.headers['x-render-cache']).toBe('MISS');
   });
 
   it('is not rate-limited', async () => {

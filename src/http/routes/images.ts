@@ -201,7 +201,8 @@ export const imageRoutes: FastifyPluginAsyncTypebox<{ status: StatusLookup; conf
         summary: 'MOTD banner',
         description:
           'Renders Minecraft-formatted text (`§` or `&` codes) as an 800x180 PNG without querying any server. ' +
-          'Not rate-limited and not cached by the service; the ETag lets clients revalidate.',
+          'Not rate-limited; each distinct text and colour pair is rendered once and kept in the render cache, ' +
+          'and the ETag lets clients revalidate.',
         tags: ['images'],
         querystring: Type.Object({
           motd: Type.String({ minLength: 1, maxLength: MAX_MOTD_PARAMETER_LENGTH, description: 'MOTD text, at most 300 characters.' }),
@@ -215,10 +216,13 @@ export const imageRoutes: FastifyPluginAsyncTypebox<{ status: StatusLookup; conf
     async (request, reply) => {
       const q = request.query;
       const options = { textColor: color(q.textColor, '#ffffff'), accentColor: color(q.accentColor, '#10b981') };
-      const etag = etagOf(`motd|${digestOf(q.motd)}|${options.textColor}|${options.accentColor}`);
-      reply.header('Cache-Control', 'public, max-age=86400').header('ETag', etag);
-      if (matchesIfNoneMatch(request.headers['if-none-match'], etag)) return reply.code(304).send(null);
-      return reply.type('image/png').send(await renderMotdBanner(q.motd, options));
+      // Keyed by its parameters: the same text costs one render, however often it is asked for.
+      return sendImage(request, reply, {
+        key: `motd|${digestOf(q.motd)}|${options.textColor}|${options.accentColor}`,
+        contentType: 'image/png',
+        cacheControl: 'public, max-age=86400',
+        render: () => renderMotdBanner(q.motd, options),
+      });
     },
   );
 
