@@ -88,6 +88,17 @@ describe('/api/v1/icon/dynamic', () => {
     expect((await sharp(offline.rawPayload).metadata()).width).toBe(80);
   });
 
+  it('caches the default icon standing in for an offline or unknown server only as long as that status', async () => {
+    for (const address of [`127.0.0.1:${await closedPort()}`, 'missing.observer.test']) {
+      const res = await get(`/api/v1/icon/dynamic?address=${address}`);
+      expect(res.statusCode).toBe(200);
+      expect(res.headers['cache-control'], address).toMatch(/^public, max-age=(\d+)$/);
+      expect(Number(/max-age=(\d+)/.exec(res.headers['cache-control'] as string)![1])).toBeLessThanOrEqual(60);
+    }
+    const sharp = await get(`/api/v1/icon/sharp?address=127.0.0.1:${await closedPort()}`);
+    expect(sharp.headers['cache-control']).not.toContain('s-maxage');
+  });
+
   it('answers a matching If-None-Match with 304 and no body', async () => {
     const first = await get(`/api/v1/icon/dynamic?address=${target}&size=48`);
     const etag = first.headers['etag'] as string;

@@ -142,14 +142,16 @@ export const imageRoutes: FastifyPluginAsyncTypebox<{ status: StatusLookup; conf
     const address = query.address ?? query.server;
     if (address === undefined) throw new BadRequestError('invalid_parameter', 'The query parameter "address" is required.');
     const mode = parseQueryMode(query.legacy, query.bedrock);
-    const { status: s } = await statusFor(status, address, mode, config.statusCacheTtlSeconds, lookupOptions(request));
+    const { status: s, maxAge } = await statusFor(status, address, mode, config.statusCacheTtlSeconds, lookupOptions(request));
     const favicon = s.online ? s.favicon : null;
     // Keyed by the favicon's digest: every server with the default icon shares one render.
     const key = `icon|${faviconKey(s)}|${options.size}|${options.format}|${options.rounded}`;
     return sendImage(request, reply, {
       key,
       contentType: `image/${options.format}`,
-      cacheControl: ICON_CACHE_CONTROL,
+      // The default icon standing in for an offline or unknown server lasts as long as that
+      // status does, so the real icon shows once the server is back.
+      cacheControl: s.online ? ICON_CACHE_CONTROL : `public, max-age=${maxAge}`,
       render: () => renderIcon(favicon, options),
     });
   }
@@ -162,7 +164,10 @@ export const imageRoutes: FastifyPluginAsyncTypebox<{ status: StatusLookup; conf
         summary: 'Server icon',
         description:
           "The server's favicon at `size` pixels (enlarged with nearest-neighbour, so pixel art stays crisp), or " +
-          "Observer's default icon when the server has none, is offline or unknown. `server` is accepted as an alias of `address`." + PING_BUDGET_NOTE,
+          "Observer's default icon when the server has none, is offline or unknown. `server` is accepted as an alias of `address`. " +
+          'Cached 1 day by browsers and 7 days by CDNs, except the default icon standing in for an offline or unknown server, ' +
+          'which is cached only as long as that status stays fresh.' +
+          PING_BUDGET_NOTE,
         tags: ['images'],
         querystring: IconQuery(DYNAMIC_ICON_SIZE, true),
         produces: ['image/png', 'image/webp'],
