@@ -12,6 +12,8 @@ export interface Config {
   /** `sqlite:PATH` or `postgres://...`; default SQLite file. */
   database: { kind: 'sqlite'; path: string } | { kind: 'postgres'; url: string };
   redisUrl: string | null;
+  /** Longest wait on one Redis command before the instance falls back to its local state. */
+  redisCommandTimeoutMs: number;
   /** DNS servers as `ip` or `ip:port`; empty means the system resolver. */
   dnsServers: string[];
   /** CIDRs exempt from the public-address guard. */
@@ -30,6 +32,14 @@ export interface Config {
   /** Days of check history kept. */
   checkRetentionDays: number;
   logLevel: string;
+  /** perf-store: ICMP echo mode (`auto`: raw sockets where permitted, else none; `off`). */
+  icmp: 'auto' | 'off';
+  /** perf-store: history rows (checks, look-ups) buffered while the database is unreachable. */
+  historyBufferMax: number;
+  /** Metrics (ops): bearer token for GET /metrics (null: the route is off). */
+  metricsToken: string | null;
+  /** Metrics (ops): port of a separate listener on 127.0.0.1 serving /metrics (null: none). */
+  metricsPort: number | null;
 }
 
 export class ConfigError extends Error {
@@ -127,6 +137,13 @@ function parseDatabase(raw: string | undefined): Config['database'] {
   throw new ConfigError('DATABASE_URL', 'expected sqlite:PATH or postgres://...', raw);
 }
 
+function icmpMode(raw: string | undefined): Config['icmp'] {
+  if (raw === undefined || raw.trim() === '') return 'auto';
+  const v = raw.trim().toLowerCase();
+  if (v === 'auto' || v === 'off') return v;
+  throw new ConfigError('ICMP', 'expected auto or off', raw);
+}
+
 export function loadConfig(env: Env = process.env): Readonly<Config> {
   const redis = env.REDIS_URL;
   if (redis !== undefined && redis !== '' && !/^rediss?:\/\//.test(redis)) {
@@ -150,11 +167,18 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
   if (!['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].includes(logLevel)) {
     throw new ConfigError('LOG_LEVEL', 'expected fatal, error, warn, info, debug, trace or silent', logLevel);
   }
+  const metricsToken = env.METRICS_TOKEN === undefined || env.METRICS_TOKEN === '' ? null : env.METRICS_TOKEN;
+  if (metricsToken !== null && !/^[\x21-\x7e]{16,}$/.test(metricsToken)) {
+    // Printable ASCII without spaces (it travels in an Authorization header).
+    throw new ConfigError('METRICS_TOKEN', 'expected at least 16 printable characters without spaces', '(hidden)');
+  }
+  const metricsPort = env.METRICS_PORT === undefined || env.METRICS_PORT === '' ? null : integer(env, 'METRICS_PORT', 0, 0, 65535);
   const config: Config = {
     port: integer(env, 'PORT', 8080, 0, 65535),
     host,
     database: parseDatabase(env.DATABASE_URL),
     redisUrl: redis === undefined || redis === '' ? null : redis,
+    redisCommandTimeoutMs: integer(env, 'REDIS_COMMAND_TIMEOUT_MS', 250, 10, 10_000),
     dnsServers: list(env, 'DNS_SERVERS').map((s) => parseDnsServer(s, dnsRaw)),
     targetAllowlist: allowlist,
     trustProxy: parseTrustProxy(env),
@@ -169,6 +193,14 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     maxConcurrentPings: integer(env, 'MAX_CONCURRENT_PINGS', 256, 1, 100_000),
     checkRetentionDays: integer(env, 'CHECK_RETENTION_DAYS', 30, 1, 3650),
     logLevel,
+    // perf-store
+    icmp: icmpMode(env.ICMP),
+    historyBufferMax: integer(env, 'HISTORY_BUFFER_MAX', 100_000, 1_000, 10_000_000),
+    metricsToken,
+    metricsPort,
   };
+  if (config.metricsPort !== null && config.metricsPort !== 0 && config.metricsPort === config.port) {
+    throw new ConfigError('METRICS_PORT', 'expected a port other than PORT', env.METRICS_PORT ?? '');
+  }
   return Object.freeze(config);
 }

@@ -7,7 +7,6 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { LogController } from 'fastify';
-import type { Redis } from 'ioredis';
 import ipaddr from 'ipaddr.js';
 import type { Config } from '../config/index.js';
 import { ClientHasher } from '../core/client-hash.js';
@@ -17,11 +16,14 @@ import { SERVICE_NAME, SERVICE_VERSION } from '../core/service-info.js';
 import { registerBooleanFlags } from './boolean-flags.js';
 import { registerCors } from './cors.js';
 import { registerErrorHandling } from './errors.js';
+import { registerMetricsRoute } from './metrics.js';
+import type { Metrics } from '../metrics/index.js';
 import { mediaLookupOptions } from './ping-budget.js';
 import { MemoryRateLimitStore, RedisRateLimitStore, registerRateLimit, tierCharger, tierConfig } from './rate-limit.js';
+import type { SharedRedis } from '../redis/shared-redis.js';
 import type { StatusLookup } from '../status/types.js';
 import type { Store } from '../store/types.js';
-import { healthRoutes } from './routes/health.js';
+import { healthRoutes, type DependencyHealth } from './routes/health.js';
 import { historyRoutes } from './routes/history.js';
 import { imageRoutes } from './routes/images.js';
 import { statusRoutes } from './routes/status.js';
@@ -41,14 +43,18 @@ export interface AppDeps {
   clock?: Clock;
   /** pino logger options; false silences logging (tests). */
   logger?: { level?: string; stream?: NodeJS.WritableStream } | false;
-  /** Shared Redis connection for rate limits (and caches) when REDIS_URL is set. */
-  redis?: Redis | null;
+  /** Shared Redis (with its breaker) for rate limits when REDIS_URL is set. */
+  redis?: SharedRedis | null;
+  /** Extra health fields: database, Redis and write-buffer state. */
+  health?: () => DependencyHealth;
   /** Client hasher shared with the status service (distinct-client counts). */
   hasher?: ClientHasher;
   /** The status service; without it the status, image and widget routes are not served. */
   status?: StatusLookup;
   /** History store; without it /trends and /stats are not served and nothing is counted. */
   store?: Store;
+  /** Prometheus metrics: every answered request is observed; GET /metrics with METRICS_TOKEN. */
+  metrics?: Metrics;
 }
 
 
@@ -109,7 +115,9 @@ export async function buildApp(deps: AppDeps) {
   const rateLimits = {
     limits: config.rateLimits,
     hasher,
-    store: deps.redis ? new RedisRateLimitStore(deps.redis) : new MemoryRateLimitStore(() => clock.now()),
+    store: deps.redis
+      ? new RedisRateLimitStore(deps.redis, undefined, () => clock.now())
+      : new MemoryRateLimitStore(() => clock.now()),
     onError: (error: unknown) => app.log.warn({ err: error }, 'rate limit store failed; request let through'),
   };
   registerRateLimit(app, rateLimits);
@@ -166,9 +174,19 @@ export async function buildApp(deps: AppDeps) {
     });
   }
 
+  const metrics = deps.metrics;
+  if (metrics) {
+    // Route templates only (never the URL): bounded labels, no addresses.
+    app.addHook('onResponse', (request, reply, done) => {
+      metrics.observeRequest(request.routeOptions.url ?? null, request.method, reply.statusCode, reply.elapsedTime / 1000);
+      done();
+    });
+    if (config.metricsToken !== null) registerMetricsRoute(app, { metrics, token: config.metricsToken });
+  }
+
   await app.register(
     async (api) => {
-      await api.register(healthRoutes, { clock });
+      await api.register(healthRoutes, { clock, ...(deps.health ? { dependencies: deps.health } : {}) });
       if (deps.status) {
         await api.register(statusRoutes, { status: deps.status, config, hasher });
         await api.register(imageRoutes, { status: deps.status, config, lookupOptions });

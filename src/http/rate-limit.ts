@@ -9,12 +9,12 @@
  *
  * Hand-written rather than @fastify/rate-limit: that plugin only emits the older draft's
  * RateLimit-Limit/-Remaining/-Reset headers (rewriting them cost a sixth of a cached status
- * answer), and a fixed window is a few lines in memory and one MULTI in Redis.
+ * answer), and a fixed window is a few lines in memory and one script call in Redis.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { Redis } from 'ioredis';
 import type { ClientHasher } from '../core/client-hash.js';
 import { ObserverError } from '../core/errors.js';
+import type { SharedRedis } from '../redis/shared-redis.js';
 import { clientKeyOf } from './client-key.js';
 
 export type RateTier = 'status' | 'general' | 'media';
@@ -77,23 +77,48 @@ export class MemoryRateLimitStore implements RateLimitStore {
   }
 }
 
-/** One counter per window in Redis: created with its expiry, then incremented. */
-export class RedisRateLimitStore implements RateLimitStore {
-  constructor(
-    private readonly redis: Redis,
-    private readonly prefix = 'observer:rl:',
-  ) {}
+/** Creates the window's counter with its expiry if missing, counts the hit: one round trip. */
+const HIT_SCRIPT = `redis.call('set', KEYS[1], '0', 'PX', ARGV[1], 'NX')
+local count = redis.call('incr', KEYS[1])
+return {count, redis.call('pttl', KEYS[1])}`;
 
-  async hit(key: string, windowMs: number): Promise<WindowCount> {
-    const k = this.prefix + key;
-    const results = await this.redis.multi().set(k, '0', 'PX', windowMs, 'NX').incr(k).pttl(k).exec();
-    if (!results) throw new Error('rate limit transaction aborted');
-    const count = Number(results[1]?.[1]);
-    const ttl = Number(results[2]?.[1]);
-    return { count, resetMs: ttl > 0 ? ttl : windowMs };
+/**
+ * One counter per window in Redis, shared by the instances (one EVALSHA per request). While
+ * Redis is unavailable (SharedRedis's breaker is open, or the command fails or times out) the
+ * instance counts in memory instead: limits still hold, per instance.
+ */
+export class RedisRateLimitStore implements RateLimitStore {
+  private readonly local: MemoryRateLimitStore;
+
+  constructor(
+    private readonly redis: SharedRedis,
+    private readonly prefix = 'observer:rl:',
+    now: () => number = Date.now,
+  ) {
+    this.local = new MemoryRateLimitStore(now);
+    redis.client.defineCommand('observerRateLimitHit', { numberOfKeys: 1, lua: HIT_SCRIPT });
   }
 
-  close(): void {}
+  async hit(key: string, windowMs: number): Promise<WindowCount> {
+    if (!this.redis.available) return this.local.hit(key, windowMs);
+    const k = this.prefix + key;
+    try {
+      const [count, ttl] = (await this.redis.run((r) =>
+        (r as unknown as RateLimitCommands).observerRateLimitHit(k, String(windowMs)),
+      )) as [number, number];
+      return { count, resetMs: ttl > 0 ? ttl : windowMs };
+    } catch {
+      return this.local.hit(key, windowMs);
+    }
+  }
+
+  close(): void {
+    this.local.close();
+  }
+}
+
+interface RateLimitCommands {
+  observerRateLimitHit(key: string, windowMs: string): Promise<unknown>;
 }
 
 /** The 429 of a tier whose window is spent, with its RateLimit headers and Retry-After. */

@@ -20,8 +20,28 @@ export const HealthResponse = Type.Object(
     timestamp: Type.String({ format: 'date-time' }),
     service: Type.String(),
     version: Type.String(),
+    // Extra fields (decisions.md allows dependency states and the write-buffer length).
+    database: Type.Optional(
+      Type.Union([Type.Literal('ok'), Type.Literal('degraded'), Type.Literal('down')], {
+        description: 'History database: `degraded` while writes queue in the buffer, `down` while it is unreachable.',
+      }),
+    ),
+    redis: Type.Optional(
+      Type.Union([Type.Literal('ok'), Type.Literal('degraded'), Type.Literal('down'), Type.Literal('disabled')], {
+        description:
+          'Shared Redis: `degraded` after failed commands, `down` while the instance runs on its local cache, ' +
+          'rate limits and coalescing; `disabled` without REDIS_URL.',
+      }),
+    ),
+    write_buffer: Type.Optional(Type.Integer({ minimum: 0, description: 'History writes waiting for the database.' })),
+    write_buffer_dropped: Type.Optional(
+      Type.Integer({ minimum: 0, description: 'History writes dropped because the buffer was full, since start.' }),
+    ),
   },
-  { $id: 'HealthResponse' },
+  {
+    $id: 'HealthResponse',
+    description: 'Stays 200 while the instance can answer, whatever the state of its database and Redis.',
+  },
 );
 
 /**

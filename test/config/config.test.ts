@@ -17,6 +17,8 @@ describe('loadConfig', () => {
       rateLimits: { status: 120, general: 300, media: 5000 },
       statusCacheTtlSeconds: 60,
       pingTimeoutMs: 5000,
+      icmp: 'auto',
+      historyBufferMax: 100_000,
     });
     expect(Object.isFrozen(config)).toBe(true);
   });
@@ -36,6 +38,8 @@ describe('loadConfig', () => {
       RATE_LIMIT_MEDIA: '30',
       STATUS_CACHE_TTL: '5',
       PING_TIMEOUT_MS: '1500',
+      ICMP: 'OFF',
+      HISTORY_BUFFER_MAX: '5000',
     });
     expect(config).toMatchObject({
       port: 9000,
@@ -49,6 +53,8 @@ describe('loadConfig', () => {
       rateLimits: { status: 10, general: 20, media: 30 },
       statusCacheTtlSeconds: 5,
       pingTimeoutMs: 1500,
+      icmp: 'off',
+      historyBufferMax: 5000,
     });
     expect(loadConfig({ DATABASE_URL: 'sqlite:/tmp/x.db' }).database).toEqual({ kind: 'sqlite', path: '/tmp/x.db' });
   });
@@ -70,6 +76,9 @@ describe('loadConfig', () => {
   });
 
   it.each([
+    ['ICMP', 'on'],
+    ['HISTORY_BUFFER_MAX', '10'],
+    ['HISTORY_BUFFER_MAX', 'lots'],
     ['PORT', 'eighty'],
     ['PORT', '70000'],
     ['PORT', '-1'],
@@ -106,5 +115,47 @@ describe('loadConfig', () => {
     const message = (error as Error).message;
     expect(message).toContain(name);
     expect(message).not.toContain('\n');
+  });
+
+  describe('REDIS_COMMAND_TIMEOUT_MS', () => {
+    it('defaults to 250 ms and reads a value', () => {
+      expect(loadConfig({}).redisCommandTimeoutMs).toBe(250);
+      expect(loadConfig({ REDIS_COMMAND_TIMEOUT_MS: '100' }).redisCommandTimeoutMs).toBe(100);
+    });
+
+    it.each(['0', 'fast', '20000'])('refuses %s with one line naming the variable', (value) => {
+      expect(() => loadConfig({ REDIS_COMMAND_TIMEOUT_MS: value })).toThrow(ConfigError);
+      expect(() => loadConfig({ REDIS_COMMAND_TIMEOUT_MS: value })).toThrow(/^Invalid REDIS_COMMAND_TIMEOUT_MS=/);
+    });
+  });
+});
+
+describe('loadConfig: metrics (METRICS_TOKEN, METRICS_PORT)', () => {
+  it('leaves metrics off by default', () => {
+    expect(loadConfig({})).toMatchObject({ metricsToken: null, metricsPort: null });
+  });
+
+  it('reads the token and the loopback port', () => {
+    const config = loadConfig({ METRICS_TOKEN: 'a-long-enough-token-123', METRICS_PORT: '9464' });
+    expect(config).toMatchObject({ metricsToken: 'a-long-enough-token-123', metricsPort: 9464 });
+    expect(loadConfig({ METRICS_PORT: '0' }).metricsPort).toBe(0);
+  });
+
+  it.each([
+    ['METRICS_TOKEN', 'short'],
+    ['METRICS_TOKEN', 'has a space in it, long enough'],
+    ['METRICS_PORT', 'ninety'],
+    ['METRICS_PORT', '70000'],
+  ])('refuses %s=%s with one line naming the variable', (name, value) => {
+    expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
+    expect(() => loadConfig({ [name]: value })).toThrow(new RegExp(`^Invalid ${name}=[^\\n]*$`));
+  });
+
+  it('never echoes a refused token', () => {
+    expect(() => loadConfig({ METRICS_TOKEN: 'secret secret secret' })).toThrow(/^(?!.*secret)/);
+  });
+
+  it('refuses METRICS_PORT equal to PORT', () => {
+    expect(() => loadConfig({ PORT: '8080', METRICS_PORT: '8080' })).toThrow(/METRICS_PORT/);
   });
 });
