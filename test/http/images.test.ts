@@ -274,6 +274,23 @@ describe('/api/v1/banner/motd', () => {
   });
 });
 
+describe('OpenAPI of the icon routes', () => {
+  it('requires address on /icon/sharp, and address or server on /icon/dynamic', async () => {
+    const doc = (await get('/api/v1/openapi.json')).json();
+    const param = (path: string, name: string) =>
+      (doc.paths[path].get.parameters as Array<{ name: string; required: boolean; description: string }>).find((p) => p.name === name);
+    expect(param('/api/v1/icon/sharp', 'address')?.required).toBe(true);
+    expect(param('/api/v1/icon/dynamic', 'address')).toMatchObject({ required: false });
+    expect(param('/api/v1/icon/dynamic', 'address')?.description).toContain('Required unless `server` is given');
+    expect(param('/api/v1/icon/dynamic', 'server')).toMatchObject({ required: false });
+    for (const url of ['/api/v1/icon/dynamic', '/api/v1/icon/dynamic?size=64', '/api/v1/icon/sharp?size=64']) {
+      const res = await get(url);
+      expect(res.statusCode).toBe(400);
+      expect(res.json()).toMatchObject({ error: 'invalid_parameter', message: 'The query parameter "address" is required.' });
+    }
+  });
+});
+
 describe('bad input is a 400 in the error shape', () => {
   it.each([
     ['/api/v1/icon/dynamic', 'address'],

@@ -45,19 +45,27 @@ const HexColor = (description: string, example: string) =>
     examples: [example],
   });
 
-const Address = Type.String({ minLength: 1, maxLength: 255, description: 'host, host:port, IPv4, [IPv6]:port or IPv6' });
+const ADDRESS_DESCRIPTION = 'host, host:port, IPv4, [IPv6]:port or IPv6';
+const Address = Type.String({ minLength: 1, maxLength: 255, description: ADDRESS_DESCRIPTION });
 
-const IconQuery = (size: { min: number; max: number; default: number }, withFormat: boolean) =>
-  Type.Object({
-    address: Type.Optional(Address),
-    ...(withFormat ? { server: Type.Optional({ ...Address, description: 'Backwards-compatible alias of `address`.' }) } : {}),
-    size: Type.Integer({ minimum: size.min, maximum: size.max, default: size.default, description: `Side in pixels, ${size.min} to ${size.max}.` }),
-    ...(withFormat
-      ? { format: Type.Union([Type.Literal('png'), Type.Literal('webp')], { default: 'png', description: '`png` or `webp`.' }) }
-      : {}),
-    bedrock: BooleanFlag('Bedrock protocol.'),
-    legacy: BooleanFlag('Legacy Java protocol.'),
-  });
+/**
+ * `/icon/sharp` requires `address`; `/icon/dynamic` takes `address` or its alias `server`, so
+ * neither is required alone there and the schema requires one of the two (`anyOf`).
+ */
+const IconQuery = (size: { min: number; max: number; default: number }, withAlias: boolean) =>
+  Type.Object(
+    {
+      address: withAlias ? Type.Optional({ ...Address, description: `${ADDRESS_DESCRIPTION}. Required unless \`server\` is given.` }) : Address,
+      ...(withAlias ? { server: Type.Optional({ ...Address, description: 'Backwards-compatible alias of `address`.' }) } : {}),
+      size: Type.Integer({ minimum: size.min, maximum: size.max, default: size.default, description: `Side in pixels, ${size.min} to ${size.max}.` }),
+      ...(withAlias
+        ? { format: Type.Union([Type.Literal('png'), Type.Literal('webp')], { default: 'png', description: '`png` or `webp`.' }) }
+        : {}),
+      bedrock: BooleanFlag('Bedrock protocol.'),
+      legacy: BooleanFlag('Legacy Java protocol.'),
+    },
+    withAlias ? { anyOf: [{ required: ['address'] }, { required: ['server'] }] } : {},
+  );
 
 const imageResponses = (type: string) => ({
   200: Type.Unsafe<Buffer>({ description: `The image (${type}).`, content: undefined }),
