@@ -29,7 +29,7 @@ export function createStatusService(options: StatusServiceOptions): StatusServic
   const { config, clock } = options;
   const guard = new AddressGuard(config.targetAllowlist);
   return new StatusService({
-    resolver: new TargetResolver({ dnsServers: config.dnsServers, guard }),
+    resolver: new TargetResolver({ dnsServers: config.dnsServers, guard, now: () => clock.now() }),
     ping: { java: pingJava, legacy: pingLegacy, bedrock: pingBedrock },
     ...(options.icmp ? { icmp: options.icmp } : {}),
     cache: options.cache ?? new MemoryStatusCache({ now: () => clock.now() }),
