@@ -10,7 +10,8 @@ import { systemClock, type Clock } from './core/clock.js';
 import { RedisDailySecret } from './core/redis-secret.js';
 import { buildApp, type AppDeps } from './http/app.js';
 import { startMetricsServer, type MetricsServer } from './http/metrics.js';
-import { createMetrics, type HistoryHealth } from './metrics/index.js';
+import { createMetrics } from './metrics/index.js';
+import { IcmpPinger } from './resolve/index.js';
 import { createStatusService } from './status/index.js';
 import { RedisStatusCache } from './status/redis-cache.js';
 import { openStore } from './store/index.js';
@@ -18,7 +19,7 @@ import { openStore } from './store/index.js';
 export interface ComposeOptions {
   clock?: Clock;
   logger?: AppDeps['logger'];
-  /** ICMP echo; the system `ping` unless given (null turns it off). */
+  /** ICMP echo; an IcmpPinger (raw sockets) per the ICMP setting unless given (null turns it off). */
   icmp?: ((ip: string, signal: AbortSignal) => Promise<boolean | null>) | null;
 }
 
@@ -28,13 +29,16 @@ export async function composeApp(config: Config, options: ComposeOptions = {}) {
   let logError: (error: unknown, context: string) => void = (error, context) =>
     process.stderr.write(`observer: ${context}: ${String(error)}\n`);
   const redis = config.redisUrl ? new Redis(config.redisUrl, { maxRetriesPerRequest: 2 }) : null;
-  let lastStoreError = -Infinity;
   const store = await openStore(config, clock, {
-    onError: (error) => {
-      lastStoreError = Date.now();
-      logError(error, 'history store');
-    },
+    onError: (error) => logError(error, 'history store'),
+    writes: { maxRows: config.historyBufferMax },
   });
+  // One pinger for the process: two raw sockets shared by every echo (ICMP=off: none).
+  const pinger =
+    options.icmp === undefined && config.icmp === 'auto'
+      ? new IcmpPinger({ timeoutMs: Math.min(2000, config.pingTimeoutMs), onError: (error) => logError(error, 'icmp') })
+      : null;
+  const icmpMode = pinger?.start() ?? { mode: options.icmp === undefined ? 'off' : 'injected', detail: '' };
   const hasher = new ClientHasher(clock, redis ? new RedisDailySecret(redis) : null, (error) => logError(error, 'daily secret'));
   await hasher.ready();
   // Metrics only when they are served (METRICS_TOKEN or METRICS_PORT): otherwise no cost per request.
@@ -42,13 +46,7 @@ export async function composeApp(config: Config, options: ComposeOptions = {}) {
     config.metricsToken !== null || config.metricsPort !== null
       ? createMetrics({
           pingsInFlight: () => status.activePings,
-          // store.health() (write queue) where the store has it; else degraded for a minute after an error.
-          history: () =>
-            (store as { health?: () => HistoryHealth }).health?.() ?? {
-              state: Date.now() - lastStoreError < 60_000 ? 'degraded' : 'ok',
-              buffered: 0,
-              dropped: 0,
-            },
+          history: () => store.health(),
           redis: () => (redis === null ? null : redis.status === 'ready' ? 'ok' : 'down'),
         })
       : null;
@@ -58,7 +56,7 @@ export async function composeApp(config: Config, options: ComposeOptions = {}) {
     store,
     ...(metrics ? { observe: { ping: (mode, online, seconds) => metrics.observePing(mode, online, seconds), cacheResult: (result) => metrics.observeCacheResult(result) } } : {}),
     ...(redis ? { cache: new RedisStatusCache(redis) } : {}),
-    ...(options.icmp !== undefined ? { icmp: options.icmp } : {}),
+    icmp: options.icmp !== undefined ? options.icmp : pinger && ((ip, signal) => pinger.echo(ip, signal)),
     onError: (error, context) => logError(error, context),
   });
   const app = await buildApp({
@@ -74,7 +72,10 @@ export async function composeApp(config: Config, options: ComposeOptions = {}) {
   const metricsServer: MetricsServer | null =
     metrics && config.metricsPort !== null ? await startMetricsServer(metrics, config.metricsPort) : null;
   logError = (error, context) => app.log.warn({ err: error, context }, 'background error');
+  // Said once, at start: which ICMP mode serves the `icmp` field.
+  app.log.info({ icmp: icmpMode.mode, detail: icmpMode.detail || undefined }, `icmp: ${icmpMode.mode}`);
   app.addHook('onClose', async () => {
+    pinger?.close();
     await metricsServer?.close();
     await store.close();
     await redis?.quit();

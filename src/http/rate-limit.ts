@@ -96,6 +96,39 @@ export class RedisRateLimitStore implements RateLimitStore {
   close(): void {}
 }
 
+/** The 429 of a tier whose window is spent, with its RateLimit headers and Retry-After. */
+function rateLimitError(tier: RateTier, limit: number, { count, resetMs }: WindowCount): ObserverError {
+  const reset = Math.max(1, Math.ceil(resetMs / 1000));
+  return new ObserverError('rate_limited', 429, `Rate limit exceeded: at most ${limit} requests per minute. Retry in ${reset} seconds.`, {
+    headers: {
+      'RateLimit-Policy': `"${tier}";q=${limit};w=${WINDOW_MS / 1000}`,
+      RateLimit: `"${tier}";r=${Math.max(0, limit - count)};t=${reset}`,
+      'Retry-After': String(reset),
+    },
+  });
+}
+
+/**
+ * Charges one unit of a tier to the request's client, outside the route's own tier (a ping
+ * caused by an image draws on the status tier). Rejects with the tier's 429 when its window is
+ * spent; a store failure lets the request through, as the route hooks do.
+ */
+export type TierCharger = (request: FastifyRequest, tier: RateTier) => Promise<void>;
+
+export function tierCharger(options: RateLimitOptions): TierCharger {
+  const { limits, hasher, store } = options;
+  return async (request, tier) => {
+    let counted: WindowCount;
+    try {
+      counted = await store.hit(`${tier}:${clientKeyOf(request, hasher)}`, WINDOW_MS);
+    } catch (error) {
+      options.onError?.(error);
+      return;
+    }
+    if (counted.count > limits[tier]) throw rateLimitError(tier, limits[tier], counted);
+  };
+}
+
 export interface RateLimitOptions {
   limits: Record<RateTier, number>;
   hasher: ClientHasher;
@@ -112,16 +145,12 @@ export function registerRateLimit(app: FastifyInstance, options: RateLimitOption
     const limit = limits[tier];
     const policy = `"${tier}";q=${limit};w=${WINDOW_MS / 1000}`;
 
-    const apply = (reply: FastifyReply, { count, resetMs }: WindowCount, done: (error?: Error) => void) => {
-      const reset = Math.max(1, Math.ceil(resetMs / 1000));
+    const apply = (reply: FastifyReply, counted: WindowCount, done: (error?: Error) => void) => {
+      const { count, resetMs } = counted;
+      if (count > limit) return done(rateLimitError(tier, limit, counted));
       reply.header('RateLimit-Policy', policy);
-      reply.header('RateLimit', `"${tier}";r=${Math.max(0, limit - count)};t=${reset}`);
-      if (count <= limit) return done();
-      done(
-        new ObserverError('rate_limited', 429, `Rate limit exceeded: at most ${limit} requests per minute. Retry in ${reset} seconds.`, {
-          headers: { 'Retry-After': String(reset) },
-        }),
-      );
+      reply.header('RateLimit', `"${tier}";r=${limit - count};t=${Math.max(1, Math.ceil(resetMs / 1000))}`);
+      done();
     };
 
     const hook = (request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void) => {

@@ -24,7 +24,10 @@ export const HealthResponse = Type.Object(
   { $id: 'HealthResponse' },
 );
 
-/** Boolean query flags: `true`/`false` and `1`/`0` (Ajv coerces them). */
+/**
+ * Boolean query flags: `true`/`false`, `1`/`0` and a bare `?flag` (true). Ajv coerces only
+ * `true`/`false`; http/boolean-flags.ts normalises the other spellings before validation.
+ */
 export const BooleanFlag = (description: string, defaultValue = false) =>
   Type.Boolean({ default: defaultValue, description });
 

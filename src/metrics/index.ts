@@ -11,22 +11,14 @@
  * the history write queue, Redis and database state) are read at scrape time from `sources`.
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { StoreHealth } from '../store/types.js';
 
 export type DependencyState = 'ok' | 'degraded' | 'down';
-
-/** What the history store reports about its write queue (Store.health() where available). */
-export interface HistoryHealth {
-  state: DependencyState;
-  /** Rows waiting to be written. */
-  buffered: number;
-  /** Rows dropped because the buffer was full, since start. */
-  dropped: number;
-}
 
 export interface MetricsSources {
   pingsInFlight?: () => number;
   /** The history store's queue and state; null when there is no store. */
-  history?: () => HistoryHealth | null;
+  history?: () => StoreHealth | null;
   /** Redis state; null when Redis is not configured. */
   redis?: () => DependencyState | null;
 }
@@ -102,7 +94,7 @@ export function createMetrics(sources: MetricsSources = {}): Metrics {
   });
 
   // The history store: its queue, its overflow and its state.
-  const readHistory = (): HistoryHealth | null => {
+  const readHistory = (): StoreHealth | null => {
     try {
       return sources.history?.() ?? null;
     } catch {

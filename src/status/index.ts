@@ -1,8 +1,8 @@
-/** The status service and its default wiring (real resolver, guard, protocol clients, ICMP). */
+/** The status service and its default wiring (real resolver, guard, protocol clients). */
 import type { Config } from '../config/index.js';
 import type { Clock } from '../core/clock.js';
 import { pingBedrock, pingJava, pingLegacy } from '../protocol/index.js';
-import { AddressGuard, TargetResolver, icmpEcho } from '../resolve/index.js';
+import { AddressGuard, TargetResolver } from '../resolve/index.js';
 import type { Store } from '../store/types.js';
 import { MemoryStatusCache, type StatusCache } from './cache.js';
 import { StatusService, type StatusObserver } from './service.js';
@@ -18,7 +18,7 @@ export interface StatusServiceOptions {
   clock: Clock;
   store?: Store | null;
   cache?: StatusCache;
-  /** ICMP echo: the system `ping` by default; null turns it off. */
+  /** ICMP echo (compose.ts wires an IcmpPinger's `echo`); none when unset or null. */
   icmp?: ((ip: string, signal: AbortSignal) => Promise<boolean | null>) | null;
   onError?: (error: unknown, context: string) => void;
   /** Metrics hooks (pings, cache results). */
@@ -31,10 +31,7 @@ export function createStatusService(options: StatusServiceOptions): StatusServic
   return new StatusService({
     resolver: new TargetResolver({ dnsServers: config.dnsServers, guard }),
     ping: { java: pingJava, legacy: pingLegacy, bedrock: pingBedrock },
-    icmp:
-      options.icmp === undefined
-        ? (ip, signal) => icmpEcho(ip, signal, { timeoutMs: config.pingTimeoutMs })
-        : (options.icmp ?? undefined),
+    ...(options.icmp ? { icmp: options.icmp } : {}),
     cache: options.cache ?? new MemoryStatusCache({ now: () => clock.now() }),
     store: options.store ?? null,
     clock,

@@ -25,6 +25,8 @@ export interface ProbeTarget {
   signal: AbortSignal;
 }
 
+type BeforePing = LookupOptions['beforePing'];
+
 export type PingFunction = (target: ProbeTarget) => Promise<PingResult>;
 
 export interface StatusServiceDeps {
@@ -110,7 +112,7 @@ export class StatusService implements StatusLookup {
         headers: { 'Retry-After': '5' },
       });
     }
-    const fresh = await this.refresh(key, parsed, mode, id);
+    const fresh = await this.refresh(key, parsed, mode, id, options.beforePing);
     return this.answer(fresh, 'MISS', Math.max(0, fresh.checkedAt + ttlMs - clock.now()));
   }
 
@@ -124,10 +126,10 @@ export class StatusService implements StatusLookup {
   }
 
   /** One shared ping per target; the result is cached and recorded. */
-  private refresh(key: string, parsed: ParsedAddress, mode: QueryMode, id: string): Promise<StoredStatus> {
+  private refresh(key: string, parsed: ParsedAddress, mode: QueryMode, id: string, beforePing?: BeforePing): Promise<StoredStatus> {
     const pending = this.inFlight.get(key);
     if (pending) return pending;
-    const promise = this.pingOrJoin(key, parsed, mode, id).finally(() => this.inFlight.delete(key));
+    const promise = this.pingOrJoin(key, parsed, mode, id, beforePing).finally(() => this.inFlight.delete(key));
     this.inFlight.set(key, promise);
     return promise;
   }
@@ -137,14 +139,14 @@ export class StatusService implements StatusLookup {
    * others wait for its result to land in the cache (falling back to their own ping if it
    * does not land within the ping budget).
    */
-  private async pingOrJoin(key: string, parsed: ParsedAddress, mode: QueryMode, id: string): Promise<StoredStatus> {
+  private async pingOrJoin(key: string, parsed: ParsedAddress, mode: QueryMode, id: string, beforePing?: BeforePing): Promise<StoredStatus> {
     const { cache } = this.deps;
-    if (!cache.claim) return this.pingAndStore(key, parsed, mode, id);
+    if (!cache.claim) return this.pingAndStore(key, parsed, mode, id, beforePing);
     const budget = this.deps.pingTimeoutMs + 1_000;
     const before = (await cache.get(key))?.latest.checkedAt ?? -1;
     if (await cache.claim(key, budget)) {
       try {
-        return await this.pingAndStore(key, parsed, mode, id);
+        return await this.pingAndStore(key, parsed, mode, id, beforePing);
       } finally {
         await cache.release?.(key);
       }
@@ -155,10 +157,11 @@ export class StatusService implements StatusLookup {
       const entry = await cache.get(key);
       if (entry && entry.latest.checkedAt !== before) return entry.latest;
     }
-    return this.pingAndStore(key, parsed, mode, id);
+    return this.pingAndStore(key, parsed, mode, id, beforePing);
   }
 
-  private async pingAndStore(key: string, parsed: ParsedAddress, mode: QueryMode, id: string): Promise<StoredStatus> {
+  private async pingAndStore(key: string, parsed: ParsedAddress, mode: QueryMode, id: string, beforePing?: BeforePing): Promise<StoredStatus> {
+    await beforePing?.();
     const { cache, clock, store } = this.deps;
     this.pingsInFlight += 1;
     let stored: StoredStatus;
@@ -177,22 +180,21 @@ export class StatusService implements StatusLookup {
       : this.deps.ttlSeconds * 1000;
     await cache.set(key, entry, keepMs);
     if (store) {
+      // Queued for the store's group commit: never waits, never throws.
       store.count({ totalChecks: 1 });
       const s = stored.status;
-      store
-        .recordCheck({
-          serverId: id,
-          edition: editionOf(mode),
-          host: parsed.host,
-          port: parsed.port ?? defaultPort(mode),
-          checkedAt: stored.checkedAt,
-          online: s.online,
-          playersOnline: s.players?.online ?? null,
-          playersMax: s.players?.max ?? null,
-          latencyMs: s.roundTripLatency,
-          version: s.version?.name ?? null,
-        })
-        .catch((error: unknown) => this.deps.onError?.(error, 'recording a check'));
+      store.recordCheck({
+        serverId: id,
+        edition: editionOf(mode),
+        host: parsed.host,
+        port: parsed.port ?? defaultPort(mode),
+        checkedAt: stored.checkedAt,
+        online: s.online,
+        playersOnline: s.players?.online ?? null,
+        playersMax: s.players?.max ?? null,
+        latencyMs: s.roundTripLatency,
+        version: s.version?.name ?? null,
+      });
     }
     return stored;
   }

@@ -1,3 +1,4 @@
+import { Resolver } from 'node:dns';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config/index.js';
 
@@ -16,6 +17,8 @@ describe('loadConfig', () => {
       rateLimits: { status: 120, general: 300, media: 5000 },
       statusCacheTtlSeconds: 60,
       pingTimeoutMs: 5000,
+      icmp: 'auto',
+      historyBufferMax: 100_000,
     });
     expect(Object.isFrozen(config)).toBe(true);
   });
@@ -35,6 +38,8 @@ describe('loadConfig', () => {
       RATE_LIMIT_MEDIA: '30',
       STATUS_CACHE_TTL: '5',
       PING_TIMEOUT_MS: '1500',
+      ICMP: 'OFF',
+      HISTORY_BUFFER_MAX: '5000',
     });
     expect(config).toMatchObject({
       port: 9000,
@@ -48,11 +53,32 @@ describe('loadConfig', () => {
       rateLimits: { status: 10, general: 20, media: 30 },
       statusCacheTtlSeconds: 5,
       pingTimeoutMs: 1500,
+      icmp: 'off',
+      historyBufferMax: 5000,
     });
     expect(loadConfig({ DATABASE_URL: 'sqlite:/tmp/x.db' }).database).toEqual({ kind: 'sqlite', path: '/tmp/x.db' });
   });
 
+  it('accepts only DNS_SERVERS that node:dns accepts too', () => {
+    const { dnsServers } = loadConfig({ DNS_SERVERS: '127.0.0.1, 127.0.0.1:5353, ::1, [::1]:53' });
+    expect(() => new Resolver().setServers(dnsServers)).not.toThrow();
+  });
+
+  it('reads TRUST_PROXY as a boolean or a comma list of proxy CIDRs', () => {
+    expect(loadConfig({ TRUST_PROXY: 'false' }).trustProxy).toBe(false);
+    expect(loadConfig({ TRUST_PROXY: '1' }).trustProxy).toBe(true);
+    expect(loadConfig({ TRUST_PROXY: '127.0.0.1/32, 10.0.0.0/8,::1, fd00::/8' }).trustProxy).toEqual([
+      '127.0.0.1/32',
+      '10.0.0.0/8',
+      '::1/128',
+      'fd00::/8',
+    ]);
+  });
+
   it.each([
+    ['ICMP', 'on'],
+    ['HISTORY_BUFFER_MAX', '10'],
+    ['HISTORY_BUFFER_MAX', 'lots'],
     ['PORT', 'eighty'],
     ['PORT', '70000'],
     ['PORT', '-1'],
@@ -62,9 +88,16 @@ describe('loadConfig', () => {
     ['REDIS_URL', 'http://127.0.0.1'],
     ['DNS_SERVERS', 'dns.example'],
     ['DNS_SERVERS', '127.0.0.1:99999'],
+    ['DNS_SERVERS', '127.1'],
+    ['DNS_SERVERS', '127.1:53'],
+    ['DNS_SERVERS', '0x7f.0.0.1'],
     ['TARGET_ALLOWLIST', '127.0.0.1'],
     ['TARGET_ALLOWLIST', '10.0.0.0/99'],
     ['TRUST_PROXY', 'maybe'],
+    ['TRUST_PROXY', '127.1/32'],
+    ['TRUST_PROXY', '10.0.0.0/33'],
+    ['TRUST_PROXY', '10.0.0.0/8/1'],
+    ['TRUST_PROXY', 'proxy.example'],
     ['MAINTENANCE_MODE', 'yes please'],
     ['RATE_LIMIT_STATUS', '0'],
     ['RATE_LIMIT_GENERAL', '1.5'],
