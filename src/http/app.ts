@@ -114,6 +114,8 @@ export async function buildApp(deps: AppDeps) {
       if (request.method === 'OPTIONS') return;
       const path = request.url.split('?')[0];
       if (path === `${API_PREFIX}/status` || path === `${API_PREFIX}/status/`) return;
+      // Operators keep watching during maintenance (the route still needs its token).
+      if (path === '/metrics' && config.metricsToken !== null) return;
       throw new ObserverError('maintenance', 503, 'The service is down for maintenance. Please retry later.', {
         headers: { 'Retry-After': '300' },
       });
