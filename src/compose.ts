@@ -9,7 +9,7 @@ import { ClientHasher } from './core/client-hash.js';
 import { systemClock, type Clock } from './core/clock.js';
 import { RedisDailySecret } from './core/redis-secret.js';
 import { buildApp, type AppDeps } from './http/app.js';
-import { createStatusService } from './status/index.js';
+import { BackgroundRefresher, Blocklist, createStatusService, withBlockedFlag } from './status/index.js';
 import { RedisStatusCache } from './status/redis-cache.js';
 import { openStore } from './store/index.js';
 
@@ -37,19 +37,42 @@ export async function composeApp(config: Config, options: ComposeOptions = {}) {
     ...(options.icmp !== undefined ? { icmp: options.icmp } : {}),
     onError: (error, context) => logError(error, context),
   });
+  const blocklist = config.blocklistSource
+    ? new Blocklist({
+        source: config.blocklistSource,
+        refreshMinutes: config.blocklistRefreshMinutes,
+        onError: (error, context) => logError(error, context),
+      })
+    : null;
+  const refresher = new BackgroundRefresher({
+    status,
+    clock,
+    windowMinutes: config.refreshWindowMinutes,
+    pingsPerMinute: Math.max(1, config.refreshPingsPerMinute),
+    ttlSeconds: config.statusCacheTtlSeconds,
+    redis,
+    onError: (error, context) => logError(error, context),
+  });
   const app = await buildApp({
     config,
     clock,
     redis,
     hasher,
-    status,
+    status: withBlockedFlag(refresher.tracking(status), blocklist),
     store,
     ...(options.logger !== undefined ? { logger: options.logger } : {}),
   });
   logError = (error, context) => app.log.warn({ err: error, context }, 'background error');
   app.addHook('onClose', async () => {
+    blocklist?.stop();
+    await refresher.stop();
     await store.close();
     await redis?.quit();
   });
-  return { app, store, status, hasher };
+  /** Background work main.ts starts once the app listens: the blocklist's loads and the refresher. */
+  const startBackground = async () => {
+    await blocklist?.start();
+    if (config.refreshPingsPerMinute > 0) refresher.start();
+  };
+  return { app, store, status, hasher, blocklist, refresher, startBackground };
 }

@@ -24,6 +24,8 @@ import { imageRoutes } from './routes/images.js';
 import { statusRoutes } from './routes/status.js';
 import { widgetRoutes } from './routes/widget.js';
 import { ErrorResponse, HealthResponse, Motd, ServerStatus } from './schemas.js';
+import { bulkRoutes } from './routes/bulk.js';
+import { BulkError, BulkResponse, QueryResult } from './schemas.js';
 
 export const API_PREFIX = '/api/v1';
 
@@ -73,7 +75,10 @@ export async function buildApp(deps: AppDeps) {
   app.addSchema(ErrorResponse);
   app.addSchema(HealthResponse);
   app.addSchema(Motd);
+  app.addSchema(QueryResult);
   app.addSchema(ServerStatus);
+  app.addSchema(BulkError);
+  app.addSchema(BulkResponse);
 
   registerCors(app);
 
@@ -149,6 +154,7 @@ export async function buildApp(deps: AppDeps) {
       await api.register(healthRoutes, { clock });
       if (deps.status) {
         await api.register(statusRoutes, { status: deps.status, config, hasher });
+        await api.register(bulkRoutes, { status: deps.status, config, hasher });
         await api.register(imageRoutes, { status: deps.status, config });
         await api.register(widgetRoutes, { status: deps.status, config });
       }

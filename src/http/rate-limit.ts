@@ -23,6 +23,11 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** Rate-limit tier of the route; routes without one are not limited. */
     tier?: RateTier;
+    /**
+     * Units a request counts for (bulk look-ups: one per entry); default 1. With it, the limit
+     * is checked once the body is parsed and validated (preHandler), still before the handler.
+     */
+    rateUnits?: (request: FastifyRequest) => number;
   }
 }
 
@@ -41,7 +46,7 @@ export interface WindowCount {
 }
 
 export interface RateLimitStore {
-  hit(key: string, windowMs: number): WindowCount | Promise<WindowCount>;
+  hit(key: string, windowMs: number, units?: number): WindowCount | Promise<WindowCount>;
   close(): void;
 }
 
@@ -55,14 +60,14 @@ export class MemoryRateLimitStore implements RateLimitStore {
     this.sweeper.unref();
   }
 
-  hit(key: string, windowMs: number): WindowCount {
+  hit(key: string, windowMs: number, units = 1): WindowCount {
     const now = this.now();
     let window = this.windows.get(key);
     if (window === undefined || window.endsAt <= now) {
       window = { count: 0, endsAt: now + windowMs };
       this.windows.set(key, window);
     }
-    window.count += 1;
+    window.count += units;
     return { count: window.count, resetMs: window.endsAt - now };
   }
 
@@ -84,9 +89,9 @@ export class RedisRateLimitStore implements RateLimitStore {
     private readonly prefix = 'observer:rl:',
   ) {}
 
-  async hit(key: string, windowMs: number): Promise<WindowCount> {
+  async hit(key: string, windowMs: number, units = 1): Promise<WindowCount> {
     const k = this.prefix + key;
-    const results = await this.redis.multi().set(k, '0', 'PX', windowMs, 'NX').incr(k).pttl(k).exec();
+    const results = await this.redis.multi().set(k, '0', 'PX', windowMs, 'NX').incrby(k, units).pttl(k).exec();
     if (!results) throw new Error('rate limit transaction aborted');
     const count = Number(results[1]?.[1]);
     const ttl = Number(results[2]?.[1]);
@@ -107,7 +112,7 @@ export interface RateLimitOptions {
 export function registerRateLimit(app: FastifyInstance, options: RateLimitOptions): void {
   const { limits, hasher, store } = options;
   app.addHook('onRoute', (route) => {
-    const tier = (route.config as { tier?: RateTier } | undefined)?.tier;
+    const { tier, rateUnits } = (route.config ?? {}) as { tier?: RateTier; rateUnits?: (request: FastifyRequest) => number };
     if (tier === undefined) return;
     const limit = limits[tier];
     const policy = `"${tier}";q=${limit};w=${WINDOW_MS / 1000}`;
@@ -127,7 +132,7 @@ export function registerRateLimit(app: FastifyInstance, options: RateLimitOption
     const hook = (request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void) => {
       let result: WindowCount | Promise<WindowCount>;
       try {
-        result = store.hit(`${tier}:${clientKeyOf(request, hasher)}`, WINDOW_MS);
+        result = store.hit(`${tier}:${clientKeyOf(request, hasher)}`, WINDOW_MS, rateUnits ? rateUnits(request) : 1);
       } catch (error) {
         options.onError?.(error);
         return done();
@@ -144,8 +149,10 @@ export function registerRateLimit(app: FastifyInstance, options: RateLimitOption
         apply(reply, result, done);
       }
     };
-    const existing = route.onRequest === undefined ? [] : Array.isArray(route.onRequest) ? route.onRequest : [route.onRequest];
-    route.onRequest = [...existing, hook];
+    const stage = rateUnits ? 'preHandler' : 'onRequest';
+    const current = route[stage];
+    const existing = current === undefined ? [] : Array.isArray(current) ? current : [current];
+    route[stage] = [...existing, hook] as typeof current;
   });
   app.addHook('onClose', async () => store.close());
 }

@@ -16,7 +16,8 @@ import { defaultPort, parseAddress, type ParsedAddress, type ResolvedTarget } fr
 import type { Store } from '../store/types.js';
 import type { StatusCache, StoredStatus, CacheEntry } from './cache.js';
 import { serverId } from './server-id.js';
-import type { LookupOptions, StatusAnswer, StatusLookup } from './types.js';
+import type { LookupOptions, QueryRequest, StatusAnswer, StatusLookup } from './types.js';
+import type { QueryResult } from '../protocol/query.js';
 
 export interface ProbeTarget {
   ip: string;
@@ -30,6 +31,8 @@ export type PingFunction = (target: ProbeTarget) => Promise<PingResult>;
 export interface StatusServiceDeps {
   resolver: { resolve(address: ParsedAddress, mode: QueryMode, signal: AbortSignal): Promise<ResolvedTarget> };
   ping: Record<QueryMode, PingFunction>;
+  /** Query (GS4 full stat) over UDP, for lookups with `query`; without it they get `queryResult.error`. */
+  queryServer?: (target: ProbeTarget) => Promise<QueryResult>;
   /** One ICMP echo; null when ICMP is unavailable. */
   icmp?: (ip: string, signal: AbortSignal) => Promise<boolean | null>;
   cache: StatusCache;
@@ -57,6 +60,12 @@ const TRY_NEXT_ADDRESS = new Set(['connection_refused', 'unreachable']);
  */
 const ICMP_GRACE_MS = 500;
 
+/**
+ * How long the Query may still take once the ping has settled: a server whose query port drops
+ * packets (query disabled behind a firewall) must not hold the answer for the whole budget.
+ */
+const QUERY_GRACE_MS = 1_000;
+
 function settleWithin<T>(promise: Promise<T>, ms: number, fallback: T): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<T>((resolve) => {
@@ -78,11 +87,12 @@ export class StatusService implements StatusLookup {
 
   async lookup(address: string, mode: QueryMode, options: LookupOptions = {}): Promise<StatusAnswer> {
     const parsed = parseAddress(address);
-    const key = `${mode}|${parsed.host}|${parsed.port ?? ''}`;
+    const query = options.query;
+    const key = `${mode}|${parsed.host}|${parsed.port ?? ''}${query ? `|q${query.port ?? ''}` : ''}`;
     const { store, clock } = this.deps;
     const entry = await this.deps.cache.get(key);
     const id = entry?.latest.status.server_id ?? serverId(editionOf(mode), parsed.host, parsed.port ?? defaultPort(mode));
-    store?.count({ serverQueries: 1 });
+    if (!options.background) store?.count({ serverQueries: 1 });
     if (store && options.clientKey) store.recordLookup(id, options.clientKey);
 
     const ttlMs = this.deps.ttlSeconds * 1000;
@@ -94,7 +104,7 @@ export class StatusService implements StatusLookup {
     const last = entry?.lastSuccess ?? null;
     if (last && entry?.latest.status.online && now < last.checkedAt + ttlMs + STALE_WHILE_REVALIDATE_MS) {
       // Stale-while-revalidate: one background refresh; its failure is logged, never thrown.
-      this.refresh(key, parsed, mode, id).catch((error: unknown) => this.deps.onError?.(error, 'background refresh'));
+      this.refresh(key, parsed, mode, id, query).catch((error: unknown) => this.deps.onError?.(error, 'background refresh'));
       return this.answer(last, 'STALE', 0, true);
     }
     if (!this.inFlight.has(key) && this.pingsInFlight >= this.deps.maxConcurrentPings) {
@@ -103,7 +113,7 @@ export class StatusService implements StatusLookup {
         headers: { 'Retry-After': '5' },
       });
     }
-    const fresh = await this.refresh(key, parsed, mode, id);
+    const fresh = await this.refresh(key, parsed, mode, id, query);
     return this.answer(fresh, 'MISS', Math.max(0, fresh.checkedAt + ttlMs - clock.now()));
   }
 
@@ -116,10 +126,10 @@ export class StatusService implements StatusLookup {
   }
 
   /** One shared ping per target; the result is cached and recorded. */
-  private refresh(key: string, parsed: ParsedAddress, mode: QueryMode, id: string): Promise<StoredStatus> {
+  private refresh(key: string, parsed: ParsedAddress, mode: QueryMode, id: string, query?: QueryRequest): Promise<StoredStatus> {
     const pending = this.inFlight.get(key);
     if (pending) return pending;
-    const promise = this.pingOrJoin(key, parsed, mode, id).finally(() => this.inFlight.delete(key));
+    const promise = this.pingOrJoin(key, parsed, mode, id, query).finally(() => this.inFlight.delete(key));
     this.inFlight.set(key, promise);
     return promise;
   }
@@ -129,14 +139,14 @@ export class StatusService implements StatusLookup {
    * others wait for its result to land in the cache (falling back to their own ping if it
    * does not land within the ping budget).
    */
-  private async pingOrJoin(key: string, parsed: ParsedAddress, mode: QueryMode, id: string): Promise<StoredStatus> {
+  private async pingOrJoin(key: string, parsed: ParsedAddress, mode: QueryMode, id: string, query?: QueryRequest): Promise<StoredStatus> {
     const { cache } = this.deps;
-    if (!cache.claim) return this.pingAndStore(key, parsed, mode, id);
+    if (!cache.claim) return this.pingAndStore(key, parsed, mode, id, query);
     const budget = this.deps.pingTimeoutMs + 1_000;
     const before = (await cache.get(key))?.latest.checkedAt ?? -1;
     if (await cache.claim(key, budget)) {
       try {
-        return await this.pingAndStore(key, parsed, mode, id);
+        return await this.pingAndStore(key, parsed, mode, id, query);
       } finally {
         await cache.release?.(key);
       }
@@ -147,15 +157,15 @@ export class StatusService implements StatusLookup {
       const entry = await cache.get(key);
       if (entry && entry.latest.checkedAt !== before) return entry.latest;
     }
-    return this.pingAndStore(key, parsed, mode, id);
+    return this.pingAndStore(key, parsed, mode, id, query);
   }
 
-  private async pingAndStore(key: string, parsed: ParsedAddress, mode: QueryMode, id: string): Promise<StoredStatus> {
+  private async pingAndStore(key: string, parsed: ParsedAddress, mode: QueryMode, id: string, query?: QueryRequest): Promise<StoredStatus> {
     const { cache, clock, store } = this.deps;
     this.pingsInFlight += 1;
     let stored: StoredStatus;
     try {
-      stored = await this.query(parsed, mode, id);
+      stored = await this.query(parsed, mode, id, query);
     } finally {
       this.pingsInFlight -= 1;
     }
@@ -190,17 +200,23 @@ export class StatusService implements StatusLookup {
   }
 
   /** Resolve, guard and ping within one deadline; every failure but 400/404 is `online: false`. */
-  private async query(parsed: ParsedAddress, mode: QueryMode, id: string): Promise<StoredStatus> {
+  private async query(parsed: ParsedAddress, mode: QueryMode, id: string, query?: QueryRequest): Promise<StoredStatus> {
     // One deadline for the whole query; `done` also ends what is left (an ICMP echo) once we return.
     const done = new AbortController();
     try {
-      return await this.queryWithin(parsed, mode, id, AbortSignal.any([AbortSignal.timeout(this.deps.pingTimeoutMs), done.signal]));
+      return await this.queryWithin(parsed, mode, id, AbortSignal.any([AbortSignal.timeout(this.deps.pingTimeoutMs), done.signal]), query);
     } finally {
       done.abort();
     }
   }
 
-  private async queryWithin(parsed: ParsedAddress, mode: QueryMode, id: string, signal: AbortSignal): Promise<StoredStatus> {
+  private async queryWithin(
+    parsed: ParsedAddress,
+    mode: QueryMode,
+    id: string,
+    signal: AbortSignal,
+    query?: QueryRequest,
+  ): Promise<StoredStatus> {
     const base = offlineStatus(
       { host: parsed.host, port: parsed.port ?? defaultPort(mode), legacy: mode === 'legacy', bedrock: mode === 'bedrock' },
       { server_id: id },
@@ -217,6 +233,7 @@ export class StatusService implements StatusLookup {
     base.srvRecord = target.srvRecord;
     base.ip_address = target.ips[0] ?? null;
     const icmp = this.deps.icmp && target.ips[0] ? this.deps.icmp(target.ips[0], signal).catch(() => null) : null;
+    const queried = query && target.ips[0] ? this.runQuery(target.ips[0], query.port ?? target.port, target.host, signal) : null;
 
     let result: PingResult | null = null;
     let failure: unknown = null;
@@ -230,7 +247,9 @@ export class StatusService implements StatusLookup {
         if (!(error instanceof ProbeError) || !TRY_NEXT_ADDRESS.has(error.code) || signal.aborted) break;
       }
     }
+    const queryDone = queried ? settleWithin(queried, QUERY_GRACE_MS, { error: 'timed out' }) : null;
     base.icmp = icmp ? await settleWithin(icmp, ICMP_GRACE_MS, false) : null;
+    if (queryDone) base.queryResult = await queryDone;
     if (!result) return this.stamp({ ...base, error: this.publicError(failure, 'pinging') });
     return this.stamp({
       ...result.extra,
@@ -242,6 +261,14 @@ export class StatusService implements StatusLookup {
       favicon: result.favicon,
       roundTripLatency: Math.round(result.latencyMs * 100) / 100,
     });
+  }
+
+  /** The Query beside the ping, on the same deadline; a failure is `{ error }`, never thrown. */
+  private runQuery(ip: string, port: number, hostname: string, signal: AbortSignal): Promise<QueryResult | { error: string }> {
+    if (!this.deps.queryServer) return Promise.resolve({ error: 'query not available' });
+    return this.deps
+      .queryServer({ ip, port, hostname, signal })
+      .catch((error: unknown) => ({ error: this.publicError(error, 'querying') }));
   }
 
   private stamp(status: ServerStatus): StoredStatus {

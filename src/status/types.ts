@@ -13,6 +13,15 @@ export interface StatusAnswer {
 export interface LookupOptions {
   /** Opaque keyed hash of the client (ClientHasher), for distinct-client trends. */
   clientKey?: string;
+  /** Also run a Query (GS4 full stat) beside the ping; the answer gets `queryResult`. Part of the cache key. */
+  query?: QueryRequest;
+  /** A look-up by the background refresher: not counted as a user's server query. */
+  background?: boolean;
+}
+
+export interface QueryRequest {
+  /** UDP port of the Query; default: the game port. */
+  port?: number;
 }
 
 /**
