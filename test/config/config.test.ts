@@ -84,3 +84,46 @@ describe('loadConfig', () => {
     expect(message).not.toContain('\n');
   });
 });
+
+describe('loadConfig: blocklist and background refresher (issue 15)', () => {
+  it('has defaults: no list, hourly reloads, a 30-minute window at 30 pings a minute', () => {
+    expect(loadConfig({})).toMatchObject({
+      blocklistSource: null,
+      blocklistRefreshMinutes: 60,
+      refreshWindowMinutes: 30,
+      refreshPingsPerMinute: 30,
+    });
+  });
+
+  it('reads a file path, an https URL and an http URL to a loopback host', () => {
+    const read = (source: string) => loadConfig({ BLOCKLIST_SOURCE: source }).blocklistSource;
+    expect(read('./data/blockedservers.txt')).toEqual({ kind: 'file', path: './data/blockedservers.txt' });
+    expect(read('/var/lib/observer/list')).toEqual({ kind: 'file', path: '/var/lib/observer/list' });
+    expect(read('https://sessionserver.mojang.com/blockedservers')).toEqual({
+      kind: 'url',
+      url: 'https://sessionserver.mojang.com/blockedservers',
+    });
+    expect(read('http://127.0.0.1:8000/list')).toEqual({ kind: 'url', url: 'http://127.0.0.1:8000/list' });
+    expect(read('http://[::1]:8000/list')).toEqual({ kind: 'url', url: 'http://[::1]:8000/list' });
+    const config = loadConfig({ BLOCKLIST_REFRESH_MINUTES: '5', REFRESH_WINDOW_MINUTES: '10', REFRESH_PINGS_PER_MINUTE: '0' });
+    expect(config).toMatchObject({ blocklistRefreshMinutes: 5, refreshWindowMinutes: 10, refreshPingsPerMinute: 0 });
+  });
+
+  it.each([
+    ['BLOCKLIST_SOURCE', 'http://example.com/list'],
+    ['BLOCKLIST_SOURCE', 'ftp://127.0.0.1/list'],
+    ['BLOCKLIST_REFRESH_MINUTES', '0'],
+    ['REFRESH_WINDOW_MINUTES', 'soon'],
+    ['REFRESH_PINGS_PER_MINUTE', '-1'],
+  ])('refuses %s=%s with one line naming it', (name, value) => {
+    let error: unknown;
+    try {
+      loadConfig({ [name]: value });
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(ConfigError);
+    expect((error as Error).message).toContain(name);
+    expect((error as Error).message).not.toContain('\n');
+  });
+});
