@@ -18,7 +18,16 @@ export interface LoadResult {
   errors: number;
 }
 
-export function load(url: string, options: { connections?: number; seconds?: number; pipelining?: number } = {}): Promise<LoadResult> {
+export interface LoadOptions {
+  connections?: number;
+  seconds?: number;
+  pipelining?: number;
+  /** POST bodies (bulk look-ups): method, JSON body, content type. */
+  method?: 'GET' | 'POST';
+  jsonBody?: string;
+}
+
+export function load(url: string, options: LoadOptions = {}): Promise<LoadResult> {
   if (!/^http:\/\/(127\.\d+\.\d+\.\d+|\[::1\]|localhost)(:\d+)?\//.test(url)) throw new Error(`not a loopback URL: ${url}`);
   const args = [
     autocannonBin,
@@ -29,6 +38,8 @@ export function load(url: string, options: { connections?: number; seconds?: num
     String(options.seconds ?? 4),
     '-p',
     String(options.pipelining ?? 1),
+    ...(options.method ? ['-m', options.method] : []),
+    ...(options.jsonBody !== undefined ? ['-b', options.jsonBody, '-H', 'content-type=application/json'] : []),
     url,
   ];
   return new Promise((resolve, reject) => {

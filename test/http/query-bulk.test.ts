@@ -257,3 +257,19 @@ describe('POST /status/bulk', () => {
     }
   });
 });
+
+describe('OpenAPI document', () => {
+  it('covers the bulk route, the query parameters and the new fields', async () => {
+    const doc = (await get('/api/v1/openapi.json')).json();
+    const bulkOp = doc.paths['/api/v1/status/bulk'].post;
+    expect(Object.keys(bulkOp.responses)).toEqual(expect.arrayContaining(['200', '400', '413', '429']));
+    expect(bulkOp.requestBody).toBeDefined();
+    const params = doc.paths['/api/v1/status/{address}'].get.parameters.map((p: { name: string }) => p.name);
+    expect(params).toEqual(expect.arrayContaining(['query', 'queryPort']));
+    const fields = doc.components.schemas.ServerStatus.properties;
+    expect(fields).toHaveProperty('blocked');
+    expect(fields).toHaveProperty('queryResult');
+    expect(doc.components.schemas).toHaveProperty('QueryResult');
+    expect(doc.components.schemas).toHaveProperty('BulkError');
+  });
+});
