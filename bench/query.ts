@@ -11,6 +11,7 @@ import { fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import mcUtil from 'minecraft-server-util';
 import { queryServer } from '../src/protocol/index.js';
+import { compareClients, fmt } from './support.js';
 
 const HOST = '127.0.0.1';
 const ROUND_SECONDS = 2;
@@ -48,17 +49,8 @@ async function main(): Promise<void> {
   console.log('== Query full stat (handshake → challenge → full stat) against a UDP responder in a child process');
   console.log(`${ROUNDS} interleaved rounds of ${ROUND_SECONDS} s per client and concurrency; median look-ups/s\n`);
   for (const concurrency of CONCURRENCIES) {
-    for (const client of Object.values(clients)) await run(client, port, concurrency, 0.5);
-    const rates: Record<string, number[]> = {};
-    const failures: Record<string, number> = {};
-    for (let round = 0; round < ROUNDS; round++) {
-      for (const [name, client] of Object.entries(clients)) {
-        const r = await run(client, port, concurrency, ROUND_SECONDS);
-        (rates[name] ??= []).push(r.perSecond);
-        failures[name] = (failures[name] ?? 0) + r.failed;
-      }
-    }
-    const medians = Object.fromEntries(Object.entries(rates).map(([name, list]) => [name, median(list)]));
+    const bound = Object.fromEntries(Object.entries(clients).map(([name, client]) => [name, () => client(port)]));
+    const { medians, failures } = await compareClients(bound, { concurrency, rounds: ROUNDS, seconds: ROUND_SECONDS });
     console.log(`concurrency ${concurrency}`);
     for (const [name, value] of Object.entries(medians)) {
       console.log(`  ${name.padEnd(32)} ${fmt(value).padStart(8)} queries/s  (failed: ${failures[name]})`);
@@ -69,33 +61,4 @@ async function main(): Promise<void> {
   }
   child.disconnect();
   child.kill();
-}
-
-async function run(client: Client, port: number, concurrency: number, seconds: number) {
-  const start = performance.now();
-  const end = start + seconds * 1000;
-  let done = 0;
-  let failed = 0;
-  const worker = async (): Promise<void> => {
-    while (performance.now() < end) {
-      try {
-        await client(port);
-        done += 1;
-      } catch {
-        failed += 1;
-      }
-    }
-  };
-  await Promise.all(Array.from({ length: concurrency }, worker));
-  return { perSecond: done / ((performance.now() - start) / 1000), failed };
-}
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = sorted.length >> 1;
-  return sorted.length % 2 ? (sorted[mid] as number) : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
-}
-
-function fmt(n: number): string {
-  return n.toLocaleString('en-US', { maximumFractionDigits: 0 });
 }

@@ -71,6 +71,12 @@ describe('loadConfig', () => {
     ['RATE_LIMIT_MEDIA', 'lots'],
     ['STATUS_CACHE_TTL', '0'],
     ['PING_TIMEOUT_MS', '10'],
+    // Issue 15: blocklist and background refresher.
+    ['BLOCKLIST_SOURCE', 'http://example.com/list'],
+    ['BLOCKLIST_SOURCE', 'ftp://127.0.0.1/list'],
+    ['BLOCKLIST_REFRESH_MINUTES', '0'],
+    ['REFRESH_WINDOW_MINUTES', 'soon'],
+    ['REFRESH_PINGS_PER_MINUTE', '-1'],
   ])('refuses %s=%s with one line naming the variable', (name, value) => {
     let error: unknown;
     try {
@@ -107,23 +113,5 @@ describe('loadConfig: blocklist and background refresher (issue 15)', () => {
     expect(read('http://[::1]:8000/list')).toEqual({ kind: 'url', url: 'http://[::1]:8000/list' });
     const config = loadConfig({ BLOCKLIST_REFRESH_MINUTES: '5', REFRESH_WINDOW_MINUTES: '10', REFRESH_PINGS_PER_MINUTE: '0' });
     expect(config).toMatchObject({ blocklistRefreshMinutes: 5, refreshWindowMinutes: 10, refreshPingsPerMinute: 0 });
-  });
-
-  it.each([
-    ['BLOCKLIST_SOURCE', 'http://example.com/list'],
-    ['BLOCKLIST_SOURCE', 'ftp://127.0.0.1/list'],
-    ['BLOCKLIST_REFRESH_MINUTES', '0'],
-    ['REFRESH_WINDOW_MINUTES', 'soon'],
-    ['REFRESH_PINGS_PER_MINUTE', '-1'],
-  ])('refuses %s=%s with one line naming it', (name, value) => {
-    let error: unknown;
-    try {
-      loadConfig({ [name]: value });
-    } catch (e) {
-      error = e;
-    }
-    expect(error).toBeInstanceOf(ConfigError);
-    expect((error as Error).message).toContain(name);
-    expect((error as Error).message).not.toContain('\n');
   });
 });

@@ -6,6 +6,21 @@
  */
 import dgram from 'node:dgram';
 
+/** What `query-vanilla-1.8.hex` decodes to (the vanilla 1.8 reply published by py-mine/mcstatus). */
+export const VANILLA_1_8_RESULT = {
+  players: ['Dinnerbone', 'Djinnibone', 'Steve'],
+  plugins: { name: 'vanilla', list: [] },
+  software: '1.8',
+  map: 'world',
+  gameType: 'SMP',
+  gameId: 'MINECRAFT',
+  hostname: 'A Minecraft Server',
+  playersOnline: 3,
+  playersMax: 20,
+  hostPort: 25565,
+  hostIp: '192.168.56.1',
+};
+
 export type ResponderBehaviour =
   /** Answers as a server does. */
   | 'honest'
