@@ -3,6 +3,7 @@
  * once, at start-up; an invalid value throws a ConfigError whose message is one line naming
  * the variable and what it allows.
  */
+import { isIP } from 'node:net';
 import ipaddr from 'ipaddr.js';
 
 export interface Config {
@@ -11,11 +12,17 @@ export interface Config {
   /** `sqlite:PATH` or `postgres://...`; default SQLite file. */
   database: { kind: 'sqlite'; path: string } | { kind: 'postgres'; url: string };
   redisUrl: string | null;
+  /** Longest wait on one Redis command before the instance falls back to its local state. */
+  redisCommandTimeoutMs: number;
   /** DNS servers as `ip` or `ip:port`; empty means the system resolver. */
   dnsServers: string[];
   /** CIDRs exempt from the public-address guard. */
   targetAllowlist: string[];
-  trustProxy: boolean;
+  /**
+   * Whose X-Forwarded-For to believe: false (nobody), true (the immediate peer, one hop,
+   * whatever it is) or the CIDRs of the trusted proxies.
+   */
+  trustProxy: boolean | readonly string[];
   maintenanceMode: boolean;
   rateLimits: { status: number; general: number; media: number };
   statusCacheTtlSeconds: number;
@@ -25,6 +32,14 @@ export interface Config {
   /** Days of check history kept. */
   checkRetentionDays: number;
   logLevel: string;
+  /** perf-store: ICMP echo mode (`auto`: raw sockets where permitted, else none; `off`). */
+  icmp: 'auto' | 'off';
+  /** perf-store: history rows (checks, look-ups) buffered while the database is unreachable. */
+  historyBufferMax: number;
+  /** Metrics (ops): bearer token for GET /metrics (null: the route is off). */
+  metricsToken: string | null;
+  /** Metrics (ops): port of a separate listener on 127.0.0.1 serving /metrics (null: none). */
+  metricsPort: number | null;
   /** Mojang's blocked-servers list (BLOCKLIST_SOURCE); null: `blocked` is null. */
   blocklistSource: BlocklistSource | null;
   blocklistRefreshMinutes: number;
@@ -90,6 +105,24 @@ function list(env: Env, name: string): string[] {
     .filter((s) => s !== '');
 }
 
+/**
+ * TRUST_PROXY: a boolean, or a comma list of the proxies' CIDRs (a bare IP is one address).
+ * IPs are checked as strictly as Node parses them: `127.1` is not an IPv4 address here.
+ */
+function parseTrustProxy(env: Env): boolean | string[] {
+  const raw = env.TRUST_PROXY;
+  if (raw === undefined || raw.trim() === '' || !/[/.:]/.test(raw)) return boolean(env, 'TRUST_PROXY', false);
+  return list(env, 'TRUST_PROXY').map((entry) => {
+    const [ip = '', prefix, extra] = entry.split('/');
+    const family = isIP(ip);
+    const bits = family === 4 ? 32 : 128;
+    if (family === 0 || extra !== undefined || (prefix !== undefined && (!/^\d{1,3}$/.test(prefix) || Number(prefix) > bits))) {
+      throw new ConfigError('TRUST_PROXY', 'expected true, false or a comma list of proxy CIDRs such as 127.0.0.1/32,10.0.0.0/8', raw);
+    }
+    return `${ip}/${prefix ?? bits}`;
+  });
+}
+
 function parseDnsServer(entry: string, raw: string): string {
   // ip, ip:port, [ipv6]:port or bare ipv6
   const bracketed = /^\[([^\]]+)\](?::(\d{1,5}))?$/.exec(entry);
@@ -104,7 +137,9 @@ function parseDnsServer(entry: string, raw: string): string {
     ip = entry;
   }
   const allowed = 'expected a comma list of ip or ip:port';
-  if (!ipaddr.isValid(ip)) throw new ConfigError('DNS_SERVERS', allowed, raw);
+  // As strict as node:dns, which uses these: `127.1` or `0x7f.0.0.1` would pass ipaddr.js and
+  // then crash setServers() at start-up.
+  if (isIP(ip) === 0) throw new ConfigError('DNS_SERVERS', allowed, raw);
   if (port !== undefined && (!/^\d+$/.test(port) || Number(port) < 1 || Number(port) > 65535)) {
     throw new ConfigError('DNS_SERVERS', allowed, raw);
   }
@@ -127,6 +162,13 @@ function parseDatabase(raw: string | undefined): Config['database'] {
     return { kind: 'postgres', url: raw };
   }
   throw new ConfigError('DATABASE_URL', 'expected sqlite:PATH or postgres://...', raw);
+}
+
+function icmpMode(raw: string | undefined): Config['icmp'] {
+  if (raw === undefined || raw.trim() === '') return 'auto';
+  const v = raw.trim().toLowerCase();
+  if (v === 'auto' || v === 'off') return v;
+  throw new ConfigError('ICMP', 'expected auto or off', raw);
 }
 
 export function loadConfig(env: Env = process.env): Readonly<Config> {
@@ -152,14 +194,21 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
   if (!['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].includes(logLevel)) {
     throw new ConfigError('LOG_LEVEL', 'expected fatal, error, warn, info, debug, trace or silent', logLevel);
   }
+  const metricsToken = env.METRICS_TOKEN === undefined || env.METRICS_TOKEN === '' ? null : env.METRICS_TOKEN;
+  if (metricsToken !== null && !/^[\x21-\x7e]{16,}$/.test(metricsToken)) {
+    // Printable ASCII without spaces (it travels in an Authorization header).
+    throw new ConfigError('METRICS_TOKEN', 'expected at least 16 printable characters without spaces', '(hidden)');
+  }
+  const metricsPort = env.METRICS_PORT === undefined || env.METRICS_PORT === '' ? null : integer(env, 'METRICS_PORT', 0, 0, 65535);
   const config: Config = {
     port: integer(env, 'PORT', 8080, 0, 65535),
     host,
     database: parseDatabase(env.DATABASE_URL),
     redisUrl: redis === undefined || redis === '' ? null : redis,
+    redisCommandTimeoutMs: integer(env, 'REDIS_COMMAND_TIMEOUT_MS', 250, 10, 10_000),
     dnsServers: list(env, 'DNS_SERVERS').map((s) => parseDnsServer(s, dnsRaw)),
     targetAllowlist: allowlist,
-    trustProxy: boolean(env, 'TRUST_PROXY', false),
+    trustProxy: parseTrustProxy(env),
     maintenanceMode: boolean(env, 'MAINTENANCE_MODE', false),
     rateLimits: {
       status: integer(env, 'RATE_LIMIT_STATUS', 120, 1, 10_000_000),
@@ -171,10 +220,18 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     maxConcurrentPings: integer(env, 'MAX_CONCURRENT_PINGS', 256, 1, 100_000),
     checkRetentionDays: integer(env, 'CHECK_RETENTION_DAYS', 30, 1, 3650),
     logLevel,
+    // perf-store
+    icmp: icmpMode(env.ICMP),
+    historyBufferMax: integer(env, 'HISTORY_BUFFER_MAX', 100_000, 1_000, 10_000_000),
+    metricsToken,
+    metricsPort,
     blocklistSource: parseBlocklistSource(env.BLOCKLIST_SOURCE),
     blocklistRefreshMinutes: integer(env, 'BLOCKLIST_REFRESH_MINUTES', 60, 1, 10_080),
     refreshWindowMinutes: integer(env, 'REFRESH_WINDOW_MINUTES', 30, 1, 1_440),
     refreshPingsPerMinute: integer(env, 'REFRESH_PINGS_PER_MINUTE', 30, 0, 6_000),
   };
+  if (config.metricsPort !== null && config.metricsPort !== 0 && config.metricsPort === config.port) {
+    throw new ConfigError('METRICS_PORT', 'expected a port other than PORT', env.METRICS_PORT ?? '');
+  }
   return Object.freeze(config);
 }

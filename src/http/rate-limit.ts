@@ -9,12 +9,12 @@
  *
  * Hand-written rather than @fastify/rate-limit: that plugin only emits the older draft's
  * RateLimit-Limit/-Remaining/-Reset headers (rewriting them cost a sixth of a cached status
- * answer), and a fixed window is a few lines in memory and one MULTI in Redis.
+ * answer), and a fixed window is a few lines in memory and one script call in Redis.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { Redis } from 'ioredis';
 import type { ClientHasher } from '../core/client-hash.js';
 import { ObserverError } from '../core/errors.js';
+import type { SharedRedis } from '../redis/shared-redis.js';
 import { clientKeyOf } from './client-key.js';
 
 export type RateTier = 'status' | 'general' | 'media';
@@ -82,23 +82,81 @@ export class MemoryRateLimitStore implements RateLimitStore {
   }
 }
 
-/** One counter per window in Redis: created with its expiry, then incremented. */
-export class RedisRateLimitStore implements RateLimitStore {
-  constructor(
-    private readonly redis: Redis,
-    private readonly prefix = 'observer:rl:',
-  ) {}
+/** Creates the window's counter with its expiry if missing, counts the hit: one round trip. */
+const HIT_SCRIPT = `redis.call('set', KEYS[1], '0', 'PX', ARGV[1], 'NX')
+local count = redis.call('incrby', KEYS[1], ARGV[2])
+return {count, redis.call('pttl', KEYS[1])}`;
 
-  async hit(key: string, windowMs: number, units = 1): Promise<WindowCount> {
-    const k = this.prefix + key;
-    const results = await this.redis.multi().set(k, '0', 'PX', windowMs, 'NX').incrby(k, units).pttl(k).exec();
-    if (!results) throw new Error('rate limit transaction aborted');
-    const count = Number(results[1]?.[1]);
-    const ttl = Number(results[2]?.[1]);
-    return { count, resetMs: ttl > 0 ? ttl : windowMs };
+/**
+ * One counter per window in Redis, shared by the instances (one EVALSHA per request). While
+ * Redis is unavailable (SharedRedis's breaker is open, or the command fails or times out) the
+ * instance counts in memory instead: limits still hold, per instance.
+ */
+export class RedisRateLimitStore implements RateLimitStore {
+  private readonly local: MemoryRateLimitStore;
+
+  constructor(
+    private readonly redis: SharedRedis,
+    private readonly prefix = 'observer:rl:',
+    now: () => number = Date.now,
+  ) {
+    this.local = new MemoryRateLimitStore(now);
+    redis.client.defineCommand('observerRateLimitHit', { numberOfKeys: 1, lua: HIT_SCRIPT });
   }
 
-  close(): void {}
+  async hit(key: string, windowMs: number, units = 1): Promise<WindowCount> {
+    if (!this.redis.available) return this.local.hit(key, windowMs, units);
+    const k = this.prefix + key;
+    try {
+      const [count, ttl] = (await this.redis.run((r) =>
+        (r as unknown as RateLimitCommands).observerRateLimitHit(k, String(windowMs), String(units)),
+      )) as [number, number];
+      return { count, resetMs: ttl > 0 ? ttl : windowMs };
+    } catch {
+      return this.local.hit(key, windowMs, units);
+    }
+  }
+
+  close(): void {
+    this.local.close();
+  }
+}
+
+interface RateLimitCommands {
+  observerRateLimitHit(key: string, windowMs: string, units: string): Promise<unknown>;
+}
+
+/** The 429 of a tier whose window is spent, with its RateLimit headers and Retry-After. */
+function rateLimitError(tier: RateTier, limit: number, { count, resetMs }: WindowCount): ObserverError {
+  const reset = Math.max(1, Math.ceil(resetMs / 1000));
+  return new ObserverError('rate_limited', 429, `Rate limit exceeded: at most ${limit} requests per minute. Retry in ${reset} seconds.`, {
+    headers: {
+      'RateLimit-Policy': `"${tier}";q=${limit};w=${WINDOW_MS / 1000}`,
+      RateLimit: `"${tier}";r=${Math.max(0, limit - count)};t=${reset}`,
+      'Retry-After': String(reset),
+    },
+  });
+}
+
+/**
+ * Charges one unit of a tier to the request's client, outside the route's own tier (a ping
+ * caused by an image draws on the status tier). Rejects with the tier's 429 when its window is
+ * spent; a store failure lets the request through, as the route hooks do.
+ */
+export type TierCharger = (request: FastifyRequest, tier: RateTier) => Promise<void>;
+
+export function tierCharger(options: RateLimitOptions): TierCharger {
+  const { limits, hasher, store } = options;
+  return async (request, tier) => {
+    let counted: WindowCount;
+    try {
+      counted = await store.hit(`${tier}:${clientKeyOf(request, hasher)}`, WINDOW_MS);
+    } catch (error) {
+      options.onError?.(error);
+      return;
+    }
+    if (counted.count > limits[tier]) throw rateLimitError(tier, limits[tier], counted);
+  };
 }
 
 export interface RateLimitOptions {
@@ -117,16 +175,12 @@ export function registerRateLimit(app: FastifyInstance, options: RateLimitOption
     const limit = limits[tier];
     const policy = `"${tier}";q=${limit};w=${WINDOW_MS / 1000}`;
 
-    const apply = (reply: FastifyReply, { count, resetMs }: WindowCount, done: (error?: Error) => void) => {
-      const reset = Math.max(1, Math.ceil(resetMs / 1000));
+    const apply = (reply: FastifyReply, counted: WindowCount, done: (error?: Error) => void) => {
+      const { count, resetMs } = counted;
+      if (count > limit) return done(rateLimitError(tier, limit, counted));
       reply.header('RateLimit-Policy', policy);
-      reply.header('RateLimit', `"${tier}";r=${Math.max(0, limit - count)};t=${reset}`);
-      if (count <= limit) return done();
-      done(
-        new ObserverError('rate_limited', 429, `Rate limit exceeded: at most ${limit} requests per minute. Retry in ${reset} seconds.`, {
-          headers: { 'Retry-After': String(reset) },
-        }),
-      );
+      reply.header('RateLimit', `"${tier}";r=${limit - count};t=${Math.max(1, Math.ceil(resetMs / 1000))}`);
+      done();
     };
 
     const hook = (request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void) => {

@@ -10,4 +10,4 @@ export {
 } from './address.js';
 export { AddressGuard, isPublicAddress } from './guard.js';
 export { TargetResolver, chooseSrv, type ResolvedTarget, type TargetResolverOptions } from './resolver.js';
-export { icmpEcho, type IcmpOptions } from './icmp.js';
+export { IcmpPinger, openRawSocket, type IcmpFamily, type IcmpMode, type IcmpPingerOptions, type IcmpSocket } from './icmp.js';

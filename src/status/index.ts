@@ -1,14 +1,14 @@
-/** The status service and its default wiring (real resolver, guard, protocol clients, ICMP). */
+/** The status service and its default wiring (real resolver, guard, protocol clients). */
 import type { Config } from '../config/index.js';
 import type { Clock } from '../core/clock.js';
 import { pingBedrock, pingJava, pingLegacy, queryServer } from '../protocol/index.js';
-import { AddressGuard, TargetResolver, icmpEcho } from '../resolve/index.js';
+import { AddressGuard, TargetResolver } from '../resolve/index.js';
 import type { Store } from '../store/types.js';
 import { MemoryStatusCache, type StatusCache } from './cache.js';
-import { StatusService } from './service.js';
+import { StatusService, type StatusObserver } from './service.js';
 
 export { StatusService, STALE_WHILE_REVALIDATE_MS, SATURATION_STALE_MS } from './service.js';
-export type { StatusServiceDeps, PingFunction, ProbeTarget } from './service.js';
+export type { StatusServiceDeps, PingFunction, ProbeTarget, StatusObserver } from './service.js';
 export { MemoryStatusCache, type StatusCache, type CacheEntry, type StoredStatus } from './cache.js';
 export { serverId, uuidV5 } from './server-id.js';
 export type { StatusAnswer, StatusLookup, CacheState, LookupOptions, QueryRequest } from './types.js';
@@ -20,9 +20,11 @@ export interface StatusServiceOptions {
   clock: Clock;
   store?: Store | null;
   cache?: StatusCache;
-  /** ICMP echo: the system `ping` by default; null turns it off. */
+  /** ICMP echo (compose.ts wires an IcmpPinger's `echo`); none when unset or null. */
   icmp?: ((ip: string, signal: AbortSignal) => Promise<boolean | null>) | null;
   onError?: (error: unknown, context: string) => void;
+  /** Metrics hooks (pings, cache results). */
+  observe?: StatusObserver;
 }
 
 export function createStatusService(options: StatusServiceOptions): StatusService {
@@ -32,10 +34,7 @@ export function createStatusService(options: StatusServiceOptions): StatusServic
     resolver: new TargetResolver({ dnsServers: config.dnsServers, guard }),
     ping: { java: pingJava, legacy: pingLegacy, bedrock: pingBedrock },
     queryServer: (target) => queryServer(target),
-    icmp:
-      options.icmp === undefined
-        ? (ip, signal) => icmpEcho(ip, signal, { timeoutMs: config.pingTimeoutMs })
-        : (options.icmp ?? undefined),
+    ...(options.icmp ? { icmp: options.icmp } : {}),
     cache: options.cache ?? new MemoryStatusCache({ now: () => clock.now() }),
     store: options.store ?? null,
     clock,
@@ -43,5 +42,6 @@ export function createStatusService(options: StatusServiceOptions): StatusServic
     pingTimeoutMs: config.pingTimeoutMs,
     maxConcurrentPings: config.maxConcurrentPings,
     ...(options.onError ? { onError: options.onError } : {}),
+    ...(options.observe ? { observe: options.observe } : {}),
   });
 }

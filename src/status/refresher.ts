@@ -3,12 +3,13 @@
  * looked up in the last `windowMinutes`, most looked-up first, at most `pingsPerMinute` a
  * minute, each no more often than the status cache TTL. With Redis, instances share the work:
  * a target is refreshed by the one instance that wins `SET key NX PX ttl` for it in the current
- * TTL window; the others skip it. `stop()` ends the loop and waits for the look-up in flight.
+ * TTL window; the others skip it (while Redis is down, each instance refreshes on its own).
+ * `stop()` ends the loop and waits for the look-up in flight.
  */
-import type { Redis } from 'ioredis';
 import type { Clock } from '../core/clock.js';
 import { ObserverError } from '../core/errors.js';
 import type { QueryMode } from '../core/types.js';
+import type { SharedRedis } from '../redis/shared-redis.js';
 import type { LookupOptions, StatusAnswer, StatusLookup } from './types.js';
 
 /** Targets remembered at once; the least recently looked up go first. */
@@ -30,7 +31,7 @@ export interface RefresherOptions {
   windowMinutes: number;
   pingsPerMinute: number;
   ttlSeconds: number;
-  redis?: Redis | null;
+  redis?: SharedRedis | null;
   redisPrefix?: string;
   onError?: (error: unknown, context: string) => void;
 }
@@ -149,12 +150,9 @@ export class BackgroundRefresher {
     if (!redis) return true;
     const ttlMs = this.options.ttlSeconds * 1000;
     const window = Math.floor(now / ttlMs);
-    try {
-      const won = await redis.set(`${this.options.redisPrefix ?? 'observer:refresh:'}${key}:${window}`, '1', 'PX', ttlMs, 'NX');
-      return won === 'OK';
-    } catch (error) {
-      this.options.onError?.(error, 'refresh claim');
-      return true;
-    }
+    const claimKey = `${this.options.redisPrefix ?? 'observer:refresh:'}${key}:${window}`;
+    // Redis down (breaker open, or the command fails): this instance refreshes on its own.
+    const won = await redis.tryRun((r) => r.set(claimKey, '1', 'PX', ttlMs, 'NX'), () => 'OK' as const);
+    return won === 'OK';
   }
 }

@@ -26,6 +26,8 @@ export interface ProbeTarget {
   signal: AbortSignal;
 }
 
+type BeforePing = LookupOptions['beforePing'];
+
 export type PingFunction = (target: ProbeTarget) => Promise<PingResult>;
 
 export interface StatusServiceDeps {
@@ -43,6 +45,13 @@ export interface StatusServiceDeps {
   maxConcurrentPings: number;
   /** Called with unexpected errors (recording failures, bugs in a client). */
   onError?: (error: unknown, context: string) => void;
+  /** Metrics hooks: each performed ping, and how each look-up was answered. */
+  observe?: StatusObserver;
+}
+
+export interface StatusObserver {
+  ping?(mode: QueryMode, online: boolean, seconds: number): void;
+  cacheResult?(result: StatusAnswer['cache']): void;
 }
 
 /** How long after expiry a success may still be served stale while it is refreshed. */
@@ -65,6 +74,11 @@ const ICMP_GRACE_MS = 500;
  * packets (query disabled behind a firewall) must not hold the answer for the whole budget.
  */
 const QUERY_GRACE_MS = 1_000;
+
+/** Waiting for another instance's ping: first poll of the shared cache, backoff cap, count. */
+const JOIN_POLL_FIRST_MS = 20;
+const JOIN_POLL_MAX_MS = 250;
+const JOIN_POLL_MAX_ATTEMPTS = 200;
 
 function settleWithin<T>(promise: Promise<T>, ms: number, fallback: T): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
@@ -102,22 +116,25 @@ export class StatusService implements StatusLookup {
       return this.answer(entry.latest, 'HIT', entry.latest.checkedAt + ttlMs - now);
     }
     const last = entry?.lastSuccess ?? null;
+    const saturated = !this.inFlight.has(key) && this.pingsInFlight >= this.deps.maxConcurrentPings;
     if (last && entry?.latest.status.online && now < last.checkedAt + ttlMs + STALE_WHILE_REVALIDATE_MS) {
-      // Stale-while-revalidate: one background refresh; its failure is logged, never thrown.
-      this.refresh(key, parsed, mode, id, query).catch((error: unknown) => this.deps.onError?.(error, 'background refresh'));
+      // Stale-while-revalidate: one background refresh, unless every ping slot is taken (the
+      // stale answer then stands alone); its failure is logged, never thrown.
+      if (!saturated) this.refresh(key, parsed, mode, id, undefined, query).catch((error: unknown) => this.deps.onError?.(error, 'background refresh'));
       return this.answer(last, 'STALE', 0, true);
     }
-    if (!this.inFlight.has(key) && this.pingsInFlight >= this.deps.maxConcurrentPings) {
+    if (saturated) {
       if (last && now < last.checkedAt + SATURATION_STALE_MS) return this.answer(last, 'STALE', 0, true);
       throw new ObserverError('service_busy', 503, 'The service is busy with other queries. Please retry shortly.', {
         headers: { 'Retry-After': '5' },
       });
     }
-    const fresh = await this.refresh(key, parsed, mode, id, query);
+    const fresh = await this.refresh(key, parsed, mode, id, options.beforePing, query);
     return this.answer(fresh, 'MISS', Math.max(0, fresh.checkedAt + ttlMs - clock.now()));
   }
 
   private answer(stored: StoredStatus, cache: StatusAnswer['cache'], freshMs: number, stale = false): StatusAnswer {
+    this.deps.observe?.cacheResult?.(cache);
     return {
       status: stale ? { ...stored.status, stale: true } : stored.status,
       cache,
@@ -125,50 +142,84 @@ export class StatusService implements StatusLookup {
     };
   }
 
-  /** One shared ping per target; the result is cached and recorded. */
-  private refresh(key: string, parsed: ParsedAddress, mode: QueryMode, id: string, query?: QueryRequest): Promise<StoredStatus> {
+  /**
+   * One shared ping per target; the result is cached and recorded. The ping slot is reserved
+   * here, synchronously, before the first await (a shared cache's claim and reads), so that
+   * concurrent look-ups never start more than `maxConcurrentPings` pings.
+   */
+  private refresh(
+    key: string,
+    parsed: ParsedAddress,
+    mode: QueryMode,
+    id: string,
+    beforePing?: BeforePing,
+    query?: QueryRequest,
+  ): Promise<StoredStatus> {
     const pending = this.inFlight.get(key);
     if (pending) return pending;
-    const promise = this.pingOrJoin(key, parsed, mode, id, query).finally(() => this.inFlight.delete(key));
+    this.pingsInFlight += 1;
+    const promise = this.pingOrJoin(key, parsed, mode, id, beforePing, query).finally(() => {
+      this.pingsInFlight -= 1;
+      this.inFlight.delete(key);
+    });
     this.inFlight.set(key, promise);
     return promise;
   }
 
   /**
-   * With a shared cache, instances coalesce too: the one that claims the target pings it, the
-   * others wait for its result to land in the cache (falling back to their own ping if it
-   * does not land within the ping budget).
+   * With a shared cache, instances coalesce too: the one that claims the target (an owner
+   * token, released by check-and-delete) reads the cache again, since another instance may
+   * have pinged and released in between, and pings only if it is still stale. The others wait
+   * for its result to land in the cache, polling with backoff on the injected clock, and fall
+   * back to their own ping if it does not land within the ping budget.
    */
-  private async pingOrJoin(key: string, parsed: ParsedAddress, mode: QueryMode, id: string, query?: QueryRequest): Promise<StoredStatus> {
-    const { cache } = this.deps;
-    if (!cache.claim) return this.pingAndStore(key, parsed, mode, id, query);
+  private async pingOrJoin(
+    key: string,
+    parsed: ParsedAddress,
+    mode: QueryMode,
+    id: string,
+    beforePing?: BeforePing,
+    query?: QueryRequest,
+  ): Promise<StoredStatus> {
+    const { cache, clock } = this.deps;
+    if (!cache.claim) return this.pingAndStore(key, parsed, mode, id, beforePing, query);
     const budget = this.deps.pingTimeoutMs + 1_000;
-    const before = (await cache.get(key))?.latest.checkedAt ?? -1;
-    if (await cache.claim(key, budget)) {
+    const fresh = (entry: CacheEntry) => clock.now() < entry.latest.checkedAt + this.deps.ttlSeconds * 1000;
+    const seen = await cache.get(key, { skipL1: true });
+    if (seen && fresh(seen)) return seen.latest;
+    const before = seen?.latest.checkedAt ?? -1;
+    const token = await cache.claim(key, budget);
+    if (token !== null) {
       try {
-        return await this.pingAndStore(key, parsed, mode, id, query);
+        const again = await cache.get(key, { skipL1: true });
+        if (again && fresh(again)) return again.latest;
+        return await this.pingAndStore(key, parsed, mode, id, beforePing, query);
       } finally {
-        await cache.release?.(key);
+        await cache.release?.(key, token);
       }
     }
-    const deadline = Date.now() + budget;
-    while (Date.now() < deadline) {
-      await new Promise((resolve) => setTimeout(resolve, 25));
-      const entry = await cache.get(key);
+    const deadline = clock.now() + budget;
+    let delay = JOIN_POLL_FIRST_MS;
+    for (let attempt = 0; attempt < JOIN_POLL_MAX_ATTEMPTS && clock.now() < deadline; attempt += 1) {
+      await new Promise((resolve) => setTimeout(resolve, delay));
+      delay = Math.min(delay * 2, JOIN_POLL_MAX_MS);
+      const entry = await cache.get(key, { skipL1: true });
       if (entry && entry.latest.checkedAt !== before) return entry.latest;
     }
-    return this.pingAndStore(key, parsed, mode, id, query);
+    return this.pingAndStore(key, parsed, mode, id, beforePing, query);
   }
 
-  private async pingAndStore(key: string, parsed: ParsedAddress, mode: QueryMode, id: string, query?: QueryRequest): Promise<StoredStatus> {
+  private async pingAndStore(
+    key: string,
+    parsed: ParsedAddress,
+    mode: QueryMode,
+    id: string,
+    beforePing?: BeforePing,
+    query?: QueryRequest,
+  ): Promise<StoredStatus> {
+    await beforePing?.();
     const { cache, clock, store } = this.deps;
-    this.pingsInFlight += 1;
-    let stored: StoredStatus;
-    try {
-      stored = await this.query(parsed, mode, id, query);
-    } finally {
-      this.pingsInFlight -= 1;
-    }
+    const stored = await this.query(parsed, mode, id, query);
     const previous = await cache.get(key);
     const entry: CacheEntry = {
       latest: stored,
@@ -179,22 +230,21 @@ export class StatusService implements StatusLookup {
       : this.deps.ttlSeconds * 1000;
     await cache.set(key, entry, keepMs);
     if (store) {
+      // Queued for the store's group commit: never waits, never throws.
       store.count({ totalChecks: 1 });
       const s = stored.status;
-      store
-        .recordCheck({
-          serverId: id,
-          edition: editionOf(mode),
-          host: parsed.host,
-          port: parsed.port ?? defaultPort(mode),
-          checkedAt: stored.checkedAt,
-          online: s.online,
-          playersOnline: s.players?.online ?? null,
-          playersMax: s.players?.max ?? null,
-          latencyMs: s.roundTripLatency,
-          version: s.version?.name ?? null,
-        })
-        .catch((error: unknown) => this.deps.onError?.(error, 'recording a check'));
+      store.recordCheck({
+        serverId: id,
+        edition: editionOf(mode),
+        host: parsed.host,
+        port: parsed.port ?? defaultPort(mode),
+        checkedAt: stored.checkedAt,
+        online: s.online,
+        playersOnline: s.players?.online ?? null,
+        playersMax: s.players?.max ?? null,
+        latencyMs: s.roundTripLatency,
+        version: s.version?.name ?? null,
+      });
     }
     return stored;
   }
@@ -203,8 +253,11 @@ export class StatusService implements StatusLookup {
   private async query(parsed: ParsedAddress, mode: QueryMode, id: string, query?: QueryRequest): Promise<StoredStatus> {
     // One deadline for the whole query; `done` also ends what is left (an ICMP echo) once we return.
     const done = new AbortController();
+    const started = performance.now();
     try {
-      return await this.queryWithin(parsed, mode, id, AbortSignal.any([AbortSignal.timeout(this.deps.pingTimeoutMs), done.signal]), query);
+      const stored = await this.queryWithin(parsed, mode, id, AbortSignal.any([AbortSignal.timeout(this.deps.pingTimeoutMs), done.signal]), query);
+      this.deps.observe?.ping?.(mode, stored.status.online, (performance.now() - started) / 1000);
+      return stored;
     } finally {
       done.abort();
     }
@@ -232,7 +285,10 @@ export class StatusService implements StatusLookup {
     base.query.port = target.port;
     base.srvRecord = target.srvRecord;
     base.ip_address = target.ips[0] ?? null;
-    const icmp = this.deps.icmp && target.ips[0] ? this.deps.icmp(target.ips[0], signal).catch(() => null) : null;
+    // The echo starts with the query, at the first address; if another address answers, it is
+    // asked instead: `icmp` always describes `ip_address`.
+    const echo = (ip: string | undefined) => (this.deps.icmp && ip ? this.deps.icmp(ip, signal).catch(() => null) : null);
+    let icmp = echo(target.ips[0]);
     const queried = query && target.ips[0] ? this.runQuery(target.ips[0], query.port ?? target.port, target.host, signal) : null;
 
     let result: PingResult | null = null;
@@ -247,6 +303,7 @@ export class StatusService implements StatusLookup {
         if (!(error instanceof ProbeError) || !TRY_NEXT_ADDRESS.has(error.code) || signal.aborted) break;
       }
     }
+    if (result && base.ip_address !== target.ips[0]) icmp = echo(base.ip_address ?? undefined);
     const queryDone = queried ? settleWithin(queried, QUERY_GRACE_MS, { error: 'timed out' }) : null;
     base.icmp = icmp ? await settleWithin(icmp, ICMP_GRACE_MS, false) : null;
     if (queryDone) base.queryResult = await queryDone;

@@ -3,30 +3,36 @@
  * ON CONFLICT upserts, RETURNING, CASE instead of MAX/GREATEST).
  *
  * Hot paths and how they stay cheap:
- * - recordCheck: one transaction, an upsert of the server row (which carries the latest
- *   check, the record and the trend score) and an insert into checks.
- * - count / recordLookup: buffered in memory, written together in one transaction at most a
- *   second apart and on close: never one write per request.
+ * - recordCheck, count, recordLookup: queued (write-queue.ts) and group-committed, one
+ *   transaction per 50 ms or 500 rows: an upsert of the server row (which carries the latest
+ *   check, the record and the trend score) and an insert into checks per check; counters and
+ *   look-ups in the same transaction. Never one write per request, never a wait for one.
+ * - reads (trends, stats) have a 1 s deadline and fall back to their last good answer
+ *   (read-fallback.ts).
  * - trends: walks the `servers_ranking` index in score order with a keyset condition; only
  *   the page's rows are read, and uptime is summed for those ids only.
  * - stats: one covering-index range over servers seen in 24 hours, the counters, and the
  *   newest 10 checks; computed at most once per 60 s.
  */
 import { createHash } from 'node:crypto';
-import { Migrator, sql, type Kysely, type Transaction } from 'kysely';
+import { Migrator, sql, type Kysely } from 'kysely';
 import type { Clock } from '../core/clock.js';
 import type { Edition } from '../core/types.js';
 import { InvalidCursorError } from './errors.js';
 import { migrationProvider } from './migrations.js';
-import { SCORE_SCALE, playersScore, scoreValue } from './ranking.js';
+import { scoreValue } from './ranking.js';
+import { ReadFallback } from './read-fallback.js';
 import type { Database, Dialect } from './schema.js';
-import type { CheckRecord, CounterIncrements, HistoryStore, Statistics, TrendPage, TrendServer } from './types.js';
+import type { CheckRecord, CounterIncrements, HistoryStore, Statistics, StoreHealth, TrendPage, TrendServer } from './types.js';
+import { WriteQueue, type BatchWriter, type WriteQueueOptions } from './write-queue.js';
 
 export interface StoreOptions {
   /** How long a computed /stats stays in memory (default 60 s, the spec's stats cache). */
   statsCacheMs?: number;
-  /** Counter and look-up write interval (default 1 s). */
-  flushIntervalMs?: number;
+  /** Group commit: window, rows per window, buffer bound (HISTORY_BUFFER_MAX), retry backoff. */
+  writes?: Omit<WriteQueueOptions, 'onError' | 'now'>;
+  /** Deadline of a /trends or /stats read before the last good answer is served (default 1000 ms). */
+  readDeadlineMs?: number;
   /** Retention pruning interval (default 1 h; it also runs at start). */
   pruneIntervalMs?: number;
   /** Failures of background work (flush timer, pruning, idle pool clients). */
@@ -41,23 +47,11 @@ const UPTIME_WINDOW_MS = 7 * DAY;
 /** Distinct clients are counted over this window; older look-up rows are deleted. */
 const LOOKUP_WINDOW_MS = DAY;
 const STATS_WINDOW_MS = DAY;
-/** Look-up expiry runs with a flush when this long has passed since the last one. */
+/** Look-ups older than the window are deleted this often (in a group-commit transaction). */
 const EXPIRY_INTERVAL_MS = MINUTE;
-/** Rows per multi-row statement: well under SQLite's and PostgreSQL's parameter limits. */
-const CHUNK = 500;
 const PRUNE_BATCH = 10_000;
-/** Look-ups buffered while the database is unreachable; beyond this they are dropped. */
-const MAX_BUFFERED_LOOKUPS = 100_000;
-const MAX_INT32 = 2_147_483_647;
 
 const DEFAULT_PORT: Record<Edition, number> = { java: 25565, bedrock: 19132 };
-const COUNTERS = ['totalRequests', 'apiRequests', 'serverQueries', 'totalChecks'] as const;
-
-interface BufferedLookup {
-  server_id: string;
-  client_hash: string;
-  seen_at: number;
-}
 
 /** Without an onError option, a failed flush or prune is at least not silent. */
 export function reportBackgroundError(error: unknown): void {
@@ -70,39 +64,13 @@ export function serverAddress(edition: Edition, host: string, port: number): str
   return host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
 }
 
-function count(value: number | null | undefined): number {
-  if (value === null || value === undefined || !Number.isFinite(value)) return 0;
-  return Math.min(MAX_INT32, Math.max(0, Math.floor(value)));
-}
-
 function round2(value: number): number {
   return Math.round(value * 100) / 100;
 }
 
-function chunks<T>(items: T[], size = CHUNK): T[][] {
-  const out: T[][] = [];
-  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
-  return out;
-}
-
-/** Groups ids by how many times they occur: {delta → ids}, so one UPDATE serves each group. */
-function byDelta(ids: string[]): Map<number, string[]> {
-  const tally = new Map<string, number>();
-  for (const id of ids) tally.set(id, (tally.get(id) ?? 0) + 1);
-  const groups = new Map<number, string[]>();
-  for (const [id, n] of tally) {
-    const group = groups.get(n);
-    if (group) group.push(id);
-    else groups.set(n, [id]);
-  }
-  return groups;
-}
-
 export class KyselyHistoryStore implements HistoryStore {
-  private counters = new Map<string, number>();
-  private lookups = new Map<string, BufferedLookup>();
-  private flushing: Promise<void> = Promise.resolve();
-  private lastExpiry = Number.NEGATIVE_INFINITY;
+  private readonly queue: WriteQueue;
+  private readonly reads: ReadFallback;
   private statsCache: { at: number; value: Promise<Statistics> } | null = null;
   private timers: NodeJS.Timeout[] = [];
   private pruning: Promise<void> | null = null;
@@ -115,23 +83,26 @@ export class KyselyHistoryStore implements HistoryStore {
     private readonly dialect: Dialect,
     private readonly retentionDays: number,
     private readonly clock: Clock,
+    writer: BatchWriter,
     private readonly options: StoreOptions = {},
   ) {
     this.statsCacheMs = options.statsCacheMs ?? MINUTE;
     this.onError = options.onError ?? reportBackgroundError;
+    this.queue = new WriteQueue(writer, { ...options.writes, onError: this.onError });
+    this.reads = new ReadFallback({ deadlineMs: options.readDeadlineMs ?? 1000 });
   }
 
-  /** Starts the flush and prune timers (unref'd: they never keep the process alive). */
+  /** Starts the expiry and prune timers (unref'd: they never keep the process alive). */
   start(): void {
-    const flush = setInterval(() => {
-      this.flushBuffers(EXPIRY_INTERVAL_MS).catch(this.onError);
-    }, this.options.flushIntervalMs ?? 1000);
+    const expire = setInterval(() => {
+      this.queue.expire(this.clock.now() - LOOKUP_WINDOW_MS);
+    }, EXPIRY_INTERVAL_MS);
     const prune = setInterval(() => {
       this.prune().catch(this.onError);
     }, this.options.pruneIntervalMs ?? 60 * MINUTE);
-    flush.unref();
+    expire.unref();
     prune.unref();
-    this.timers.push(flush, prune);
+    this.timers.push(expire, prune);
   }
 
   async migrate(): Promise<void> {
@@ -140,191 +111,36 @@ export class KyselyHistoryStore implements HistoryStore {
     if (error) throw error instanceof Error ? error : new Error(`migration failed: ${String(error)}`);
   }
 
-  async recordCheck(check: CheckRecord): Promise<void> {
-    const online = check.online ? 1 : 0;
-    const players = check.online ? count(check.playersOnline) : 0;
-    const playersMax = check.online ? count(check.playersMax) : 0;
-    const playersPart = check.online ? playersScore(players) : 0;
-    const latency = check.latencyMs !== null && Number.isFinite(check.latencyMs) ? Math.max(0, check.latencyMs) : null;
-    // Columns describing the latest check only change for a check at least as new as it.
-    const newer = (column: 'last_online' | 'players_online' | 'players_max') =>
-      sql<number>`CASE WHEN excluded.last_seen >= servers.last_seen THEN excluded.${sql.ref(column)} ELSE servers.${sql.ref(column)} END`;
-
-    await this.db.transaction().execute(async (trx) => {
-      // A new server row starts with the look-ups already recorded for it, which keeps
-      // clients_24h equal to its number of look-up rows.
-      const lookupRows = trx
-        .selectFrom('lookups')
-        .select((eb) => eb.fn.countAll<number>().as('n'))
-        .where('server_id', '=', check.serverId);
-      await trx
-        .insertInto('servers')
-        .values({
-          id: check.serverId,
-          edition: check.edition,
-          host: check.host,
-          port: check.port,
-          first_seen: check.checkedAt,
-          last_seen: check.checkedAt,
-          record_players: players,
-          last_online: online,
-          players_online: players,
-          players_max: playersMax,
-          clients_24h: sql<number>`(${lookupRows})`,
-          trend_score: sql<number>`(${lookupRows}) * ${SCORE_SCALE} + ${playersPart}`,
-        })
-        .onConflict((oc) =>
-          oc.column('id').doUpdateSet({
-            first_seen: sql`CASE WHEN excluded.first_seen < servers.first_seen THEN excluded.first_seen ELSE servers.first_seen END`,
-            last_seen: sql`CASE WHEN excluded.last_seen >= servers.last_seen THEN excluded.last_seen ELSE servers.last_seen END`,
-            record_players: sql`CASE WHEN excluded.record_players > servers.record_players THEN excluded.record_players ELSE servers.record_players END`,
-            last_online: newer('last_online'),
-            players_online: newer('players_online'),
-            players_max: newer('players_max'),
-            trend_score: sql`CASE WHEN excluded.last_seen >= servers.last_seen THEN servers.clients_24h * ${SCORE_SCALE} + ${playersPart} ELSE servers.trend_score END`,
-          }),
-        )
-        .execute();
-      await trx
-        .insertInto('checks')
-        .values({
-          server_id: check.serverId,
-          checked_at: check.checkedAt,
-          online,
-          players_online: check.online && check.playersOnline !== null ? players : null,
-          players_max: check.online && check.playersMax !== null ? playersMax : null,
-          latency_ms: latency,
-          version: check.version === null ? null : check.version.slice(0, 256),
-        })
-        .execute();
-    });
+  recordCheck(check: CheckRecord): void {
+    this.queue.enqueueCheck(check);
   }
 
   count(increments: CounterIncrements): void {
-    if (this.closing) return;
-    for (const name of COUNTERS) {
-      const n = increments[name];
-      if (n === undefined || !Number.isFinite(n) || n <= 0) continue;
-      this.counters.set(name, (this.counters.get(name) ?? 0) + Math.floor(n));
-    }
+    this.queue.enqueueCounts(increments);
   }
 
   recordLookup(serverId: string, clientKey: string): void {
-    if (this.closing) return;
     // Hashed again with the server id: the rows of one client under different servers
     // cannot be linked to each other, nor to the key the caller (or a rate limiter) used.
     const clientHash = createHash('sha256').update(serverId).update('\0').update(clientKey).digest('base64url').slice(0, 22);
-    const key = `${serverId}\0${clientHash}`;
-    if (!this.lookups.has(key) && this.lookups.size >= MAX_BUFFERED_LOOKUPS) return;
-    this.lookups.set(key, { server_id: serverId, client_hash: clientHash, seen_at: this.clock.now() });
+    this.queue.enqueueLookup({ server_id: serverId, client_hash: clientHash, seen_at: this.clock.now() });
   }
 
-  flush(): Promise<void> {
-    return this.flushBuffers(0);
+  health(): StoreHealth {
+    return this.queue.health();
   }
 
-  /**
-   * Writes buffered counters and look-ups in one transaction, and expires look-ups older
-   * than 24 hours when the last expiry is older than `expiryAgeMs`. Flushes run one at a
-   * time; on failure the increments go back into the buffers for the next attempt.
-   */
-  private flushBuffers(expiryAgeMs: number): Promise<void> {
-    const run = this.flushing.then(async () => {
-      const now = this.clock.now();
-      const expire = now - this.lastExpiry >= expiryAgeMs;
-      if (this.counters.size === 0 && this.lookups.size === 0 && !expire) return;
-      const counters = this.counters;
-      const lookups = this.lookups;
-      this.counters = new Map();
-      this.lookups = new Map();
-      try {
-        await this.db.transaction().execute(async (trx) => {
-          await this.writeCounters(trx, counters);
-          await this.writeLookups(trx, [...lookups.values()]);
-          if (expire) await this.expireLookups(trx, now - LOOKUP_WINDOW_MS);
-        });
-        if (expire) this.lastExpiry = now;
-      } catch (error) {
-        for (const [name, n] of counters) this.counters.set(name, (this.counters.get(name) ?? 0) + n);
-        for (const [key, lookup] of lookups) {
-          if (!this.lookups.has(key) && this.lookups.size < MAX_BUFFERED_LOOKUPS) this.lookups.set(key, lookup);
-        }
-        throw error;
-      }
-    });
-    this.flushing = run.catch(() => {});
-    return run;
+  /** Writes everything queued now, expiring look-ups older than 24 hours on the way. */
+  async flush(): Promise<void> {
+    this.queue.expire(this.clock.now() - LOOKUP_WINDOW_MS);
+    await this.queue.drain();
   }
 
-  private async writeCounters(trx: Transaction<Database>, counters: Map<string, number>): Promise<void> {
-    if (counters.size === 0) return;
-    await trx
-      .insertInto('counters')
-      .values([...counters].map(([name, value]) => ({ name, value })))
-      .onConflict((oc) => oc.column('name').doUpdateSet({ value: sql`counters.value + excluded.value` }))
-      .execute();
+  trends(limit: number, cursor: string | null): Promise<TrendPage> {
+    return this.reads.read(`trends:${limit}:${cursor ?? ''}`, () => this.readTrends(limit, cursor));
   }
 
-  private async writeLookups(trx: Transaction<Database>, lookups: BufferedLookup[]): Promise<void> {
-    const added: string[] = [];
-    for (const chunk of chunks(lookups)) {
-      // Rows that are new raise their server's distinct-client count; rows that exist only
-      // get a newer seen_at.
-      const inserted = await trx
-        .insertInto('lookups')
-        .values(chunk)
-        .onConflict((oc) => oc.columns(['server_id', 'client_hash']).doNothing())
-        .returning(['server_id', 'client_hash'])
-        .execute();
-      const insertedKeys = new Set(inserted.map((r) => `${r.server_id}\0${r.client_hash}`));
-      const existing = chunk.filter((r) => !insertedKeys.has(`${r.server_id}\0${r.client_hash}`));
-      if (existing.length > 0) {
-        await trx
-          .insertInto('lookups')
-          .values(existing)
-          .onConflict((oc) =>
-            oc.columns(['server_id', 'client_hash']).doUpdateSet({
-              seen_at: sql`CASE WHEN excluded.seen_at > lookups.seen_at THEN excluded.seen_at ELSE lookups.seen_at END`,
-            }),
-          )
-          .execute();
-      }
-      for (const row of inserted) added.push(row.server_id);
-    }
-    await this.adjustClients(trx, added, +1);
-  }
-
-  private async expireLookups(trx: Transaction<Database>, before: number): Promise<void> {
-    const gone = await trx.deleteFrom('lookups').where('seen_at', '<', before).returning('server_id').execute();
-    await this.adjustClients(
-      trx,
-      gone.map((r) => r.server_id),
-      -1,
-    );
-  }
-
-  /** Adds (sign +1) or removes (sign -1) distinct clients of servers, keeping the score in step. */
-  private async adjustClients(trx: Transaction<Database>, serverIds: string[], sign: 1 | -1): Promise<void> {
-    for (const [delta, ids] of byDelta(serverIds)) {
-      for (const chunk of chunks(ids)) {
-        // Never below zero: a look-up recorded before its server existed is not counted twice.
-        const clients =
-          sign > 0
-            ? sql<number>`clients_24h + ${delta}`
-            : sql<number>`CASE WHEN clients_24h > ${delta} THEN clients_24h - ${delta} ELSE 0 END`;
-        await trx
-          .updateTable('servers')
-          .set({
-            clients_24h: clients,
-            trend_score: sql<number>`trend_score + (${clients} - clients_24h) * ${SCORE_SCALE}`,
-          })
-          .where('id', 'in', chunk)
-          .execute();
-      }
-    }
-  }
-
-  async trends(limit: number, cursor: string | null): Promise<TrendPage> {
+  private async readTrends(limit: number, cursor: string | null): Promise<TrendPage> {
     // No flush here (that would be a write per request): look-ups reach the ranking within
     // a flush interval (1 s), and leave it within a minute of turning 24 hours old.
     const now = this.clock.now();
@@ -413,20 +229,25 @@ export class KyselyHistoryStore implements HistoryStore {
   stats(): Promise<Statistics> {
     const now = this.clock.now();
     if (this.statsCache && now - this.statsCache.at < this.statsCacheMs) return this.statsCache.value;
-    const value = this.computeStats(now);
+    const value = this.reads.read('stats', () => this.computeStats(now));
     const entry = { at: now, value };
     this.statsCache = entry;
-    // A failure is not cached: the next call tries again.
-    value.catch(() => {
-      if (this.statsCache === entry) this.statsCache = null;
-    });
+    // A failure or a stale answer is not cached: the next call tries again.
+    value.then(
+      (stats: Statistics) => {
+        if (stats.stale && this.statsCache === entry) this.statsCache = null;
+      },
+      () => {
+        if (this.statsCache === entry) this.statsCache = null;
+      },
+    );
     return value;
   }
 
   private async computeStats(now: number): Promise<Statistics> {
-    // The counters include the last second's requests. This write happens at most once per
+    // The counters include the requests still queued. This write happens at most once per
     // stats computation, i.e. once a minute, not once per request.
-    await this.flushBuffers(EXPIRY_INTERVAL_MS);
+    await this.queue.flushOnce();
     const counterRows = await this.db.selectFrom('counters').select(['name', 'value']).execute();
     const counters = new Map(counterRows.map((r) => [r.name, Number(r.value)]));
 
@@ -511,7 +332,8 @@ export class KyselyHistoryStore implements HistoryStore {
       for (const timer of this.timers) clearInterval(timer);
       try {
         await this.pruning?.catch(() => {});
-        await this.flushBuffers(0);
+        // Rows that could not be written within the stop deadline are reported, not thrown.
+        await this.queue.stop().catch((error: unknown) => this.onError(error));
       } finally {
         await this.db.destroy();
       }

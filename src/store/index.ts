@@ -6,13 +6,27 @@ import { Kysely } from 'kysely';
 import type { Config } from '../config/index.js';
 import { systemClock, type Clock } from '../core/clock.js';
 import { KyselyHistoryStore, reportBackgroundError, type StoreOptions } from './history-store.js';
+import { createPostgresBatchWriter } from './postgres/batch-writer.js';
 import { createPostgresDialect } from './postgres/dialect.js';
 import type { Database } from './schema.js';
+import { createSqliteBatchWriter } from './sqlite/batch-writer.js';
 import { createSqliteDialect } from './sqlite/dialect.js';
 import type { HistoryStore } from './types.js';
+import type { BatchWriter } from './write-queue.js';
 
-export type { CheckRecord, CounterIncrements, HistoryStore, RecentCheck, Statistics, Store, TrendPage, TrendServer } from './types.js';
+export type {
+  CheckRecord,
+  CounterIncrements,
+  HistoryStore,
+  RecentCheck,
+  Statistics,
+  Store,
+  StoreHealth,
+  TrendPage,
+  TrendServer,
+} from './types.js';
 export { InvalidCursorError } from './errors.js';
+export { StoreUnavailableError } from './read-fallback.js';
 export { TREND_SCORE_FORMULA } from './ranking.js';
 export { serverAddress, type StoreOptions } from './history-store.js';
 
@@ -23,10 +37,15 @@ export async function openStore(
 ): Promise<HistoryStore> {
   const onError = options.onError ?? reportBackgroundError;
   const { database } = config;
-  const dialect =
-    database.kind === 'sqlite' ? createSqliteDialect(database.path) : createPostgresDialect(database.url, onError);
+  const sqlite = database.kind === 'sqlite' ? createSqliteDialect(database.path) : null;
+  const dialect = database.kind === 'sqlite' ? sqlite!.dialect : createPostgresDialect(database.url, onError);
   const db = new Kysely<Database>({ dialect });
-  const store = new KyselyHistoryStore(db, database.kind, config.checkRetentionDays, clock, options);
+  // The SQLite writer prepares its statements on the migrated schema, so it is made lazily.
+  let sqliteWriter: BatchWriter | null = null;
+  const writer: BatchWriter = sqlite
+    ? (batch) => (sqliteWriter ??= createSqliteBatchWriter(sqlite.database))(batch)
+    : createPostgresBatchWriter(db);
+  const store = new KyselyHistoryStore(db, database.kind, config.checkRetentionDays, clock, writer, options);
   try {
     await store.migrate();
     await store.prune();

@@ -52,6 +52,8 @@ export interface TrendPage {
   data: TrendServer[];
   nextCursor: string | null;
   hasNext: boolean;
+  /** Set when the database did not answer in time and this is its last good answer. */
+  stale?: true;
 }
 
 export interface RecentCheck {
@@ -73,36 +75,56 @@ export interface Statistics {
   activePlayers: number;
   onlineRate: number;
   recentChecks: RecentCheck[];
+  /** Set when the database did not answer in time and this is its last good answer. */
+  stale?: true;
+}
+
+/** What health reports of the history database (GET /api/v1/status adds it as extra fields). */
+export interface StoreHealth {
+  /** ok: writes succeed; degraded: catching up on a backlog, or rows dropped in the last minute; down: the last write failed. */
+  state: 'ok' | 'degraded' | 'down';
+  /** Rows (checks and look-ups) waiting in the write buffer. */
+  buffered: number;
+  /** Rows dropped because the buffer (HISTORY_BUFFER_MAX) was full, since start. */
+  dropped: number;
 }
 
 export interface Store {
   /** Applies migrations; called once at start. */
   migrate(): Promise<void>;
-  /** Persists a check (and updates the server row: last seen, record players). */
-  recordCheck(check: CheckRecord): Promise<void>;
-  /** Buffers counter increments; they are flushed at most a second apart and on close. */
+  /**
+   * Queues a check (and the update of its server row: last seen, record players) for the
+   * next group commit (at most 50 ms or 500 rows away). Never waits, never throws: while the
+   * database is unreachable the check stays buffered (up to HISTORY_BUFFER_MAX rows).
+   */
+  recordCheck(check: CheckRecord): void;
+  /** Queues counter increments for the next group commit, like recordCheck. */
   count(increments: CounterIncrements): void;
   /**
    * Notes that a client (an opaque keyed hash, never an IP) looked a server up today.
-   * Buffered like the counters; the key is hashed again with the server id before it is
+   * Queued like the counters; the key is hashed again with the server id before it is
    * written, and look-up rows are deleted 24 hours after their last use.
    */
   recordLookup(serverId: string, clientKey: string): void;
   /**
    * One page of the trend ranking (see ranking.ts for the score). `cursor` is the
    * `server_id` of the previous page's last item; an id the store has never seen (or has
-   * forgotten) rejects with InvalidCursorError (400 `invalid_cursor`).
+   * forgotten) rejects with InvalidCursorError (400 `invalid_cursor`). Answers within about
+   * a second: past that, the last good answer for the same page with `stale: true`, or
+   * StoreUnavailableError (503 `store_unavailable`) when there is none.
    */
   trends(limit: number, cursor: string | null): Promise<TrendPage>;
-  /** The /stats body; computed at most once per 60 seconds (the result is cached). */
+  /** The /stats body; computed at most once per 60 seconds (the result is cached); deadline as trends. */
   stats(): Promise<Statistics>;
-  /** Flushes buffers and releases connections. */
+  /** State of the database as the writes see it, and of the write buffer. */
+  health(): StoreHealth;
+  /** Writes everything queued (giving up, and reporting, after a few seconds) and releases connections. */
   close(): Promise<void>;
 }
 
 /** What the SQLite and PostgreSQL stores offer beyond `Store` (maintenance, tests, bench). */
 export interface HistoryStore extends Store {
-  /** Writes buffered counters and look-ups now (also expires look-ups older than 24 h). */
+  /** Writes everything queued now (also expires look-ups older than 24 h); rejects if it cannot within 5 s. */
   flush(): Promise<void>;
   /** Deletes checks (and servers not checked) older than the retention; runs hourly. */
   prune(): Promise<void>;

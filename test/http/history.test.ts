@@ -49,6 +49,12 @@ function check(fields: Partial<CheckRecord> = {}): CheckRecord {
   };
 }
 
+/** Queues checks and waits for their group commit. */
+async function record(store: HistoryStore, ...checks: CheckRecord[]): Promise<void> {
+  for (const c of checks) store.recordCheck(c);
+  await store.flush();
+}
+
 const errorShape = { status: 'error', error: expect.any(String), message: expect.any(String) };
 
 describe('GET /api/v1/trends', () => {
@@ -58,9 +64,9 @@ describe('GET /api/v1/trends', () => {
     for (let i = 0; i < 3; i++) {
       const c = check({ host: `s${i}.example.com`, port: 25565 + i, playersOnline: 100 - i });
       ids.push(c.serverId);
-      await store.recordCheck(c);
+      await record(store, c);
     }
-    await store.recordCheck(check({ online: false, playersOnline: null }));
+    await record(store, check({ online: false, playersOnline: null }));
 
     const first = await app.inject('/api/v1/trends?limit=2');
     expect(first.statusCode).toBe(200);
@@ -126,7 +132,7 @@ describe('GET /api/v1/trends', () => {
 
   it('answers 400 invalid_cursor for a UUID naming no known server', async () => {
     const { app, store } = await setup();
-    await store.recordCheck(check());
+    await record(store, check());
     const res = await app.inject(`/api/v1/trends?cursor=${randomUUID()}`);
     expect(res.statusCode).toBe(400);
     expect(res.json()).toEqual({ ...errorShape, error: 'invalid_cursor' });
@@ -145,8 +151,8 @@ describe('GET /api/v1/trends', () => {
 describe('GET /api/v1/stats', () => {
   it('answers the statistics with Cache-Control: public, max-age=60', async () => {
     const { app, store } = await setup();
-    await store.recordCheck(check({ host: 'a.example.com', playersOnline: 7 }));
-    await store.recordCheck(check({ host: 'b.example.com', online: false, playersOnline: null, checkedAt: T0 }));
+    await record(store, check({ host: 'a.example.com', playersOnline: 7 }));
+    await record(store, check({ host: 'b.example.com', online: false, playersOnline: null, checkedAt: T0 }));
     store.count({ serverQueries: 2, totalChecks: 2 });
     await app.inject('/api/v1/trends');
     await app.inject('/api/v1/status');
@@ -228,7 +234,7 @@ describe('privacy', () => {
     ];
     // What the status service does for a look-up: a check, and the client's keyed hash.
     const server = check({ checkedAt: T0 });
-    await store.recordCheck(server);
+    await record(store, server);
     store.recordLookup(server.serverId, hasher.hash(IP));
     for (const url of paths) {
       const res = await app.inject({ url, headers });

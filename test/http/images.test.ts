@@ -95,7 +95,8 @@ describe('/api/v1/icon/dynamic', () => {
     const again = await get(`/api/v1/icon/dynamic?address=${target}&size=48`, { 'if-none-match': etag });
     expect(again.statusCode).toBe(304);
     expect(again.rawPayload.length).toBe(0);
-    expect(again.headers['x-render-cache']).toBe('HIT');
+    // Answered from the ETag alone, before the render cache is consulted.
+    expect(again.headers['x-render-cache']).toBeUndefined();
   });
 });
 
@@ -195,6 +196,24 @@ describe('image addresses and revalidation', () => {
     const res = await get(url);
     expect(res.statusCode).toBe(400);
     expect(res.json()).toMatchObject({ status: 'error', error: code });
+  });
+
+  it('compares If-None-Match before rendering: a cold instance answers 304 with nothing rendered', async () => {
+    const url = `/api/v1/icon/dynamic?address=${target}&size=48`;
+    const etag = (await get(url)).headers['etag'] as string;
+    const cold = await appWith({ RATE_LIMIT_MEDIA: '100000' });
+    try {
+      const revalidated = await cold.inject({ url, headers: { 'if-none-match': etag } });
+      expect(revalidated.statusCode).toBe(304);
+      expect(revalidated.headers['etag']).toBe(etag);
+      expect(revalidated.headers['x-render-cache']).toBeUndefined();
+      // The 304 rendered nothing: the first full request is the first render.
+      const full = await cold.inject({ url });
+      expect(full.headers['x-render-cache']).toBe('MISS');
+      expect(full.headers['etag']).toBe(etag);
+    } finally {
+      await cold.close();
+    }
   });
 
   it('keys icons by favicon: a different size or format is a different ETag', async () => {

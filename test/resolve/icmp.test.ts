@@ -1,83 +1,112 @@
 /**
- * icmpEcho with the system `ping`, to loopback only. The failure paths run small stand-in
- * programs (real processes, written to a temporary directory) in place of `ping`.
+ * IcmpPinger: real echoes to loopback (127.0.0.1, ::1, many 127.0.0.x) over the shared raw
+ * sockets (the tests run as root, which has CAP_NET_RAW). The hostile cases inject a
+ * stand-in socket: one whose opening is refused (EPERM, as for an unprivileged user), and one
+ * that swallows every echo (a host that never replies). No traffic leaves loopback.
  */
-import { chmod, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { icmpEcho } from '../../src/resolve/index.js';
+import { EventEmitter } from 'node:events';
+import { afterEach, describe, expect, it } from 'vitest';
+import { IcmpPinger, openRawSocket, type IcmpFamily, type IcmpSocket } from '../../src/resolve/index.js';
 
-let dir: string;
+const pingers: IcmpPinger[] = [];
+function pinger(...args: ConstructorParameters<typeof IcmpPinger>): IcmpPinger {
+  const p = new IcmpPinger(...args);
+  pingers.push(p);
+  return p;
+}
+afterEach(() => {
+  for (const p of pingers.splice(0)) p.close();
+});
 
-async function program(name: string, script: string): Promise<string> {
-  const path = join(dir, name);
-  await writeFile(path, `#!/bin/sh\n${script}\n`);
-  await chmod(path, 0o755);
-  return path;
+/** A raw socket that sends nothing anywhere and never hears back: a host that drops ICMP. */
+class SilentSocket extends EventEmitter implements IcmpSocket {
+  sent: string[] = [];
+  closed = false;
+  send(_buffer: Buffer, _offset: number, _length: number, address: string, callback: (error: Error | null, bytes: number) => void) {
+    this.sent.push(address);
+    setImmediate(() => callback(null, 16));
+    return this;
+  }
+  close() {
+    this.closed = true;
+    return this;
+  }
 }
 
-beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'observer-icmp-'));
-});
-afterAll(async () => {
-  await rm(dir, { recursive: true, force: true });
-});
-
-describe('icmpEcho', () => {
-  it('gets a reply from 127.0.0.1 (or null where ping is not permitted)', async () => {
-    const result = await icmpEcho('127.0.0.1', AbortSignal.timeout(10_000));
-    expect([true, null]).toContain(result);
+describe('IcmpPinger over raw sockets', () => {
+  it('opens one raw socket per family and gets replies from 127.0.0.1 and ::1', async () => {
+    const opened: IcmpFamily[] = [];
+    const p = pinger({
+      openSocket: (family) => {
+        opened.push(family);
+        return openRawSocket(family);
+      },
+    });
+    expect(p.start()).toEqual({ mode: 'raw', detail: 'IPv4 raw socket, IPv6 raw socket' });
+    expect(await p.echo('127.0.0.1', AbortSignal.timeout(5000))).toBe(true);
+    expect(await p.echo('::1', AbortSignal.timeout(5000))).toBe(true);
+    expect(await p.echo('0:0:0:0:0:0:0:1', AbortSignal.timeout(5000))).toBe(true);
+    // Many echoes later: still the same two sockets.
+    expect(opened).toEqual([4, 6]);
   });
 
-  it('gets a reply from ::1 (or null where ping or IPv6 is not available)', async () => {
-    const result = await icmpEcho('::1', AbortSignal.timeout(10_000));
-    expect([true, null]).toContain(result);
+  it('answers many IPs at once over the shared socket, each matched to its own reply', async () => {
+    const p = pinger({ timeoutMs: 5000, cacheMs: 0 });
+    const ips = Array.from({ length: 100 }, (_, i) => `127.0.${Math.floor(i / 50)}.${(i % 50) + 1}`);
+    const answers = await Promise.all(ips.map((ip) => p.echo(ip, AbortSignal.timeout(10_000))));
+    expect(answers).toEqual(ips.map(() => true));
   });
 
-  it('kills ping when the signal aborts, and answers false', async () => {
-    const pidFile = join(dir, 'hang.pid');
-    // Stands in for a ping that gets no reply: it never exits on its own.
-    const hang = await program('hang', `echo $$ > '${pidFile}'\nexec sleep 120`);
+  it('shares an echo in flight for one IP, and keeps the answer briefly', async () => {
+    const sockets: SilentSocket[] = [];
+    const p = pinger({
+      timeoutMs: 200,
+      cacheMs: 60_000,
+      openSocket: () => {
+        const s = new SilentSocket();
+        sockets.push(s);
+        return s;
+      },
+    });
+    const answers = await Promise.all(Array.from({ length: 20 }, () => p.echo('127.0.0.9')));
+    expect(answers).toEqual(Array.from({ length: 20 }, () => false)); // never answered: false
+    expect(await p.echo('127.0.0.9')).toBe(false); // kept: no new echo
+    expect(sockets.flatMap((s) => s.sent)).toEqual(['127.0.0.9']);
+  });
+
+  it('answers false for a host that never replies, at its deadline, and ends a caller’s wait on abort', async () => {
+    const p = pinger({ timeoutMs: 60_000, openSocket: () => new SilentSocket() });
     const controller = new AbortController();
-    const pending = icmpEcho('127.0.0.1', controller.signal, { command: hang, timeoutMs: 60_000 });
-    let pid = '';
-    while (pid === '') {
-      await new Promise((done) => setTimeout(done, 20));
-      pid = (await readFile(pidFile, 'utf8').catch(() => '')).trim();
-    }
+    const pending = p.echo('127.0.0.10', controller.signal);
     controller.abort();
     expect(await pending).toBe(false);
-    expect(() => process.kill(Number(pid), 0)).toThrow(expect.objectContaining({ code: 'ESRCH' }));
+    expect(await p.echo('127.0.0.11', AbortSignal.abort())).toBe(false);
+
+    const short = pinger({ timeoutMs: 50, openSocket: () => new SilentSocket() });
+    expect(await short.echo('::1')).toBe(false);
   });
 
-  it('answers false at once for an already aborted signal', async () => {
-    expect(await icmpEcho('127.0.0.1', AbortSignal.abort())).toBe(false);
+  it('falls back to null for every echo where raw sockets are refused, and says so once', async () => {
+    let attempts = 0;
+    const p = pinger({
+      openSocket: () => {
+        attempts += 1;
+        throw Object.assign(new Error('Operation not permitted'), { code: 'EPERM' });
+      },
+    });
+    expect(p.start()).toEqual({
+      mode: 'unavailable',
+      detail: 'IPv4 unavailable (Operation not permitted), IPv6 unavailable (Operation not permitted)',
+    });
+    const answers = await Promise.all(Array.from({ length: 50 }, (_, i) => p.echo(`127.0.1.${i + 1}`)));
+    expect(answers).toEqual(Array.from({ length: 50 }, () => null));
+    expect(await p.echo('::1')).toBeNull();
+    expect(attempts).toBe(2); // refused once per family, not once per echo
   });
 
-  it('passes the address as one argument after the options', async () => {
-    const argsFile = join(dir, 'args');
-    const record = await program('record', `printf '%s\\n' "$@" > '${argsFile}'`);
-    expect(await icmpEcho('::1', AbortSignal.timeout(10_000), { command: record, timeoutMs: 1500 })).toBe(true);
-    expect((await readFile(argsFile, 'utf8')).trim().split('\n')).toEqual(['-n', '-c', '1', '-W', '2', '-6', '::1']);
-  });
-
-  it('is null when ping is missing', async () => {
-    const result = await icmpEcho('127.0.0.1', AbortSignal.timeout(10_000), { command: join(dir, 'no-such-ping') });
-    expect(result).toBeNull();
-  });
-
-  it('is null when ping may not open its socket', async () => {
-    const denied = await program('denied', `echo 'ping: socket: Operation not permitted' >&2\nexit 2`);
-    expect(await icmpEcho('127.0.0.1', AbortSignal.timeout(10_000), { command: denied })).toBeNull();
-  });
-
-  it('is false when no reply came (exit status 1)', async () => {
-    const silent = await program('silent', 'exit 1');
-    expect(await icmpEcho('127.0.0.1', AbortSignal.timeout(10_000), { command: silent })).toBe(false);
-  });
-
-  it.each(['-c', 'localhost', '127.1', 'fe80::1%eth0', ''])('refuses %j, which is not a strict IP', async (ip) => {
-    await expect(icmpEcho(ip, AbortSignal.timeout(10_000))).rejects.toThrow(TypeError);
+  it('refuses anything but an IP address', async () => {
+    const p = pinger({ openSocket: () => new SilentSocket() });
+    await expect(p.echo('-c 1')).rejects.toThrow(TypeError);
+    await expect(p.echo('fe80::1%eth0')).rejects.toThrow(TypeError);
   });
 });

@@ -5,8 +5,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SharedRedis } from '../../src/redis/shared-redis.js';
 import { BackgroundRefresher, createStatusService } from '../../src/status/index.js';
 import { testConfig } from '../support/app.js';
 import { FakeClock } from '../support/clock.js';
@@ -16,19 +16,20 @@ import { REDIS_URL } from '../support/services.js';
 const TTL_SECONDS = 60;
 let popular: RunningJavaServer;
 let quiet: RunningJavaServer;
-const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: 1 });
+const redis = new SharedRedis(REDIS_URL);
 
 beforeAll(async () => {
   popular = await startJavaServer({ motd: 'popular' });
   quiet = await startJavaServer({ motd: 'quiet' });
+  expect(await redis.ready(5_000)).toBe(true);
 });
 afterAll(async () => {
   await popular.close();
   await quiet.close();
-  await redis.quit();
+  await redis.close();
 });
 
-function setup(options: { redis?: Redis; prefix?: string; clock?: FakeClock } = {}) {
+function setup(options: { redis?: SharedRedis; prefix?: string; clock?: FakeClock } = {}) {
   const clock = options.clock ?? new FakeClock();
   const config = testConfig({ STATUS_CACHE_TTL: String(TTL_SECONDS) });
   const service = createStatusService({ config, clock, icmp: null });

@@ -1,21 +1,24 @@
 /**
- * Child process of sqlite-crash.test.ts: writes checks to the SQLite file named by argv[2]
- * as fast as it can, 16 at a time, and prints the server id of each check once
- * recordCheck has resolved (i.e. once it is committed). It runs until it is killed.
+ * Child process of sqlite-crash.test.ts: queues checks to the SQLite file named by argv[2]
+ * as fast as it can, BURST at a time between two turns of the event loop, and prints the
+ * server id of each check once recordCheck has returned (i.e. once it is queued, not yet
+ * committed). Counters and look-ups are queued beside them. It runs until it is killed.
  */
 import { randomUUID } from 'node:crypto';
+import { setImmediate as turn } from 'node:timers/promises';
 import { openStore } from '../../src/store/index.js';
+
+const BURST = 10;
 
 const path = process.argv[2];
 if (!path) throw new Error('usage: crash-writer.ts DB_PATH');
-const store = await openStore({ database: { kind: 'sqlite', path }, checkRetentionDays: 30 }, undefined, {
-  flushIntervalMs: 50,
-});
+const store = await openStore({ database: { kind: 'sqlite', path }, checkRetentionDays: 30 });
 
-async function writer(): Promise<never> {
-  for (let i = 0; ; i++) {
+for (let i = 0; ; ) {
+  let lines = '';
+  for (let b = 0; b < BURST; b++, i++) {
     const serverId = randomUUID();
-    await store.recordCheck({
+    store.recordCheck({
       serverId,
       edition: 'java',
       host: `s${i}.example.com`,
@@ -29,8 +32,8 @@ async function writer(): Promise<never> {
     });
     store.count({ totalChecks: 1, serverQueries: 1 });
     store.recordLookup(serverId, `client-${i % 7}`);
-    process.stdout.write(`${serverId}\n`);
+    lines += `${serverId}\n`;
   }
+  process.stdout.write(lines);
+  await turn();
 }
-
-await Promise.all(Array.from({ length: 16 }, writer));

@@ -67,6 +67,12 @@ function check(serverId: string, checkedAt: number, fields: Partial<CheckRecord>
   };
 }
 
+/** Queues checks and waits for their group commit. */
+async function record(store: HistoryStore, ...checks: CheckRecord[]): Promise<void> {
+  for (const c of checks) store.recordCheck(c);
+  await store.flush();
+}
+
 export function storeSuite(backend: StoreBackend): void {
   describe(`store on ${backend.name}`, () => {
     const opened: HistoryStore[] = [];
@@ -84,7 +90,7 @@ export function storeSuite(backend: StoreBackend): void {
       const target = await backend.create();
       const clock = new FakeClock();
       const first = await open(target, clock);
-      await first.recordCheck(check(randomUUID(), clock.now()));
+      await record(first, check(randomUUID(), clock.now()));
       await first.close();
       const second = await open(target, clock);
       await second.migrate();
@@ -101,17 +107,17 @@ export function storeSuite(backend: StoreBackend): void {
       // offline check 8 days ago is outside the window. Its record is from 2 days ago.
       const freshCheck = (at: number, fields: Partial<CheckRecord>) =>
         check(fresh!, at, { host: 'play.example.net', port: 25570, ...fields });
-      await store.recordCheck(freshCheck(now - 8 * DAY, { online: false, playersOnline: null }));
-      await store.recordCheck(freshCheck(now - 2 * DAY, { playersOnline: 90 }));
-      await store.recordCheck(freshCheck(now - DAY, { online: false, playersOnline: null, playersMax: null }));
-      await store.recordCheck(freshCheck(now - HOUR, { playersOnline: 12 }));
-      await store.recordCheck(freshCheck(now - MINUTE, { playersOnline: 7, playersMax: 50 }));
-      await store.recordCheck(check(offline!, now - 10 * MINUTE));
-      await store.recordCheck(check(offline!, now - 5 * MINUTE, { online: false, playersOnline: null }));
-      await store.recordCheck(check(old!, now - 31 * MINUTE));
-      await store.recordCheck(check(edge!, now - 30 * MINUTE, { host: 'edge.example.org' }));
-      await store.recordCheck(check(bedrock!, now, { edition: 'bedrock', host: 'pe.example.com', port: 19132 }));
-      await store.recordCheck(check(ipv6!, now, { host: '2001:db8::1', port: 25566 }));
+      await record(store, freshCheck(now - 8 * DAY, { online: false, playersOnline: null }));
+      await record(store, freshCheck(now - 2 * DAY, { playersOnline: 90 }));
+      await record(store, freshCheck(now - DAY, { online: false, playersOnline: null, playersMax: null }));
+      await record(store, freshCheck(now - HOUR, { playersOnline: 12 }));
+      await record(store, freshCheck(now - MINUTE, { playersOnline: 7, playersMax: 50 }));
+      await record(store, check(offline!, now - 10 * MINUTE));
+      await record(store, check(offline!, now - 5 * MINUTE, { online: false, playersOnline: null }));
+      await record(store, check(old!, now - 31 * MINUTE));
+      await record(store, check(edge!, now - 30 * MINUTE, { host: 'edge.example.org' }));
+      await record(store, check(bedrock!, now, { edition: 'bedrock', host: 'pe.example.com', port: 19132 }));
+      await record(store, check(ipv6!, now, { host: '2001:db8::1', port: 25566 }));
 
       const page = await store.trends(50, null);
       const byId = new Map(page.data.map((s) => [s.server_id, s]));
@@ -146,9 +152,9 @@ export function storeSuite(backend: StoreBackend): void {
       const clock = new FakeClock();
       const store = await open(target, clock);
       const id = randomUUID();
-      await store.recordCheck(check(id, clock.now(), { playersOnline: 3 }));
-      await store.recordCheck(check(id, clock.now() - MINUTE, { online: false, playersOnline: null }));
-      await store.recordCheck(check(id, clock.now() - 2 * MINUTE, { playersOnline: 40 }));
+      await record(store, check(id, clock.now(), { playersOnline: 3 }));
+      await record(store, check(id, clock.now() - MINUTE, { online: false, playersOnline: null }));
+      await record(store, check(id, clock.now() - 2 * MINUTE, { playersOnline: 40 }));
       const [server] = (await store.trends(10, null)).data;
       expect(server).toMatchObject({ server_id: id, players_online: 3, record_players: 40, uptime_percentage: 66.67 });
       expect(server?.checked_at).toBe(new Date(clock.now()).toISOString());
@@ -163,10 +169,10 @@ export function storeSuite(backend: StoreBackend): void {
       for (let i = 0; i < 100; i++) store.recordLookup(pumped!, 'client-a');
       store.recordLookup(twoClients!, 'client-a');
       store.recordLookup(twoClients!, 'client-b');
-      await store.recordCheck(check(pumped!, clock.now(), { playersOnline: 10 }));
-      await store.recordCheck(check(twoClients!, clock.now(), { playersOnline: 0 }));
-      await store.recordCheck(check(crowded!, clock.now(), { playersOnline: 100_000 }));
-      await store.recordCheck(check(quiet!, clock.now(), { playersOnline: 1 }));
+      await record(store, check(pumped!, clock.now(), { playersOnline: 10 }));
+      await record(store, check(twoClients!, clock.now(), { playersOnline: 0 }));
+      await record(store, check(crowded!, clock.now(), { playersOnline: 100_000 }));
+      await record(store, check(quiet!, clock.now(), { playersOnline: 1 }));
       await store.flush(); // what the flush timer does within a second
 
       const page = await store.trends(10, null);
@@ -185,7 +191,7 @@ export function storeSuite(backend: StoreBackend): void {
       const id = randomUUID();
       store.recordLookup(id, 'early-client');
       await store.flush();
-      await store.recordCheck(check(id, clock.now()));
+      await record(store, check(id, clock.now()));
       store.recordLookup(id, 'early-client');
       store.recordLookup(id, 'second-client');
       await store.flush();
@@ -198,14 +204,14 @@ export function storeSuite(backend: StoreBackend): void {
       const store = await open(target, clock);
       const id = randomUUID();
       store.recordLookup(id, 'client-a');
-      await store.recordCheck(check(id, clock.now()));
+      await record(store, check(id, clock.now()));
       clock.advance(HOUR);
       store.recordLookup(id, 'client-b');
       await store.flush();
       expect(await target.query('SELECT server_id FROM lookups')).toHaveLength(2);
 
       clock.advance(23 * HOUR); // client-a: exactly 24 hours ago
-      await store.recordCheck(check(id, clock.now()));
+      await record(store, check(id, clock.now()));
       await store.flush(); // expires look-ups, as the flush timer does at least once a minute
       expect((await store.trends(10, null)).data[0]?.trend_score).toBe(2);
 
@@ -215,7 +221,7 @@ export function storeSuite(backend: StoreBackend): void {
       expect(await target.query('SELECT server_id FROM lookups')).toHaveLength(1);
 
       clock.advance(HOUR);
-      await store.recordCheck(check(id, clock.now()));
+      await record(store, check(id, clock.now()));
       await store.flush();
       expect((await store.trends(10, null)).data[0]?.trend_score).toBe(0);
       expect(await target.query('SELECT server_id FROM lookups')).toHaveLength(0);
@@ -226,7 +232,7 @@ export function storeSuite(backend: StoreBackend): void {
       const clock = new FakeClock();
       const store = await open(target, clock);
       const id = randomUUID();
-      await store.recordCheck(check(id, clock.now()));
+      await record(store, check(id, clock.now()));
       store.recordLookup(id, 'client-a');
       await vi.waitFor(async () => expect((await store.trends(1, null)).data[0]?.trend_score).toBe(1), {
         timeout: 3000,
@@ -260,11 +266,11 @@ export function storeSuite(backend: StoreBackend): void {
         for (let c = 0; c < clients; c++) store.recordLookup(id, `client-${c}`);
         const kind = rand();
         if (kind < 0.1) {
-          await store.recordCheck(check(id, clock.now(), { online: false, playersOnline: null }));
+          await record(store, check(id, clock.now(), { online: false, playersOnline: null }));
         } else if (kind < 0.2) {
-          await store.recordCheck(check(id, clock.now() - 40 * MINUTE, { playersOnline: players }));
+          await record(store, check(id, clock.now() - 40 * MINUTE, { playersOnline: players }));
         } else {
-          await store.recordCheck(check(id, clock.now() - Math.floor(rand() * 20) * MINUTE, { playersOnline: players }));
+          await record(store, check(id, clock.now() - Math.floor(rand() * 20) * MINUTE, { playersOnline: players }));
           expected.push({ id, clients, players });
         }
       }
@@ -299,7 +305,7 @@ export function storeSuite(backend: StoreBackend): void {
       const target = await backend.create();
       const clock = new FakeClock();
       const store = await open(target, clock);
-      await store.recordCheck(check(randomUUID(), clock.now()));
+      await record(store, check(randomUUID(), clock.now()));
       const error = await store.trends(10, randomUUID()).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(InvalidCursorError);
       expect(error).toMatchObject({ code: 'invalid_cursor', statusCode: 400 });
@@ -312,12 +318,12 @@ export function storeSuite(backend: StoreBackend): void {
       const ids = Array.from({ length: 5 }, () => randomUUID());
       for (const [i, id] of ids.entries()) {
         for (let c = 0; c < 5 - i; c++) store.recordLookup(id, `client-${c}`);
-        await store.recordCheck(check(id, clock.now()));
+        await record(store, check(id, clock.now()));
       }
       await store.flush();
       const first = await store.trends(2, null);
       expect(first.data.map((s) => s.server_id)).toEqual(ids.slice(0, 2));
-      await store.recordCheck(check(ids[1]!, clock.now() + 1, { online: false, playersOnline: null }));
+      await record(store, check(ids[1]!, clock.now() + 1, { online: false, playersOnline: null }));
       const second = await store.trends(2, first.nextCursor);
       expect(second.data.map((s) => s.server_id)).toEqual(ids.slice(2, 4));
       expect((await store.trends(10, null)).data.map((s) => s.server_id)).toEqual([ids[0], ...ids.slice(2)]);
@@ -329,13 +335,13 @@ export function storeSuite(backend: StoreBackend): void {
       const store = await open(target, clock);
       const now = clock.now();
       const [a, b, c, gone] = Array.from({ length: 4 }, () => randomUUID());
-      await store.recordCheck(check(gone!, now - 25 * HOUR, { host: 'gone.example.com', playersOnline: 500 }));
-      await store.recordCheck(check(c!, now - 3 * HOUR, { host: 'c.example.com', playersOnline: 8 }));
-      await store.recordCheck(check(c!, now - 2 * HOUR, { host: 'c.example.com', online: false, playersOnline: null, playersMax: null }));
+      await record(store, check(gone!, now - 25 * HOUR, { host: 'gone.example.com', playersOnline: 500 }));
+      await record(store, check(c!, now - 3 * HOUR, { host: 'c.example.com', playersOnline: 8 }));
+      await record(store, check(c!, now - 2 * HOUR, { host: 'c.example.com', online: false, playersOnline: null, playersMax: null }));
       for (let i = 0; i < 10; i++) {
-        await store.recordCheck(check(a!, now - (10 - i) * MINUTE, { host: 'a.example.com', playersOnline: i }));
+        await record(store, check(a!, now - (10 - i) * MINUTE, { host: 'a.example.com', playersOnline: i }));
       }
-      await store.recordCheck(check(b!, now, { edition: 'bedrock', host: 'b.example.com', port: 19133, playersOnline: 5 }));
+      await record(store, check(b!, now, { edition: 'bedrock', host: 'b.example.com', port: 19133, playersOnline: 5 }));
       store.count({ totalRequests: 5, apiRequests: 4, serverQueries: 3, totalChecks: 14 });
       store.count({ totalRequests: 1 });
 
@@ -377,7 +383,7 @@ export function storeSuite(backend: StoreBackend): void {
         onlineRate: 0,
         recentChecks: [],
       });
-      await store.recordCheck(check(randomUUID(), clock.now(), { online: false, playersOnline: null, playersMax: null }));
+      await record(store, check(randomUUID(), clock.now(), { online: false, playersOnline: null, playersMax: null }));
       expect((await store.stats()).recentChecks).toEqual([
         { hostname: 'mc.example.com', port: 25565, edition: 'java', online: false, players: null, checked_at: new Date(clock.now()).toISOString() },
       ]);
@@ -387,9 +393,9 @@ export function storeSuite(backend: StoreBackend): void {
       const target = await backend.create();
       const clock = new FakeClock();
       const store = await open(target, clock);
-      await store.recordCheck(check(randomUUID(), clock.now()));
+      await record(store, check(randomUUID(), clock.now()));
       expect((await store.stats()).onlineServers).toBe(1);
-      await store.recordCheck(check(randomUUID(), clock.now()));
+      await record(store, check(randomUUID(), clock.now()));
       clock.advance(59_999);
       expect((await store.stats()).onlineServers).toBe(1);
       clock.advance(1);
@@ -418,7 +424,7 @@ export function storeSuite(backend: StoreBackend): void {
       const clock = new FakeClock();
       const store = await open(target, clock);
       const id = randomUUID();
-      await store.recordCheck(check(id, clock.now()));
+      await record(store, check(id, clock.now()));
       store.recordLookup(id, 'client-a');
       await store.close();
       const reopened = await open(target, clock);
@@ -431,10 +437,10 @@ export function storeSuite(backend: StoreBackend): void {
       const past = new FakeClock(T0 - 40 * DAY);
       const [forgotten, kept] = [randomUUID(), randomUUID()];
       const early = await open(target, past);
-      await early.recordCheck(check(forgotten, past.now(), { playersOnline: 1000 }));
-      await early.recordCheck(check(kept, past.now()));
-      await early.recordCheck(check(kept, T0 - 10 * DAY, { online: false, playersOnline: null }));
-      await early.recordCheck(check(kept, T0));
+      await record(early, check(forgotten, past.now(), { playersOnline: 1000 }));
+      await record(early, check(kept, past.now()));
+      await record(early, check(kept, T0 - 10 * DAY, { online: false, playersOnline: null }));
+      await record(early, check(kept, T0));
       await early.close();
 
       const store = await open(target, clock); // prunes at start

@@ -5,5 +5,5 @@ import { execFileSync } from 'node:child_process';
  * `npm test` has already started them; this covers a direct `npx vitest` run.
  */
 export default function setup(): void {
-  execFileSync('bash', ['scripts/services.sh', 'up'], { stdio: 'inherit' });
+  execFileSync('bash', ['scripts/services.sh', 'up'], { stdio: ['ignore', 'ignore', 'inherit'] });
 }

@@ -9,7 +9,7 @@ import type { StatusLookup } from '../../status/types.js';
 import { clientKeyOf } from '../client-key.js';
 import { tierConfig } from '../rate-limit.js';
 import { BulkRequest } from '../schemas.js';
-import { lookupOptions, serialized } from './status.js';
+import { serialized, statusLookupOptions } from './status.js';
 
 export const MAX_BULK_ENTRIES = 50;
 export const MAX_BULK_BODY_BYTES = 16 * 1024;
@@ -69,7 +69,7 @@ export const bulkRoutes: FastifyPluginAsyncTypebox<{ status: StatusLookup; confi
       const results = await mapBounded(request.body.servers, BULK_CONCURRENCY, async (entry) => {
         try {
           const mode = parseQueryMode(entry.legacy ?? false, entry.bedrock ?? false);
-          const answer = await status.lookup(entry.address, mode, lookupOptions(entry.query, entry.queryPort, clientKey));
+          const answer = await status.lookup(entry.address, mode, statusLookupOptions(entry.query, entry.queryPort, clientKey));
           return serialized(answer.status);
         } catch (error) {
           if (!(error instanceof ObserverError)) throw error;

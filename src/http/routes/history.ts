@@ -39,9 +39,19 @@ const TrendServer = Type.Object(
   { required: ['hostname', 'port', 'is_online', 'stale'], additionalProperties: true, title: 'TrendServer' },
 );
 
+/** perf-store: set only when the database did not answer within a second (X-Cache: STALE). */
+const StaleField = Type.Optional(
+  Type.Literal(true, {
+    description:
+      'Extra field, present only when the history database did not answer within a second: this is its ' +
+      'last good answer to the same request (also marked `X-Cache: STALE`). Absent on a fresh answer.',
+  }),
+);
+
 const TrendResponse = Type.Object(
   {
     success: Type.Literal(true),
+    stale: StaleField,
     data: Type.Array(TrendServer),
     meta: Type.Object({
       nextCursor: Type.Union([Type.String({ format: 'uuid' }), Type.Null()], {
@@ -84,9 +94,16 @@ const Statistics = Type.Object(
     activePlayers: Type.Integer({ minimum: 0, description: 'Players on the servers counted in `onlineServers`.' }),
     onlineRate: Type.Number({ minimum: 0, maximum: 100, description: '`onlineServers` as a percentage of both counts, 2 decimals.' }),
     recentChecks: Type.Array(RecentCheck, { description: 'The last 10 checks, newest first.' }),
+    stale: StaleField,
   },
   { additionalProperties: true, title: 'Statistics' },
 );
+
+/** perf-store: what /trends and /stats do while the history database is down. */
+const STORE_OUTAGE_NOTE =
+  'While the history database is slow or unreachable the answer never waits more than about a second: ' +
+  'the last good answer to the same request is served with `stale: true` and `X-Cache: STALE`, or, when ' +
+  'there is none, a 503 `store_unavailable` with `Retry-After`.';
 
 /** `urn:uuid:` and upper case pass the uuid format; server ids are stored bare, lower case. */
 function normaliseUuid(value: string): string {
@@ -108,15 +125,25 @@ export const historyRoutes: FastifyPluginAsyncTypebox<{ store: Store; config: Co
           'repeats or skips a server of the ranking it was cut from. When the cursor server has left the ' +
           'ranking since (offline, or its latest check grew too old), the page continues from where its ' +
           'current score would place it. A cursor that is not a UUID, or names a server this service does ' +
-          'not know (any more), is a 400 (`invalid_parameter`, `invalid_cursor`). Cached 30 seconds.',
+          'not know (any more), is a 400 (`invalid_parameter`, `invalid_cursor`). Cached 30 seconds.\n\n' +
+          STORE_OUTAGE_NOTE,
         tags: ['trends'],
         querystring: TrendsQuery,
-        response: { 200: TrendResponse, ...errorResponses },
+        response: { 200: TrendResponse, ...errorResponses, 503: Type.Ref('ErrorResponse') },
       },
     },
     async (request, reply) => {
       const { limit, cursor } = request.query;
       const page = await store.trends(limit, cursor === undefined ? null : normaliseUuid(cursor));
+      if (page.stale) {
+        reply.header('Cache-Control', 'no-store').header('X-Cache', 'STALE');
+        return {
+          success: true as const,
+          stale: true as const,
+          data: page.data,
+          meta: { nextCursor: page.nextCursor, hasNext: page.hasNext, limit },
+        };
+      }
       reply.header('Cache-Control', 'public, max-age=30');
       return {
         success: true as const,
@@ -134,14 +161,16 @@ export const historyRoutes: FastifyPluginAsyncTypebox<{ store: Store; config: Co
         summary: 'Platform statistics',
         description:
           'All-time request and check counters (they survive restarts), servers by their latest check of the ' +
-          'last 24 hours, and the last 10 checks. Computed at most once per 60 seconds and cached as long.',
+          'last 24 hours, and the last 10 checks. Computed at most once per 60 seconds and cached as long.\n\n' +
+          STORE_OUTAGE_NOTE,
         tags: ['stats'],
-        response: { 200: Statistics, ...errorResponses },
+        response: { 200: Statistics, ...errorResponses, 503: Type.Ref('ErrorResponse') },
       },
     },
     async (_request, reply) => {
       const stats = await store.stats();
-      reply.header('Cache-Control', 'public, max-age=60');
+      if (stats.stale) reply.header('Cache-Control', 'no-store').header('X-Cache', 'STALE');
+      else reply.header('Cache-Control', 'public, max-age=60');
       return stats;
     },
   );

@@ -28,10 +28,10 @@ import {
   renderMotdBanner,
   type BannerOptions,
   type IconOptions,
-  type RenderedImage,
 } from '../../render/index.js';
 import { defaultPort, parseAddress, parseQueryMode } from '../../resolve/index.js';
-import type { StatusLookup } from '../../status/types.js';
+import type { LookupOptions, StatusLookup } from '../../status/types.js';
+import { PING_BUDGET_NOTE, type MediaLookupOptions } from '../ping-budget.js';
 import { tierConfig } from '../rate-limit.js';
 import { BooleanFlag } from '../schemas.js';
 
@@ -77,9 +77,10 @@ async function statusFor(
   address: string,
   mode: QueryMode,
   notFoundMaxAge: number,
+  options: LookupOptions,
 ): Promise<{ status: ServerStatus; maxAge: number }> {
   try {
-    const answer = await status.lookup(address, mode);
+    const answer = await status.lookup(address, mode, options);
     return { status: answer.status, maxAge: answer.maxAgeSeconds };
   } catch (error) {
     if (!(error instanceof HostNotFoundError)) throw error;
@@ -104,21 +105,32 @@ function faviconKey(s: ServerStatus): string {
   return digest;
 }
 
-function sendImage(request: FastifyRequest, reply: FastifyReply, image: RenderedImage, cacheControl: string, hit: boolean) {
-  reply.header('Cache-Control', cacheControl).header('ETag', image.etag).header('X-Render-Cache', hit ? 'HIT' : 'MISS');
-  if (matchesIfNoneMatch(request.headers['if-none-match'], image.etag)) return reply.code(304).send(null);
-  return reply.type(image.contentType).send(image.body);
-}
 
 function color(value: string | undefined, fallback: string): string {
   return value === undefined ? fallback : (parseHexColor(value) ?? fallback);
 }
 
-export const imageRoutes: FastifyPluginAsyncTypebox<{ status: StatusLookup; config: Config; cache?: RenderCache }> = async (
+export const imageRoutes: FastifyPluginAsyncTypebox<{ status: StatusLookup; config: Config; lookupOptions: MediaLookupOptions; cache?: RenderCache }> = async (
   app,
-  { status, config, cache = new RenderCache() },
+  { status, config, lookupOptions, cache = new RenderCache() },
 ) => {
   registerRenderFonts();
+
+  /**
+   * The image of `key`, or 304. The ETag is derived from the key, so `If-None-Match` is
+   * compared before anything is rendered: a revalidation costs a status look-up, no render.
+   */
+  async function sendImage(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    image: { key: string; contentType: string; cacheControl: string; render: () => Promise<Buffer> },
+  ) {
+    const etag = etagOf(image.key);
+    reply.header('Cache-Control', image.cacheControl).header('ETag', etag);
+    if (matchesIfNoneMatch(request.headers['if-none-match'], etag)) return reply.code(304).send(null);
+    const { image: rendered, hit } = await cache.getOrRender(image.key, image.contentType, image.render);
+    return reply.header('X-Render-Cache', hit ? 'HIT' : 'MISS').type(rendered.contentType).send(rendered.body);
+  }
   const media = tierConfig('media', config.rateLimits);
 
   async function icon(
@@ -130,12 +142,16 @@ export const imageRoutes: FastifyPluginAsyncTypebox<{ status: StatusLookup; conf
     const address = query.address ?? query.server;
     if (address === undefined) throw new BadRequestError('invalid_parameter', 'The query parameter "address" is required.');
     const mode = parseQueryMode(query.legacy, query.bedrock);
-    const { status: s } = await statusFor(status, address, mode, config.statusCacheTtlSeconds);
+    const { status: s } = await statusFor(status, address, mode, config.statusCacheTtlSeconds, lookupOptions(request));
     const favicon = s.online ? s.favicon : null;
     // Keyed by the favicon's digest: every server with the default icon shares one render.
     const key = `icon|${faviconKey(s)}|${options.size}|${options.format}|${options.rounded}`;
-    const { image, hit } = await cache.getOrRender(key, `image/${options.format}`, () => renderIcon(favicon, options));
-    return sendImage(request, reply, image, ICON_CACHE_CONTROL, hit);
+    return sendImage(request, reply, {
+      key,
+      contentType: `image/${options.format}`,
+      cacheControl: ICON_CACHE_CONTROL,
+      render: () => renderIcon(favicon, options),
+    });
   }
 
   app.get(
@@ -146,7 +162,7 @@ export const imageRoutes: FastifyPluginAsyncTypebox<{ status: StatusLookup; conf
         summary: 'Server icon',
         description:
           "The server's favicon at `size` pixels (enlarged with nearest-neighbour, so pixel art stays crisp), or " +
-          "Observer's default icon when the server has none, is offline or unknown. `server` is accepted as an alias of `address`.",
+          "Observer's default icon when the server has none, is offline or unknown. `server` is accepted as an alias of `address`." + PING_BUDGET_NOTE,
         tags: ['images'],
         querystring: IconQuery(DYNAMIC_ICON_SIZE, true),
         produces: ['image/png', 'image/webp'],
@@ -165,7 +181,7 @@ export const imageRoutes: FastifyPluginAsyncTypebox<{ status: StatusLookup; conf
       config: media,
       schema: {
         summary: 'Rounded server icon',
-        description: "The server's favicon (or the default icon) as a PNG with rounded, transparent corners.",
+        description: "The server's favicon (or the default icon) as a PNG with rounded, transparent corners." + PING_BUDGET_NOTE,
         tags: ['images'],
         querystring: IconQuery(SHARP_ICON_SIZE, false),
         produces: ['image/png'],
@@ -216,7 +232,8 @@ export const imageRoutes: FastifyPluginAsyncTypebox<{ status: StatusLookup; conf
           'A PNG banner with the server name, player count (in the accent colour), MOTD, latency and favicon; an offline ' +
           `server gets an offline banner. Sizes: small ${BANNER_SIZES.small.width}x${BANNER_SIZES.small.height}, normal ` +
           `${BANNER_SIZES.normal.width}x${BANNER_SIZES.normal.height}, large ${BANNER_SIZES.large.width}x${BANNER_SIZES.large.height}. ` +
-          '`Cache-Control: max-age` follows the freshness of the status it shows.',
+          '`Cache-Control: max-age` follows the freshness of the status it shows.' +
+          PING_BUDGET_NOTE,
         tags: ['images'],
         params: Type.Object({ address: Address }),
         querystring: Type.Object({
@@ -243,7 +260,7 @@ export const imageRoutes: FastifyPluginAsyncTypebox<{ status: StatusLookup; conf
     async (request, reply) => {
       const q = request.query;
       const mode = parseQueryMode(q.legacy, q.bedrock);
-      const { status: s, maxAge } = await statusFor(status, request.params.address, mode, config.statusCacheTtlSeconds);
+      const { status: s, maxAge } = await statusFor(status, request.params.address, mode, config.statusCacheTtlSeconds, lookupOptions(request));
       const options: BannerOptions = {
         size: q.size,
         style: q.style,
@@ -255,8 +272,12 @@ export const imageRoutes: FastifyPluginAsyncTypebox<{ status: StatusLookup; conf
         borderRadius: q.borderRadius,
       };
       const key = `banner|${s.server_id ?? `${mode}:${s.query.host}:${s.query.port}`}|${s.checked_at}|${s.stale}|${JSON.stringify(options)}`;
-      const { image, hit } = await cache.getOrRender(key, 'image/png', () => renderBanner(s, options));
-      return sendImage(request, reply, image, `public, max-age=${maxAge}`, hit);
+      return sendImage(request, reply, {
+        key,
+        contentType: 'image/png',
+        cacheControl: `public, max-age=${maxAge}`,
+        render: () => renderBanner(s, options),
+      });
     },
   );
 };

@@ -23,7 +23,7 @@ export function serialized(status: object): string {
 }
 
 /** Look-up options for a request's `query`/`queryPort` (shared with the bulk route). */
-export function lookupOptions(query: boolean | undefined, queryPort: number | undefined, clientKey: string): LookupOptions {
+export function statusLookupOptions(query: boolean | undefined, queryPort: number | undefined, clientKey: string): LookupOptions {
   return query ? { clientKey, query: queryPort === undefined ? {} : { port: queryPort } } : { clientKey };
 }
 
@@ -71,7 +71,7 @@ export const statusRoutes: FastifyPluginAsyncTypebox<{ status: StatusLookup; con
       const answer = await status.lookup(
         request.params.address,
         mode,
-        lookupOptions(request.query.query, request.query.queryPort, clientKeyOf(request, hasher)),
+        statusLookupOptions(request.query.query, request.query.queryPort, clientKeyOf(request, hasher)),
       );
       reply.header('X-Cache', answer.cache);
       reply.header('Cache-Control', `public, max-age=${answer.maxAgeSeconds}`);

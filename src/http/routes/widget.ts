@@ -32,6 +32,7 @@ import {
 } from '../../render/widget/index.js';
 import { parseQueryMode } from '../../resolve/index.js';
 import type { StatusLookup } from '../../status/types.js';
+import { PING_BUDGET_NOTE, type MediaLookupOptions } from '../ping-budget.js';
 import { tierConfig } from '../rate-limit.js';
 import { BooleanFlag } from '../schemas.js';
 
@@ -116,9 +117,9 @@ const WIDGET_DESCRIPTION =
   'as offline. Unknown query parameters are ignored. Fonts: Inter, Roboto, Poppins, Montserrat and Outfit from ' +
   'the Fontsource packages, under the SIL Open Font License 1.1 (licence texts in assets/fonts/ and in each package\'s LICENSE file).';
 
-export const widgetRoutes: FastifyPluginAsyncTypebox<{ status: StatusLookup; config: Config }> = async (
+export const widgetRoutes: FastifyPluginAsyncTypebox<{ status: StatusLookup; config: Config; lookupOptions: MediaLookupOptions }> = async (
   app,
-  { status, config },
+  { status, config, lookupOptions },
 ) => {
   app.get(
     '/widget/:size/:address',
@@ -126,7 +127,7 @@ export const widgetRoutes: FastifyPluginAsyncTypebox<{ status: StatusLookup; con
       config: tierConfig('media', config.rateLimits),
       schema: {
         summary: 'Embeddable status widget (HTML)',
-        description: WIDGET_DESCRIPTION,
+        description: WIDGET_DESCRIPTION + PING_BUDGET_NOTE,
         tags: ['widget'],
         params: Type.Object({
           size: Type.Enum(WIDGET_SIZES, { description: 'Layout and default height.' }),
@@ -156,7 +157,7 @@ export const widgetRoutes: FastifyPluginAsyncTypebox<{ status: StatusLookup; con
         source = { kind: 'demo' };
       } else {
         try {
-          source = { kind: 'server', address, mode, status: (await status.lookup(address, mode)).status };
+          source = { kind: 'server', address, mode, status: (await status.lookup(address, mode, lookupOptions(request))).status };
         } catch (error) {
           if (!(error instanceof HostNotFoundError)) throw error;
           source = { kind: 'not_found', address, mode };

@@ -13,7 +13,8 @@ export function createPostgresDialect(url: string, onError: (error: Error) => vo
   const pool = new pg.Pool({
     connectionString: url,
     max: 10,
-    connectionTimeoutMillis: 5_000,
+    // Short: while the database is down, a write attempt fails fast and is retried later.
+    connectionTimeoutMillis: 2_000,
     idleTimeoutMillis: 30_000,
     statement_timeout: 10_000,
     idle_in_transaction_session_timeout: 30_000,
@@ -25,7 +26,10 @@ export function createPostgresDialect(url: string, onError: (error: Error) => vo
           : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
     },
   });
-  // An idle client losing its connection must not crash the process.
+  // A client losing its connection (the database stopped) must not crash the process: idle
+  // ones report through the pool, checked-out ones (between two statements of a
+  // transaction) through their own listener; the statement in progress rejects as usual.
   pool.on('error', onError);
+  pool.on('connect', (client) => client.on('error', onError));
   return new PostgresDialect({ pool });
 }

@@ -12,7 +12,7 @@ const STATEMENT_CACHE_SIZE = 256;
  * loss can take back the last transactions), and a busy timeout instead of SQLITE_BUSY
  * errors when another connection holds the write lock.
  */
-export function createSqliteDialect(path: string): SqliteDialect {
+export function createSqliteDialect(path: string): { dialect: SqliteDialect; database: Database.Database } {
   if (path !== ':memory:' && !path.startsWith('file:')) mkdirSync(dirname(path), { recursive: true });
   const database = new Database(path);
   database.pragma('journal_mode = WAL');
@@ -20,7 +20,10 @@ export function createSqliteDialect(path: string): SqliteDialect {
   database.pragma('busy_timeout = 5000');
   // 32 MiB of page cache instead of 2: the indexes the hot paths touch stay in memory.
   database.pragma('cache_size = -32768');
-  return new SqliteDialect({ database: withStatementCache(database) });
+  // The same connection serves Kysely (reads, migrations, pruning) and the group commit's
+  // prepared statements (sqlite/batch-writer.ts): better-sqlite3 is synchronous, so a batch
+  // transaction never interleaves with a Kysely statement.
+  return { dialect: new SqliteDialect({ database: withStatementCache(database) }), database };
 }
 
 /**

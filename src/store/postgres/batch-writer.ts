@@ -1,0 +1,187 @@
+/**
+ * The group commit's writer for PostgreSQL: one transaction per batch, one multi-row
+ * statement per table and 500 rows (the server upsert, the checks insert, the look-ups), so
+ * a window costs a handful of round trips however many checks it holds.
+ *
+ * PostgreSQL refuses an upsert that touches one row twice, so the checks of a server within
+ * a batch are merged into one server row first, with the same rules a check-by-check write
+ * would apply: earliest first_seen, newest check as the latest, highest record.
+ */
+import { sql, type Kysely, type Transaction } from 'kysely';
+import { checkRow, type CheckRow } from '../check-row.js';
+import { SCORE_SCALE } from '../ranking.js';
+import type { Database } from '../schema.js';
+import type { BatchWriter, BufferedLookup, CounterName, WriteBatch } from '../write-queue.js';
+
+/** Rows per statement: well under PostgreSQL's 65,535 parameters. */
+const CHUNK = 500;
+
+interface ServerRow {
+  latest: CheckRow;
+  firstSeen: number;
+  record: number;
+}
+
+function chunks<T>(items: T[], size = CHUNK): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
+  return out;
+}
+
+/** Groups ids by how many times they occur: {delta → ids}, so one UPDATE serves each group. */
+function byDelta(ids: string[]): Map<number, string[]> {
+  const tally = new Map<string, number>();
+  for (const id of ids) tally.set(id, (tally.get(id) ?? 0) + 1);
+  const groups = new Map<number, string[]>();
+  for (const [id, n] of tally) {
+    const group = groups.get(n);
+    if (group) group.push(id);
+    else groups.set(n, [id]);
+  }
+  return groups;
+}
+
+function mergeServers(rows: CheckRow[]): ServerRow[] {
+  const servers = new Map<string, ServerRow>();
+  for (const row of rows) {
+    const server = servers.get(row.serverId);
+    if (!server) {
+      servers.set(row.serverId, { latest: row, firstSeen: row.checkedAt, record: row.players });
+      continue;
+    }
+    server.firstSeen = Math.min(server.firstSeen, row.checkedAt);
+    server.record = Math.max(server.record, row.players);
+    // A later check of the same time wins, as it would written one after the other.
+    if (row.checkedAt >= server.latest.checkedAt) server.latest = row;
+  }
+  return [...servers.values()];
+}
+
+export function createPostgresBatchWriter(db: Kysely<Database>): BatchWriter {
+  return (batch: WriteBatch) =>
+    db.transaction().execute(async (trx) => {
+      const rows = batch.checks.map(checkRow);
+      for (const chunk of chunks(mergeServers(rows))) await upsertServers(trx, chunk);
+      for (const chunk of chunks(rows)) await insertChecks(trx, chunk);
+      await writeLookups(trx, batch.lookups);
+      if (batch.expireBefore !== null) await expireLookups(trx, batch.expireBefore);
+      await writeCounters(trx, batch.counters);
+    });
+}
+
+async function upsertServers(trx: Transaction<Database>, servers: ServerRow[]): Promise<void> {
+  const values = sql.join(
+    servers.map(
+      ({ latest: r, firstSeen, record }) =>
+        sql`(${r.serverId}, ${r.edition}, ${r.host}, ${r.port}, ${firstSeen}, ${r.checkedAt}, ${record}, ${r.online}, ${r.players}, ${r.playersMax}, ${r.playersPart})`,
+    ),
+  );
+  const newer = sql.raw('excluded.last_seen >= servers.last_seen');
+  // INSERT … SELECT so that a new server row starts with the look-ups already recorded for
+  // it, which keeps clients_24h equal to its number of look-up rows.
+  await sql`
+    INSERT INTO servers (id, edition, host, port, first_seen, last_seen, record_players, last_online,
+      players_online, players_max, clients_24h, trend_score)
+    SELECT v.id, v.edition, v.host, v.port::integer, v.first_seen::bigint, v.last_seen::bigint,
+      v.record_players::integer, v.last_online::integer, v.players_online::integer, v.players_max::integer,
+      c.n, c.n * ${sql.lit(SCORE_SCALE)} + v.players_part::bigint
+    FROM (VALUES ${values}) AS v(id, edition, host, port, first_seen, last_seen, record_players, last_online,
+      players_online, players_max, players_part)
+    CROSS JOIN LATERAL (SELECT count(*)::integer AS n FROM lookups l WHERE l.server_id = v.id) c
+    ON CONFLICT (id) DO UPDATE SET
+      first_seen = LEAST(excluded.first_seen, servers.first_seen),
+      last_seen = CASE WHEN ${newer} THEN excluded.last_seen ELSE servers.last_seen END,
+      record_players = GREATEST(excluded.record_players, servers.record_players),
+      last_online = CASE WHEN ${newer} THEN excluded.last_online ELSE servers.last_online END,
+      players_online = CASE WHEN ${newer} THEN excluded.players_online ELSE servers.players_online END,
+      players_max = CASE WHEN ${newer} THEN excluded.players_max ELSE servers.players_max END,
+      trend_score = CASE WHEN ${newer}
+        THEN servers.clients_24h * ${sql.lit(SCORE_SCALE)} + (excluded.trend_score - excluded.clients_24h * ${sql.lit(SCORE_SCALE)})
+        ELSE servers.trend_score END`.execute(trx);
+}
+
+async function insertChecks(trx: Transaction<Database>, rows: CheckRow[]): Promise<void> {
+  if (rows.length === 0) return;
+  await trx
+    .insertInto('checks')
+    .values(
+      rows.map((r) => ({
+        server_id: r.serverId,
+        checked_at: r.checkedAt,
+        online: r.online,
+        players_online: r.checkPlayers,
+        players_max: r.checkPlayersMax,
+        latency_ms: r.latencyMs,
+        version: r.version,
+      })),
+    )
+    .execute();
+}
+
+async function writeCounters(trx: Transaction<Database>, counters: Map<CounterName, number>): Promise<void> {
+  if (counters.size === 0) return;
+  await trx
+    .insertInto('counters')
+    .values([...counters].map(([name, value]) => ({ name, value })))
+    .onConflict((oc) => oc.column('name').doUpdateSet({ value: sql`counters.value + excluded.value` }))
+    .execute();
+}
+
+async function writeLookups(trx: Transaction<Database>, lookups: BufferedLookup[]): Promise<void> {
+  const added: string[] = [];
+  for (const chunk of chunks(lookups)) {
+    // Rows that are new raise their server's distinct-client count; rows that exist only
+    // get a newer seen_at.
+    const inserted = await trx
+      .insertInto('lookups')
+      .values(chunk)
+      .onConflict((oc) => oc.columns(['server_id', 'client_hash']).doNothing())
+      .returning(['server_id', 'client_hash'])
+      .execute();
+    const insertedKeys = new Set(inserted.map((r) => `${r.server_id}\0${r.client_hash}`));
+    const existing = chunk.filter((r) => !insertedKeys.has(`${r.server_id}\0${r.client_hash}`));
+    if (existing.length > 0) {
+      await trx
+        .insertInto('lookups')
+        .values(existing)
+        .onConflict((oc) =>
+          oc.columns(['server_id', 'client_hash']).doUpdateSet({
+            seen_at: sql`CASE WHEN excluded.seen_at > lookups.seen_at THEN excluded.seen_at ELSE lookups.seen_at END`,
+          }),
+        )
+        .execute();
+    }
+    for (const row of inserted) added.push(row.server_id);
+  }
+  await adjustClients(trx, added, +1);
+}
+
+async function expireLookups(trx: Transaction<Database>, before: number): Promise<void> {
+  const gone = await trx.deleteFrom('lookups').where('seen_at', '<', before).returning('server_id').execute();
+  await adjustClients(
+    trx,
+    gone.map((r) => r.server_id),
+    -1,
+  );
+}
+
+/** Adds (sign +1) or removes (sign -1) distinct clients of servers, keeping the score in step. */
+async function adjustClients(trx: Transaction<Database>, serverIds: string[], sign: 1 | -1): Promise<void> {
+  for (const [delta, ids] of byDelta(serverIds)) {
+    for (const chunk of chunks(ids)) {
+      // Never below zero: a look-up recorded before its server existed is not counted twice.
+      const clients =
+        sign > 0
+          ? sql<number>`clients_24h + ${delta}`
+          : sql<number>`CASE WHEN clients_24h > ${delta} THEN clients_24h - ${delta} ELSE 0 END`;
+      await trx
+        .updateTable('servers')
+        .set({
+          clients_24h: clients,
+          trend_score: sql<number>`trend_score + (${clients} - clients_24h) * ${SCORE_SCALE}`,
+        })
+        .where('id', 'in', chunk)
+        .execute();
+    }
+  }
+}

@@ -1,0 +1,87 @@
+/**
+ * /trends and /stats while the database is slow or down (issue 12): every read has a
+ * deadline (1 s); past it, or on an error, the last good answer for the same question is
+ * served with `stale: true`, or StoreUnavailableError (503 with Retry-After) when there is
+ * none. After a failure, reads are not tried again for `pauseMs`: an outage costs each
+ * request nothing, not one deadline each.
+ */
+import { ObserverError } from '../core/errors.js';
+
+/** 503 `store_unavailable`: the history database cannot answer and no earlier answer is kept. */
+export class StoreUnavailableError extends ObserverError {
+  constructor(cause?: unknown) {
+    super('store_unavailable', 503, 'The history database is unavailable. Please retry shortly.', {
+      cause,
+      headers: { 'Retry-After': '5' },
+    });
+  }
+}
+
+export class StoreReadTimeoutError extends Error {
+  constructor(ms: number) {
+    super(`history read took longer than ${ms} ms`);
+    this.name = 'StoreReadTimeoutError';
+  }
+}
+
+export interface ReadFallbackOptions {
+  /** Longest a read may take (default 1000 ms). */
+  deadlineMs?: number;
+  /** After a failed read, serve the fallback without trying for this long (default 2000 ms). */
+  pauseMs?: number;
+  /** Distinct questions (trends pages) whose last answer is kept (default 256). */
+  maxEntries?: number;
+  now?: () => number;
+}
+
+export type MaybeStale<T> = T & { stale?: true };
+
+export class ReadFallback {
+  private readonly lastGood = new Map<string, object>();
+  private pausedUntil = 0;
+  private readonly deadlineMs: number;
+  private readonly pauseMs: number;
+  private readonly maxEntries: number;
+  private readonly now: () => number;
+
+  constructor(options: ReadFallbackOptions = {}) {
+    this.deadlineMs = options.deadlineMs ?? 1000;
+    this.pauseMs = options.pauseMs ?? 2000;
+    this.maxEntries = options.maxEntries ?? 256;
+    this.now = options.now ?? Date.now;
+  }
+
+  async read<T extends object>(key: string, compute: () => Promise<T>): Promise<MaybeStale<T>> {
+    if (this.now() < this.pausedUntil) return this.fallback<T>(key, null);
+    let timer: NodeJS.Timeout | undefined;
+    const work = compute();
+    const deadline = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new StoreReadTimeoutError(this.deadlineMs)), this.deadlineMs);
+    });
+    try {
+      const value = await Promise.race([work, deadline]);
+      this.remember(key, value);
+      return value;
+    } catch (error) {
+      // A client error (an unknown cursor) is an answer, not an outage.
+      if (error instanceof ObserverError && error.statusCode < 500) throw error;
+      work.catch(() => {}); // the late read's failure has no one left to hear it
+      this.pausedUntil = this.now() + this.pauseMs;
+      return this.fallback<T>(key, error);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  private remember(key: string, value: object): void {
+    this.lastGood.delete(key);
+    if (this.lastGood.size >= this.maxEntries) this.lastGood.delete(this.lastGood.keys().next().value!);
+    this.lastGood.set(key, value);
+  }
+
+  private fallback<T>(key: string, cause: unknown): MaybeStale<T> {
+    const last = this.lastGood.get(key) as T | undefined;
+    if (last === undefined) throw new StoreUnavailableError(cause ?? undefined);
+    return { ...last, stale: true };
+  }
+}

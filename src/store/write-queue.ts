@@ -1,0 +1,320 @@
+/**
+ * Group commit for history writes: checks, counter increments and daily look-ups are queued
+ * in memory and written together, one transaction per window (`windowMs` or `windowRows`,
+ * whichever comes first), never one write per request.
+ *
+ * - Enqueueing is synchronous and never waits: a request only appends to an array.
+ * - The queue is bounded (`maxRows`: checks + look-ups, written or not yet confirmed); past
+ *   that, new rows are dropped, counted and logged (at most once per `dropLogMs`).
+ * - A failed write (database unreachable, disk full) puts the batch back in front of the
+ *   queue, in order, and retries with exponential backoff (`retryMinMs` … `retryMaxMs`);
+ *   meanwhile the queue keeps buffering, so the database works as a catch-up store.
+ * - After a backlog (an outage), rows are written `catchUpRows` per transaction, oldest first.
+ * - A SIGKILL loses what is queued: at most one window (the last `windowMs`, or at most
+ *   `windowRows` rows); `drain()` on a graceful stop writes everything.
+ */
+import type { CheckRecord, CounterIncrements } from './types.js';
+
+export const COUNTER_NAMES = ['totalRequests', 'apiRequests', 'serverQueries', 'totalChecks'] as const;
+export type CounterName = (typeof COUNTER_NAMES)[number];
+
+export interface BufferedLookup {
+  server_id: string;
+  client_hash: string;
+  seen_at: number;
+}
+
+/** One transaction's worth of writes, in the order they were queued. */
+export interface WriteBatch {
+  checks: CheckRecord[];
+  counters: Map<CounterName, number>;
+  lookups: BufferedLookup[];
+  /** Delete look-ups older than this (ms since the epoch) in the same transaction; null: not now. */
+  expireBefore: number | null;
+}
+
+/** Writes one batch in one transaction: all of it or nothing. */
+export type BatchWriter = (batch: WriteBatch) => Promise<void> | void;
+
+export interface QueueHealth {
+  /** ok: writes succeed; degraded: catching up, or rows dropped in the last minute; down: the last write failed. */
+  state: 'ok' | 'degraded' | 'down';
+  /** Rows (checks + look-ups) waiting to be written. */
+  buffered: number;
+  /** Rows dropped because the buffer was full, since start. */
+  dropped: number;
+}
+
+export interface WriteQueueOptions {
+  /** Longest a queued row waits before its window is written (default 50 ms). */
+  windowMs?: number;
+  /** A window is written as soon as it holds this many rows (default 500). */
+  windowRows?: number;
+  /** Rows per transaction while catching up on a backlog (default 5000). */
+  catchUpRows?: number;
+  /** Bound of the buffer, in rows (HISTORY_BUFFER_MAX; default 100,000). */
+  maxRows?: number;
+  /** Backoff between failed writes (default 100 ms doubling up to 5 s). */
+  retryMinMs?: number;
+  retryMaxMs?: number;
+  /** Failed writes and dropped rows are reported here (rate-limited). */
+  onError?: (error: unknown) => void;
+  /** Minimum gap between two "rows dropped" reports (default 10 s). */
+  dropLogMs?: number;
+  now?: () => number;
+}
+
+const MINUTE = 60_000;
+
+export class HistoryBufferFullError extends Error {
+  constructor(readonly dropped: number) {
+    super(`history write buffer full: ${dropped} rows dropped so far (raise HISTORY_BUFFER_MAX?)`);
+    this.name = 'HistoryBufferFullError';
+  }
+}
+
+export class WriteQueue {
+  private checks: CheckRecord[] = [];
+  private counters = new Map<CounterName, number>();
+  private lookups = new Map<string, BufferedLookup>();
+  private expireBefore: number | null = null;
+  /** Rows taken by the write in progress (still counted against the bound). */
+  private inFlightRows = 0;
+  private writing: Promise<void> | null = null;
+  private timer: NodeJS.Timeout | null = null;
+  private failures = 0;
+  private retryAt = 0;
+  private droppedTotal = 0;
+  private lastDropAt = Number.NEGATIVE_INFINITY;
+  private lastDropLog = Number.NEGATIVE_INFINITY;
+  private lastError: unknown = null;
+  private stopped = false;
+  private readonly windowMs: number;
+  private readonly windowRows: number;
+  private readonly catchUpRows: number;
+  private readonly maxRows: number;
+  private readonly retryMinMs: number;
+  private readonly retryMaxMs: number;
+  private readonly dropLogMs: number;
+  private readonly now: () => number;
+  private readonly onError: (error: unknown) => void;
+
+  constructor(
+    private readonly writer: BatchWriter,
+    options: WriteQueueOptions = {},
+  ) {
+    this.windowMs = options.windowMs ?? 50;
+    this.windowRows = options.windowRows ?? 500;
+    this.catchUpRows = Math.max(this.windowRows, options.catchUpRows ?? 5000);
+    this.maxRows = options.maxRows ?? 100_000;
+    this.retryMinMs = options.retryMinMs ?? 100;
+    this.retryMaxMs = options.retryMaxMs ?? 5000;
+    this.dropLogMs = options.dropLogMs ?? 10_000;
+    this.now = options.now ?? Date.now;
+    this.onError = options.onError ?? (() => {});
+  }
+
+  /** Rows queued or being written. */
+  get buffered(): number {
+    return this.checks.length + this.lookups.size + this.inFlightRows;
+  }
+
+  health(): QueueHealth {
+    let state: QueueHealth['state'] = 'ok';
+    if (this.failures > 0) state = 'down';
+    else if (this.buffered > this.catchUpRows || this.now() - this.lastDropAt < MINUTE) state = 'degraded';
+    return { state, buffered: this.buffered, dropped: this.droppedTotal };
+  }
+
+  enqueueCheck(check: CheckRecord): void {
+    if (this.stopped || !this.room()) return;
+    this.checks.push(check);
+    this.scheduled();
+  }
+
+  enqueueCounts(increments: CounterIncrements): void {
+    if (this.stopped) return;
+    let any = false;
+    for (const name of COUNTER_NAMES) {
+      const n = increments[name];
+      if (n === undefined || !Number.isFinite(n) || n <= 0) continue;
+      this.counters.set(name, (this.counters.get(name) ?? 0) + Math.floor(n));
+      any = true;
+    }
+    if (any) this.scheduled();
+  }
+
+  /** A look-up already queued for the same (server, client) only moves its time forward. */
+  enqueueLookup(lookup: BufferedLookup): void {
+    if (this.stopped) return;
+    const key = `${lookup.server_id}\0${lookup.client_hash}`;
+    const queued = this.lookups.get(key);
+    if (queued) {
+      if (lookup.seen_at > queued.seen_at) queued.seen_at = lookup.seen_at;
+      return;
+    }
+    if (!this.room()) return;
+    this.lookups.set(key, lookup);
+    this.scheduled();
+  }
+
+  /** Asks the next transaction to delete look-ups older than `before`. */
+  expire(before: number): void {
+    if (this.stopped) return;
+    this.expireBefore = Math.max(this.expireBefore ?? before, before);
+    this.scheduled();
+  }
+
+  /**
+   * Writes everything queued now, retrying failures (with the backoff) until `deadlineMs`
+   * has passed; rejects with the last error if the queue could not be emptied by then.
+   */
+  async drain(deadlineMs = 5000): Promise<void> {
+    const until = this.now() + deadlineMs;
+    for (;;) {
+      if (this.writing) await this.writing;
+      if (!this.pending()) return;
+      const wait = this.retryAt - this.now();
+      if (wait > 0) {
+        if (this.now() + wait >= until) throw this.lastError;
+        await new Promise((resolve) => setTimeout(resolve, wait));
+        continue;
+      }
+      await this.writeOnce().catch((error: unknown) => {
+        if (this.now() >= until) throw error;
+      });
+    }
+  }
+
+  /** One write of what is queued now, unless writes are backing off; never rejects. */
+  async flushOnce(): Promise<void> {
+    if (this.writing) await this.writing;
+    if (this.retryAt > this.now()) return;
+    await this.writeOnce().catch(() => {});
+  }
+
+  /** Writes what is queued (within `deadlineMs`), then refuses new rows. */
+  async stop(deadlineMs = 5000): Promise<void> {
+    try {
+      await this.drain(deadlineMs);
+    } finally {
+      this.stopped = true;
+      this.clearTimer();
+      this.checks = [];
+      this.lookups.clear();
+      this.counters.clear();
+      this.expireBefore = null;
+    }
+  }
+
+  private room(): boolean {
+    if (this.buffered < this.maxRows) return true;
+    this.droppedTotal += 1;
+    const now = this.now();
+    this.lastDropAt = now;
+    if (now - this.lastDropLog >= this.dropLogMs) {
+      this.lastDropLog = now;
+      this.onError(new HistoryBufferFullError(this.droppedTotal));
+    }
+    return false;
+  }
+
+  private pending(): boolean {
+    return this.checks.length > 0 || this.lookups.size > 0 || this.counters.size > 0 || this.expireBefore !== null;
+  }
+
+  /** Makes sure a write will happen: at once for a full window, else at the end of this one. */
+  private scheduled(): void {
+    if (this.writing) return; // the running write schedules the next one when it ends
+    const full = this.checks.length + this.lookups.size >= this.windowRows;
+    const delay = Math.max(full ? 0 : this.windowMs, this.retryAt - this.now());
+    if (delay <= 0) {
+      // A full window is written in a microtask, before the next event: its rows never wait
+      // behind a timer while more arrive (a SIGKILL loses at most one window).
+      this.clearTimer();
+      this.writeOnce().catch(() => {});
+      return;
+    }
+    if (this.timer) {
+      return;
+    }
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      this.writeOnce().catch(() => {});
+    }, delay);
+    // Never keeps the process alive by itself: close() drains.
+    this.timer.unref();
+  }
+
+  private clearTimer(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+  }
+
+  /** Takes the oldest rows (up to a catch-up transaction's worth) and writes them. */
+  private writeOnce(): Promise<void> {
+    if (this.writing) return this.writing;
+    if (!this.pending()) return Promise.resolve();
+    const checks = this.checks.length <= this.catchUpRows ? this.checks : this.checks.slice(0, this.catchUpRows);
+    this.checks = checks === this.checks ? [] : this.checks.slice(checks.length);
+    let lookups: BufferedLookup[];
+    const room = this.catchUpRows - checks.length;
+    if (this.lookups.size <= room) {
+      lookups = [...this.lookups.values()];
+      this.lookups = new Map();
+    } else {
+      lookups = [];
+      for (const [key, lookup] of this.lookups) {
+        if (lookups.length >= room) break;
+        lookups.push(lookup);
+        this.lookups.delete(key);
+      }
+    }
+    const batch: WriteBatch = { checks, lookups, counters: this.counters, expireBefore: this.expireBefore };
+    this.counters = new Map();
+    this.expireBefore = null;
+    this.inFlightRows = checks.length + lookups.length;
+
+    const run = (async () => {
+      try {
+        await null; // the write starts on the next tick, after `this.writing` is set
+        await this.writer(batch);
+        this.failures = 0;
+        this.lastError = null;
+        this.retryAt = 0;
+      } catch (error) {
+        this.putBack(batch);
+        this.failures += 1;
+        this.lastError = error;
+        const backoff = Math.min(this.retryMaxMs, this.retryMinMs * 2 ** Math.min(20, this.failures - 1));
+        this.retryAt = this.now() + backoff * (0.75 + Math.random() * 0.5);
+        // The first failure of a streak, then every tenth: an outage is not a log flood.
+        if (this.failures === 1 || this.failures % 10 === 0) this.onError(error);
+        throw error;
+      } finally {
+        this.inFlightRows = 0;
+        this.writing = null;
+        if (!this.stopped && this.pending()) this.scheduled();
+      }
+    })();
+    this.writing = run.catch(() => {});
+    return run;
+  }
+
+  /** A failed batch goes back in front of what was queued since, so rows stay in order. */
+  private putBack(batch: WriteBatch): void {
+    this.checks = batch.checks.length === 0 ? this.checks : batch.checks.concat(this.checks);
+    if (batch.lookups.length > 0) {
+      const newer = this.lookups;
+      this.lookups = new Map();
+      for (const lookup of batch.lookups) this.lookups.set(`${lookup.server_id}\0${lookup.client_hash}`, lookup);
+      for (const [key, lookup] of newer) {
+        const older = this.lookups.get(key);
+        if (older) older.seen_at = Math.max(older.seen_at, lookup.seen_at);
+        else this.lookups.set(key, lookup);
+      }
+    }
+    for (const [name, n] of batch.counters) this.counters.set(name, (this.counters.get(name) ?? 0) + n);
+    if (batch.expireBefore !== null) this.expireBefore = Math.max(this.expireBefore ?? batch.expireBefore, batch.expireBefore);
+  }
+}

@@ -1,0 +1,161 @@
+/**
+ * PostgreSQL as a catch-up store (issue 12), end to end: the whole app on a private
+ * PostgreSQL started here (initdb into a temp dir, a free loopback port; the shared server
+ * on 55432 is never touched), a real Minecraft server, dnsmasq names. PostgreSQL is stopped
+ * with `pg_ctl stop -m immediate` twice in a row while status requests go on:
+ *  - status keeps answering (online, 200);
+ *  - /trends and /stats answer their last good answer marked stale, or 503
+ *    `store_unavailable` with Retry-After when there is none; never a 500;
+ *  - health reports the database down and the buffer length;
+ *  - once PostgreSQL is back, every check made during the outage is in the history.
+ */
+import { execFileSync } from 'node:child_process';
+import { chownSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import pg from 'pg';
+import { afterAll, beforeAll, expect, it, vi } from 'vitest';
+import { composeApp } from '../../src/compose.js';
+import { testConfig } from '../support/app.js';
+import { startJavaServer, type RunningJavaServer } from '../support/minecraft.js';
+
+const bin = `/usr/lib/postgresql/${readdirSync('/usr/lib/postgresql').sort().at(-1)!}/bin`;
+const dir = mkdtempSync(join(tmpdir(), 'observer-pg-outage-'));
+const data = join(dir, 'data');
+let port = 0;
+
+function asPostgres(program: string, args: string[]): void {
+  const command = process.getuid?.() === 0 ? 'runuser' : join(bin, program);
+  const full = process.getuid?.() === 0 ? ['-u', 'postgres', '--', join(bin, program), ...args] : args;
+  execFileSync(command, full, { stdio: 'ignore', timeout: 60_000 });
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port: p } = server.address() as { port: number };
+      server.close(() => resolve(p));
+    });
+  });
+}
+
+const startPg = () =>
+  asPostgres('pg_ctl', [
+    '-D', data, '-l', join(dir, 'server.log'), '-w', '-t', '60',
+    '-o', `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off`, 'start',
+  ]);
+const stopPg = () => asPostgres('pg_ctl', ['-D', data, '-m', 'immediate', '-w', 'stop']);
+
+let server: RunningJavaServer;
+beforeAll(async () => {
+  if (process.getuid?.() === 0) {
+    const pw = execFileSync('id', ['-u', 'postgres']).toString().trim();
+    const gid = execFileSync('id', ['-g', 'postgres']).toString().trim();
+    chownSync(dir, Number(pw), Number(gid));
+  }
+  asPostgres('initdb', ['-D', data, '-U', 'postgres', '--auth=trust', '-E', 'UTF8']);
+  port = await freePort();
+  startPg();
+  server = await startJavaServer({ motd: 'outage', onlinePlayers: 3 });
+}, 120_000);
+
+afterAll(async () => {
+  await server?.close();
+  try {
+    stopPg();
+  } catch {
+    // already stopped
+  }
+  rmSync(dir, { recursive: true, force: true });
+});
+
+it('keeps answering through two immediate PostgreSQL stops, and writes every outage check when it returns', async () => {
+  const url = `postgres://postgres@127.0.0.1:${port}/postgres`;
+  const { app, store } = await composeApp(
+    testConfig({ DATABASE_URL: url, RATE_LIMIT_STATUS: '100000', RATE_LIMIT_GENERAL: '100000' }),
+    { logger: false, icmp: null },
+  );
+  const reader = () => new pg.Client({ connectionString: url });
+  const status = async (name: string) => {
+    const res = await app.inject(`/api/v1/status/${name}.any.observer.test:${server.port}`);
+    expect(res.statusCode, name).toBe(200);
+    expect(res.json().online, name).toBe(true);
+  };
+  try {
+    await status('before-outage');
+    await store.flush();
+    const trends = await app.inject('/api/v1/trends?limit=5');
+    expect(trends.statusCode).toBe(200);
+    expect(trends.json().stale).toBeUndefined();
+    expect(trends.json().data.map((s: { hostname: string }) => s.hostname)).toEqual(['before-outage.any.observer.test']);
+
+    const outageNames: string[] = [];
+    for (const round of [1, 2]) {
+      stopPg();
+      for (let i = 0; i < 15; i++) {
+        const name = `outage${round}-${i}`;
+        outageNames.push(`${name}.any.observer.test`);
+        await status(name);
+      }
+      await vi.waitFor(() => expect(store.health().state).toBe('down'), { timeout: 20_000, interval: 100 });
+      expect(store.health().buffered).toBeGreaterThanOrEqual(15);
+
+      // The page answered before: its last good answer, marked stale.
+      let started = performance.now();
+      const stale = await app.inject('/api/v1/trends?limit=5');
+      const staleMs = performance.now() - started;
+      expect(stale.statusCode).toBe(200);
+      expect(stale.headers['x-cache']).toBe('STALE');
+      expect(stale.json()).toMatchObject({ success: true, stale: true });
+      expect(stale.json().data.map((s: { hostname: string }) => s.hostname)).toEqual(['before-outage.any.observer.test']);
+      // A page never answered: 503 with Retry-After, never a 500.
+      started = performance.now();
+      const none = await app.inject(`/api/v1/trends?limit=${round + 10}`);
+      const noneMs = performance.now() - started;
+      expect(none.statusCode).toBe(503);
+      expect(none.headers['retry-after']).toBeDefined();
+      expect(none.json()).toMatchObject({ status: 'error', error: 'store_unavailable' });
+      const stats = await app.inject('/api/v1/stats');
+      expect([200, 503]).toContain(stats.statusCode);
+      console.log(`outage ${round}: stale /trends in ${staleMs.toFixed(0)} ms, 503 in ${noneMs.toFixed(0)} ms`);
+
+      startPg();
+      await vi.waitFor(() => expect(store.health()).toMatchObject({ state: 'ok', buffered: 0 }), {
+        timeout: 30_000,
+        interval: 100,
+      });
+    }
+
+    const client = reader();
+    await client.connect();
+    try {
+      const { rows } = await client.query<{ host: string }>(
+        'SELECT s.host FROM checks c JOIN servers s ON s.id = c.server_id ORDER BY c.id',
+      );
+      const hosts = rows.map((r) => r.host);
+      // Every check made during the two outages, once each, in the order they were made.
+      expect(hosts).toEqual(['before-outage.any.observer.test', ...outageNames]);
+      const counters = await client.query<{ value: string }>("SELECT value FROM counters WHERE name = 'totalChecks'");
+      expect(Number(counters.rows[0]?.value)).toBe(31);
+    } finally {
+      await client.end();
+    }
+    expect(store.health().dropped).toBe(0);
+    // Fresh again.
+    await vi.waitFor(
+      async () => {
+        const fresh = await app.inject('/api/v1/trends?limit=50');
+        expect(fresh.statusCode).toBe(200);
+        expect(fresh.json().stale).toBeUndefined();
+        expect(fresh.json().data).toHaveLength(31);
+      },
+      { timeout: 10_000, interval: 250 },
+    );
+  } finally {
+    await app.close();
+  }
+}, 240_000);
