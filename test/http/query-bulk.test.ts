@@ -8,7 +8,9 @@ import { createHash } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { composeApp } from '../../src/compose.js';
 import { buildApp } from '../../src/http/app.js';
+import { SharedRedis } from '../../src/redis/shared-redis.js';
 import { systemClock } from '../../src/core/clock.js';
 import { Blocklist, createStatusService, withBlockedFlag } from '../../src/status/index.js';
 import { fixture } from '../protocol/fixtures.js';
@@ -16,6 +18,7 @@ import { startQueryResponder, VANILLA_1_8_RESULT, type QueryResponder } from '..
 import { testConfig } from '../support/app.js';
 import { freeUdpPort, startBedrockServer, startJavaServer, type RunningBedrockServer, type RunningJavaServer } from '../support/minecraft.js';
 import { openApiValidator } from '../support/openapi.js';
+import { REDIS_URL } from '../support/services.js';
 
 const sha1 = (text: string) => createHash('sha1').update(text).digest('hex');
 
@@ -243,6 +246,54 @@ describe('POST /status/bulk', () => {
       await limited.close();
       await target.close();
     }
+  });
+});
+
+describe('bulk units with Redis-backed limits', () => {
+  it('counts one unit per entry in the shared window too', async () => {
+    const redis = new SharedRedis(REDIS_URL);
+    expect(await redis.ready(5_000)).toBe(true);
+    const config = testConfig({ RATE_LIMIT_STATUS: '10' });
+    const shared = await buildApp({ config, status: createStatusService({ config, clock: systemClock, icmp: null }), redis, logger: false });
+    await shared.ready();
+    const target = await startJavaServer();
+    try {
+      const servers = (n: number) => Array.from({ length: n }, () => ({ address: `127.0.0.1:${target.port}` }));
+      const first = await bulk({ servers: servers(8) }, shared);
+      expect(first.statusCode).toBe(200);
+      expect(first.headers.ratelimit).toMatch(/^"status";r=2;t=\d+$/);
+      const pings = target.connections();
+      expect((await bulk({ servers: servers(3) }, shared)).statusCode).toBe(429);
+      expect(target.connections()).toBe(pings);
+    } finally {
+      await shared.close();
+      await target.close();
+      await redis.close();
+    }
+  });
+});
+
+describe('composeApp wiring', () => {
+  it('loads BLOCKLIST_SOURCE once started and stops its background work on close', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'observer-compose-'));
+    writeFileSync(join(dir, 'list'), `${sha1('127.0.0.*')}\n`);
+    const composed = await composeApp(
+      testConfig({ DATABASE_URL: `sqlite:${join(dir, 'db.sqlite')}`, BLOCKLIST_SOURCE: join(dir, 'list'), ICMP: 'off' }),
+      { logger: false },
+    );
+    try {
+      const url = `/api/v1/status/127.0.0.1:${plainJava.port}`;
+      expect((await get(url, composed.app)).json().blocked).toBeNull();
+      await composed.startBackground();
+      expect(composed.blocklist?.size).toBe(1);
+      const body = (await get(`${url}?query=true`, composed.app)).json();
+      expect(body.blocked).toBe(true);
+      expect(body.queryResult).toEqual({ error: 'connection refused' });
+    } finally {
+      await composed.app.close();
+    }
+    // Closed: the refresher loop is gone (its stop resolved), nothing keeps running.
+    expect(composed.refresher.refreshed).toBe(0);
   });
 });
 
