@@ -30,7 +30,8 @@ import { statusRoutes } from './routes/status.js';
 import { widgetRoutes } from './routes/widget.js';
 import { ServerHistory, uptimeRoutes } from './routes/uptime.js';
 import { pageRoutes } from './routes/pages.js';
-import { ErrorResponse, HealthResponse, Motd, ServerStatus } from './schemas.js';
+import { bulkRoutes } from './routes/bulk.js';
+import { BulkError, BulkResponse, ErrorResponse, HealthResponse, Motd, QueryResult, ServerStatus } from './schemas.js';
 
 export const API_PREFIX = '/api/v1';
 
@@ -103,8 +104,11 @@ export async function buildApp(deps: AppDeps) {
   app.addSchema(ErrorResponse);
   app.addSchema(HealthResponse);
   app.addSchema(Motd);
+  app.addSchema(QueryResult);
   app.addSchema(ServerStatus);
   app.addSchema(ServerHistory);
+  app.addSchema(BulkError);
+  app.addSchema(BulkResponse);
 
   registerCors(app);
   registerBooleanFlags(app);
@@ -199,6 +203,7 @@ export async function buildApp(deps: AppDeps) {
       await api.register(healthRoutes, { clock, ...(deps.health ? { dependencies: deps.health } : {}) });
       if (deps.status) {
         await api.register(statusRoutes, { status: deps.status, config, hasher });
+        await api.register(bulkRoutes, { status: deps.status, config, hasher });
         await api.register(imageRoutes, { status: deps.status, config, lookupOptions });
         await api.register(widgetRoutes, { status: deps.status, config, lookupOptions });
       }
