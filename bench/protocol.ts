@@ -16,6 +16,7 @@ import net from 'node:net';
 import { fileURLToPath } from 'node:url';
 import mcUtil from 'minecraft-server-util';
 import { encodeHandshake, encodePingRequest, encodeStatusRequest, pingJava } from '../src/protocol/index.js';
+import { compareClients, fmt } from './support.js';
 
 const HOST = '127.0.0.1';
 const ROUND_SECONDS = 2;
@@ -86,25 +87,11 @@ async function compare(serverName: string, serverScript: string): Promise<void> 
   console.log(`== Java status ping (handshake → status → ping/pong) against a ${serverName} in a child process`);
   console.log(`${ROUNDS} interleaved rounds of ${ROUND_SECONDS} s per client and concurrency; median pings/s\n`);
   for (const concurrency of CONCURRENCIES) {
-    for (const client of Object.values(clients)) await run(client, port, concurrency, 0.5); // warm-up
-    const rates: Record<string, number[]> = {};
-    const cpu: Record<string, { us: number; pings: number }> = {};
-    const failures: Record<string, number> = {};
-    for (let round = 0; round < ROUNDS; round++) {
-      for (const [name, client] of Object.entries(clients)) {
-        const r = await run(client, port, concurrency, ROUND_SECONDS);
-        (rates[name] ??= []).push(r.perSecond);
-        const c = (cpu[name] ??= { us: 0, pings: 0 });
-        c.us += r.cpuMicros;
-        c.pings += r.done;
-        failures[name] = (failures[name] ?? 0) + r.failed;
-      }
-    }
-    const medians = Object.fromEntries(Object.entries(rates).map(([name, list]) => [name, median(list)]));
+    const bound = Object.fromEntries(Object.entries(clients).map(([name, client]) => [name, () => client(port)]));
+    const { medians, failures } = await compareClients(bound, { concurrency, rounds: ROUNDS, seconds: ROUND_SECONDS });
     console.log(`concurrency ${concurrency}`);
     for (const [name, value] of Object.entries(medians)) {
-      const perPing = cpu[name]!.us / Math.max(1, cpu[name]!.pings);
-      console.log(`  ${name.padEnd(22)} ${fmt(value).padStart(8)} pings/s  ${fmt(perPing).padStart(4)} µs CPU/ping  (failed: ${failures[name]})`);
+      console.log(`  ${name.padEnd(22)} ${fmt(value).padStart(8)} pings/s  (failed: ${failures[name]})`);
     }
     const ours = medians['observer pingJava'] as number;
     console.log(`  observer / bare-socket floor: ${(ours / (medians['floor: bare net.Socket'] as number)).toFixed(2)}x`);
@@ -153,36 +140,3 @@ function bareSocketPing(port: number): Promise<void> {
   });
 }
 
-/** Runs `concurrency` loops of back-to-back pings for `seconds`; counts completed pings. */
-async function run(client: Client, port: number, concurrency: number, seconds: number) {
-  const start = performance.now();
-  const cpuBefore = process.cpuUsage();
-  const end = start + seconds * 1000;
-  let done = 0;
-  let failed = 0;
-  const worker = async (): Promise<void> => {
-    while (performance.now() < end) {
-      try {
-        await client(port);
-        done += 1;
-      } catch {
-        failed += 1;
-      }
-    }
-  };
-  await Promise.all(Array.from({ length: concurrency }, worker));
-  const cpuUsed = process.cpuUsage(cpuBefore);
-  // CPU time of this (client) process per ping: what the client itself costs, whatever the
-  // neighbours on a shared machine do to the rate.
-  return { perSecond: done / ((performance.now() - start) / 1000), failed, done, cpuMicros: cpuUsed.user + cpuUsed.system };
-}
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = sorted.length >> 1;
-  return sorted.length % 2 ? (sorted[mid] as number) : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
-}
-
-function fmt(n: number): string {
-  return n.toLocaleString('en-US', { maximumFractionDigits: 0 });
-}

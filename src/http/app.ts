@@ -31,7 +31,8 @@ import { statusRoutes } from './routes/status.js';
 import { widgetRoutes } from './routes/widget.js';
 import { ServerHistory, uptimeRoutes } from './routes/uptime.js';
 import { pageRoutes } from './routes/pages.js';
-import { ErrorResponse, HealthResponse, Motd, ServerStatus } from './schemas.js';
+import { bulkRoutes } from './routes/bulk.js';
+import { BulkError, BulkResponse, ErrorResponse, HealthResponse, Motd, QueryResult, ServerStatus } from './schemas.js';
 
 export const API_PREFIX = '/api/v1';
 
@@ -107,8 +108,11 @@ export async function buildApp(deps: AppDeps) {
   app.addSchema(ErrorResponse);
   app.addSchema(HealthResponse);
   app.addSchema(Motd);
+  app.addSchema(QueryResult);
   app.addSchema(ServerStatus);
   app.addSchema(ServerHistory);
+  app.addSchema(BulkError);
+  app.addSchema(BulkResponse);
 
   registerCors(app);
   registerBooleanFlags(app);
@@ -118,6 +122,8 @@ export async function buildApp(deps: AppDeps) {
       if (request.method === 'OPTIONS') return;
       const path = request.url.split('?')[0];
       if (path === `${API_PREFIX}/status` || path === `${API_PREFIX}/status/`) return;
+      // Operators keep watching during maintenance (the route still needs its token).
+      if (path === '/metrics' && config.metricsToken !== null) return;
       throw new ObserverError('maintenance', 503, 'The service is down for maintenance. Please retry later.', {
         headers: { 'Retry-After': '300' },
       });
@@ -211,6 +217,7 @@ export async function buildApp(deps: AppDeps) {
       await api.register(healthRoutes, { clock, ...(deps.health ? { dependencies: deps.health } : {}) });
       if (deps.status) {
         await api.register(statusRoutes, { status: deps.status, config, hasher });
+        await api.register(bulkRoutes, { status: deps.status, config, hasher });
         await api.register(imageRoutes, { status: deps.status, config, lookupOptions });
         await api.register(widgetRoutes, { status: deps.status, config, lookupOptions });
       }
