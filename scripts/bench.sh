@@ -4,8 +4,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
-bash scripts/services.sh up
-trap 'bash scripts/services.sh down' EXIT
+# Stop only the servers this run started: another run (or the developer) may be using the
+# others. A nested run inherits the marker and starts nothing, so it stops nothing.
+OBSERVER_SERVICES_STARTED=$(bash scripts/services.sh up | tr '\n' ' ')
+export OBSERVER_SERVICES_STARTED
+trap '[ -z "${OBSERVER_SERVICES_STARTED// /}" ] || bash scripts/services.sh down $OBSERVER_SERVICES_STARTED' EXIT
 only=${1:-}
 for f in bench/*.ts; do
   case "$f" in bench/support.ts) continue ;; esac

@@ -3,7 +3,9 @@
 #   dnsmasq   127.0.0.1:5353   zone from test/fixtures/dnsmasq.conf
 #   postgres  127.0.0.1:55432  trust auth, user postgres
 #   redis     127.0.0.1:56379  no persistence
-# `up` is idempotent: a server already answering is left as it is. Runtime files live in
+# `up` is idempotent: a server already answering is left as it is. It prints the names of the
+# servers it started itself (dns, postgres, redis), one a line, so that a caller stops only
+# those: `down NAME...`; `down` alone stops all three. Runtime files live in
 # $OBSERVER_TEST_RUNTIME (default /tmp/observer-test-services).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -15,12 +17,13 @@ port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 as_postgres() { if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi; }
 pg_bin() { ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1; }
 
+# Each *_up returns 0 when it started its server, 3 when one was already answering.
 dns_up() {
   local conf="$PWD/test/fixtures/dnsmasq.conf" sum
   sum=$(sha1sum "$conf" | cut -d' ' -f1)
   if [ -f "$RUNTIME/dnsmasq.pid" ] && kill -0 "$(cat "$RUNTIME/dnsmasq.pid")" 2>/dev/null; then
     # Restart when the zone changed since it was started.
-    [ "$(cat "$RUNTIME/dnsmasq.sum" 2>/dev/null)" = "$sum" ] && return 0
+    [ "$(cat "$RUNTIME/dnsmasq.sum" 2>/dev/null)" = "$sum" ] && return 3
     kill "$(cat "$RUNTIME/dnsmasq.pid")" 2>/dev/null || true; sleep 0.3
   fi
   command -v dnsmasq >/dev/null || { echo "dnsmasq is not installed (apt-get install dnsmasq)" >&2; return 1; }
@@ -31,7 +34,7 @@ dns_up() {
 }
 
 pg_up() {
-  port_open $PG_PORT && return 0
+  port_open $PG_PORT && return 3
   local bin; bin=$(pg_bin)
   [ -n "$bin" ] || { echo "PostgreSQL is not installed (apt-get install postgresql)" >&2; return 1; }
   local data="$RUNTIME/pgdata"
@@ -46,7 +49,7 @@ pg_up() {
 }
 
 redis_up() {
-  port_open $REDIS_PORT && return 0
+  port_open $REDIS_PORT && return 3
   command -v redis-server >/dev/null || { echo "redis-server is not installed (apt-get install redis-server)" >&2; return 1; }
   redis-server --port $REDIS_PORT --bind 127.0.0.1 --save '' --appendonly no --daemonize yes \
     --pidfile "$RUNTIME/redis.pid" --logfile "$RUNTIME/redis.log" >/dev/null
@@ -54,17 +57,36 @@ redis_up() {
   echo "redis did not start" >&2; return 1
 }
 
-down() {
-  [ -f "$RUNTIME/dnsmasq.pid" ] && kill "$(cat "$RUNTIME/dnsmasq.pid")" 2>/dev/null || true
-  [ -f "$RUNTIME/redis.pid" ] && kill "$(cat "$RUNTIME/redis.pid")" 2>/dev/null || true
+dns_down() { [ -f "$RUNTIME/dnsmasq.pid" ] && kill "$(cat "$RUNTIME/dnsmasq.pid")" 2>/dev/null || true; }
+redis_down() { [ -f "$RUNTIME/redis.pid" ] && kill "$(cat "$RUNTIME/redis.pid")" 2>/dev/null || true; }
+pg_down() {
   local bin; bin=$(pg_bin)
   if [ -n "$bin" ] && [ -f "$RUNTIME/pgdata/postmaster.pid" ]; then
     as_postgres "$bin/pg_ctl" -D "$RUNTIME/pgdata" -m fast stop >/dev/null 2>&1 || true
   fi
 }
 
-case "${1:-up}" in
-  up) dns_up; pg_up; redis_up ;;
-  down) down ;;
-  *) echo "usage: $0 up|down" >&2; exit 2 ;;
+up() {
+  local name code
+  for name in dns pg redis; do
+    code=0
+    "${name}_up" >&2 || code=$?
+    case $code in
+      0) [ "$name" = pg ] && echo postgres || echo "$name" ;;
+      3) ;;
+      *) return "$code" ;;
+    esac
+  done
+}
+
+cmd=${1:-up}
+[ $# -gt 0 ] && shift
+case "$cmd" in
+  up) up ;;
+  down)
+    [ $# -gt 0 ] || set -- dns postgres redis
+    for name in "$@"; do
+      case "$name" in dns) dns_down ;; postgres) pg_down ;; redis) redis_down ;; *) echo "unknown server: $name" >&2; exit 2 ;; esac
+    done ;;
+  *) echo "usage: $0 up | down [dns|postgres|redis]..." >&2; exit 2 ;;
 esac

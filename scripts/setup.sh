@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs the Debian packages the tests use (when missing, and only as root) and the npm
-# packages (when node_modules is missing or older than package-lock.json).
+# packages (`npm ci` when node_modules is missing or differs from package-lock.json).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 need=()
@@ -9,6 +9,7 @@ ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || need+=(postgresql)
 command -v redis-server >/dev/null || need+=(redis-server)
 [ -x /usr/bin/chromium ] || need+=(chromium)
 command -v ping >/dev/null || need+=(iputils-ping)
+command -v nginx >/dev/null || [ -x /usr/sbin/nginx ] || need+=(nginx)
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ]; then
     echo "Installing Debian packages: ${need[*]}"
@@ -16,13 +17,13 @@ if [ ${#need[@]} -gt 0 ]; then
     apt-get update -qq
     apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
     # The packages start system services of their own; the tests run their own on loopback.
-    for s in dnsmasq postgresql redis-server; do service "$s" stop >/dev/null 2>&1 || true; done
+    for s in dnsmasq postgresql redis-server nginx; do service "$s" stop >/dev/null 2>&1 || true; done
   else
     echo "Missing Debian packages: ${need[*]} (run as root, or: sudo apt-get install ${need[*]})" >&2
     exit 1
   fi
 fi
-if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
-  # Not `npm ci`: see .ci/run.
-  npm install --no-audit --no-fund
+if ! node scripts/check-lock.mjs --installed; then
+  # Exactly the versions the lock file pins (`npm run check:lock` keeps it complete).
+  npm ci --no-audit --no-fund
 fi

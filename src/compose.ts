@@ -3,16 +3,20 @@
  * implementation serves (SQLite or PostgreSQL, memory or Redis). main.ts starts what this
  * returns; tests build the same thing.
  */
-import { Redis } from 'ioredis';
 import type { Config } from './config/index.js';
 import { ClientHasher } from './core/client-hash.js';
 import { systemClock, type Clock } from './core/clock.js';
-import { RedisDailySecret } from './core/redis-secret.js';
 import { buildApp, type AppDeps } from './http/app.js';
+import { startMetricsServer, type MetricsServer } from './http/metrics.js';
+import { createMetrics } from './metrics/index.js';
 import { IcmpPinger } from './resolve/index.js';
+import type { DependencyHealth } from './http/routes/health.js';
+import { RedisDailySecret } from './redis/daily-secret.js';
+import { SharedRedis } from './redis/shared-redis.js';
 import { createStatusService } from './status/index.js';
 import { RedisStatusCache } from './status/redis-cache.js';
 import { openStore } from './store/index.js';
+import type { Store } from './store/types.js';
 
 export interface ComposeOptions {
   clock?: Clock;
@@ -26,7 +30,16 @@ export async function composeApp(config: Config, options: ComposeOptions = {}) {
   const clock = options.clock ?? systemClock;
   let logError: (error: unknown, context: string) => void = (error, context) =>
     process.stderr.write(`observer: ${context}: ${String(error)}\n`);
-  const redis = config.redisUrl ? new Redis(config.redisUrl, { maxRetriesPerRequest: 2 }) : null;
+  let logRedis: (state: string, reason: string) => void = (state, reason) =>
+    process.stderr.write(`observer: redis ${state}: ${reason}\n`);
+  const redis = config.redisUrl
+    ? new SharedRedis(config.redisUrl, {
+        commandTimeoutMs: config.redisCommandTimeoutMs,
+        onStateChange: (state, reason) => logRedis(state, reason),
+      })
+    : null;
+  // Start on the local fallbacks if Redis does not answer at once; the breaker switches over.
+  await redis?.ready(1_000);
   const store = await openStore(config, clock, {
     onError: (error) => logError(error, 'history store'),
     writes: { maxRows: config.historyBufferMax },
@@ -39,11 +52,21 @@ export async function composeApp(config: Config, options: ComposeOptions = {}) {
   const icmpMode = pinger?.start() ?? { mode: options.icmp === undefined ? 'off' : 'injected', detail: '' };
   const hasher = new ClientHasher(clock, redis ? new RedisDailySecret(redis) : null, (error) => logError(error, 'daily secret'));
   await hasher.ready();
+  // Metrics only when they are served (METRICS_TOKEN or METRICS_PORT): otherwise no cost per request.
+  const metrics =
+    config.metricsToken !== null || config.metricsPort !== null
+      ? createMetrics({
+          pingsInFlight: () => status.activePings,
+          history: () => store.health(),
+          redis: () => redis?.health() ?? null,
+        })
+      : null;
   const status = createStatusService({
     config,
     clock,
     store,
-    ...(redis ? { cache: new RedisStatusCache(redis) } : {}),
+    ...(metrics ? { observe: { ping: (mode, online, seconds) => metrics.observePing(mode, online, seconds), cacheResult: (result) => metrics.observeCacheResult(result) } } : {}),
+    ...(redis ? { cache: new RedisStatusCache(redis, { now: () => clock.now() }) } : {}),
     icmp: options.icmp !== undefined ? options.icmp : pinger && ((ip, signal) => pinger.echo(ip, signal)),
     onError: (error, context) => logError(error, context),
   });
@@ -54,15 +77,33 @@ export async function composeApp(config: Config, options: ComposeOptions = {}) {
     hasher,
     status,
     store,
+    ...(metrics ? { metrics } : {}),
+    health: () => dependencyHealth(store, redis),
     ...(options.logger !== undefined ? { logger: options.logger } : {}),
   });
+  const metricsServer: MetricsServer | null =
+    metrics && config.metricsPort !== null ? await startMetricsServer(metrics, config.metricsPort) : null;
   logError = (error, context) => app.log.warn({ err: error, context }, 'background error');
   // Said once, at start: which ICMP mode serves the `icmp` field.
   app.log.info({ icmp: icmpMode.mode, detail: icmpMode.detail || undefined }, `icmp: ${icmpMode.mode}`);
+  logRedis = (state, reason) =>
+    app.log[state === 'ok' ? 'info' : 'warn']({ reason }, state === 'ok' ? 'redis back: shared mode' : 'redis down: local mode');
   app.addHook('onClose', async () => {
     pinger?.close();
+    await metricsServer?.close();
     await store.close();
-    await redis?.quit();
+    await redis?.close();
   });
-  return { app, store, status, hasher };
+  return { app, store, status, hasher, redis, metrics, metricsServer };
+}
+
+/** The health route's extra fields: database, Redis (`disabled` without REDIS_URL), write buffer. */
+function dependencyHealth(store: Store, redis: SharedRedis | null): DependencyHealth {
+  const storeHealth = store.health();
+  return {
+    database: storeHealth.state,
+    write_buffer: storeHealth.buffered,
+    write_buffer_dropped: storeHealth.dropped,
+    redis: redis ? redis.health() : 'disabled',
+  };
 }

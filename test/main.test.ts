@@ -46,6 +46,8 @@ describe('start-up', () => {
     ['PORT', 'eighty'],
     ['RATE_LIMIT_STATUS', '-5'],
     ['DATABASE_URL', 'mysql://nope'],
+    ['DNS_SERVERS', '127.1'],
+    ['TRUST_PROXY', '10.0.0.0/33'],
   ])('exits 1 with one line naming %s when it is invalid', async (name, value) => {
     const proc = start({ [name]: value });
     expect(await proc.exited).toBe(1);

@@ -3,6 +3,7 @@
  * once, at start-up; an invalid value throws a ConfigError whose message is one line naming
  * the variable and what it allows.
  */
+import { isIP } from 'node:net';
 import ipaddr from 'ipaddr.js';
 
 export interface Config {
@@ -11,11 +12,17 @@ export interface Config {
   /** `sqlite:PATH` or `postgres://...`; default SQLite file. */
   database: { kind: 'sqlite'; path: string } | { kind: 'postgres'; url: string };
   redisUrl: string | null;
+  /** Longest wait on one Redis command before the instance falls back to its local state. */
+  redisCommandTimeoutMs: number;
   /** DNS servers as `ip` or `ip:port`; empty means the system resolver. */
   dnsServers: string[];
   /** CIDRs exempt from the public-address guard. */
   targetAllowlist: string[];
-  trustProxy: boolean;
+  /**
+   * Whose X-Forwarded-For to believe: false (nobody), true (the immediate peer, one hop,
+   * whatever it is) or the CIDRs of the trusted proxies.
+   */
+  trustProxy: boolean | readonly string[];
   maintenanceMode: boolean;
   rateLimits: { status: number; general: number; media: number };
   statusCacheTtlSeconds: number;
@@ -29,6 +36,10 @@ export interface Config {
   icmp: 'auto' | 'off';
   /** perf-store: history rows (checks, look-ups) buffered while the database is unreachable. */
   historyBufferMax: number;
+  /** Metrics (ops): bearer token for GET /metrics (null: the route is off). */
+  metricsToken: string | null;
+  /** Metrics (ops): port of a separate listener on 127.0.0.1 serving /metrics (null: none). */
+  metricsPort: number | null;
 }
 
 export class ConfigError extends Error {
@@ -67,6 +78,24 @@ function list(env: Env, name: string): string[] {
     .filter((s) => s !== '');
 }
 
+/**
+ * TRUST_PROXY: a boolean, or a comma list of the proxies' CIDRs (a bare IP is one address).
+ * IPs are checked as strictly as Node parses them: `127.1` is not an IPv4 address here.
+ */
+function parseTrustProxy(env: Env): boolean | string[] {
+  const raw = env.TRUST_PROXY;
+  if (raw === undefined || raw.trim() === '' || !/[/.:]/.test(raw)) return boolean(env, 'TRUST_PROXY', false);
+  return list(env, 'TRUST_PROXY').map((entry) => {
+    const [ip = '', prefix, extra] = entry.split('/');
+    const family = isIP(ip);
+    const bits = family === 4 ? 32 : 128;
+    if (family === 0 || extra !== undefined || (prefix !== undefined && (!/^\d{1,3}$/.test(prefix) || Number(prefix) > bits))) {
+      throw new ConfigError('TRUST_PROXY', 'expected true, false or a comma list of proxy CIDRs such as 127.0.0.1/32,10.0.0.0/8', raw);
+    }
+    return `${ip}/${prefix ?? bits}`;
+  });
+}
+
 function parseDnsServer(entry: string, raw: string): string {
   // ip, ip:port, [ipv6]:port or bare ipv6
   const bracketed = /^\[([^\]]+)\](?::(\d{1,5}))?$/.exec(entry);
@@ -81,7 +110,9 @@ function parseDnsServer(entry: string, raw: string): string {
     ip = entry;
   }
   const allowed = 'expected a comma list of ip or ip:port';
-  if (!ipaddr.isValid(ip)) throw new ConfigError('DNS_SERVERS', allowed, raw);
+  // As strict as node:dns, which uses these: `127.1` or `0x7f.0.0.1` would pass ipaddr.js and
+  // then crash setServers() at start-up.
+  if (isIP(ip) === 0) throw new ConfigError('DNS_SERVERS', allowed, raw);
   if (port !== undefined && (!/^\d+$/.test(port) || Number(port) < 1 || Number(port) > 65535)) {
     throw new ConfigError('DNS_SERVERS', allowed, raw);
   }
@@ -136,14 +167,21 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
   if (!['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].includes(logLevel)) {
     throw new ConfigError('LOG_LEVEL', 'expected fatal, error, warn, info, debug, trace or silent', logLevel);
   }
+  const metricsToken = env.METRICS_TOKEN === undefined || env.METRICS_TOKEN === '' ? null : env.METRICS_TOKEN;
+  if (metricsToken !== null && !/^[\x21-\x7e]{16,}$/.test(metricsToken)) {
+    // Printable ASCII without spaces (it travels in an Authorization header).
+    throw new ConfigError('METRICS_TOKEN', 'expected at least 16 printable characters without spaces', '(hidden)');
+  }
+  const metricsPort = env.METRICS_PORT === undefined || env.METRICS_PORT === '' ? null : integer(env, 'METRICS_PORT', 0, 0, 65535);
   const config: Config = {
     port: integer(env, 'PORT', 8080, 0, 65535),
     host,
     database: parseDatabase(env.DATABASE_URL),
     redisUrl: redis === undefined || redis === '' ? null : redis,
+    redisCommandTimeoutMs: integer(env, 'REDIS_COMMAND_TIMEOUT_MS', 250, 10, 10_000),
     dnsServers: list(env, 'DNS_SERVERS').map((s) => parseDnsServer(s, dnsRaw)),
     targetAllowlist: allowlist,
-    trustProxy: boolean(env, 'TRUST_PROXY', false),
+    trustProxy: parseTrustProxy(env),
     maintenanceMode: boolean(env, 'MAINTENANCE_MODE', false),
     rateLimits: {
       status: integer(env, 'RATE_LIMIT_STATUS', 120, 1, 10_000_000),
@@ -158,6 +196,11 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     // perf-store
     icmp: icmpMode(env.ICMP),
     historyBufferMax: integer(env, 'HISTORY_BUFFER_MAX', 100_000, 1_000, 10_000_000),
+    metricsToken,
+    metricsPort,
   };
+  if (config.metricsPort !== null && config.metricsPort !== 0 && config.metricsPort === config.port) {
+    throw new ConfigError('METRICS_PORT', 'expected a port other than PORT', env.METRICS_PORT ?? '');
+  }
   return Object.freeze(config);
 }

@@ -7,39 +7,61 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { LogController } from 'fastify';
-import type { Redis } from 'ioredis';
+import ipaddr from 'ipaddr.js';
 import type { Config } from '../config/index.js';
 import { ClientHasher } from '../core/client-hash.js';
 import { systemClock, type Clock } from '../core/clock.js';
 import { ObserverError } from '../core/errors.js';
 import { SERVICE_NAME, SERVICE_VERSION } from '../core/service-info.js';
+import { registerBooleanFlags } from './boolean-flags.js';
 import { registerCors } from './cors.js';
 import { registerErrorHandling } from './errors.js';
-import { MemoryRateLimitStore, RedisRateLimitStore, registerRateLimit, tierConfig } from './rate-limit.js';
+import { registerMetricsRoute } from './metrics.js';
+import type { Metrics } from '../metrics/index.js';
+import { mediaLookupOptions } from './ping-budget.js';
+import { MemoryRateLimitStore, RedisRateLimitStore, registerRateLimit, tierCharger, tierConfig } from './rate-limit.js';
+import type { SharedRedis } from '../redis/shared-redis.js';
 import type { StatusLookup } from '../status/types.js';
 import type { Store } from '../store/types.js';
-import { healthRoutes } from './routes/health.js';
+import { healthRoutes, type DependencyHealth } from './routes/health.js';
 import { historyRoutes } from './routes/history.js';
 import { imageRoutes } from './routes/images.js';
 import { statusRoutes } from './routes/status.js';
 import { widgetRoutes } from './routes/widget.js';
+import { ServerHistory, uptimeRoutes } from './routes/uptime.js';
+import { pageRoutes } from './routes/pages.js';
 import { ErrorResponse, HealthResponse, Motd, ServerStatus } from './schemas.js';
 
 export const API_PREFIX = '/api/v1';
+
+/** A bind address only this machine can reach. */
+function isLoopbackHost(host: string): boolean {
+  if (host === 'localhost') return true;
+  return ipaddr.isValid(host) && ipaddr.process(host).range() === 'loopback';
+}
 
 export interface AppDeps {
   config: Config;
   clock?: Clock;
   /** pino logger options; false silences logging (tests). */
   logger?: { level?: string; stream?: NodeJS.WritableStream } | false;
-  /** Shared Redis connection for rate limits (and caches) when REDIS_URL is set. */
-  redis?: Redis | null;
+  /** Shared Redis (with its breaker) for rate limits when REDIS_URL is set. */
+  redis?: SharedRedis | null;
+  /** Extra health fields: database, Redis and write-buffer state. */
+  health?: () => DependencyHealth;
   /** Client hasher shared with the status service (distinct-client counts). */
   hasher?: ClientHasher;
   /** The status service; without it the status, image and widget routes are not served. */
   status?: StatusLookup;
   /** History store; without it /trends and /stats are not served and nothing is counted. */
   store?: Store;
+  /**
+   * The built web front (`dist/web`, from `web/build.mjs`); default: the repository's. The
+   * pages are not served when it has not been built.
+   */
+  webDir?: string;
+  /** Prometheus metrics: every answered request is observed; GET /metrics with METRICS_TOKEN. */
+  metrics?: Metrics;
 }
 
 
@@ -60,12 +82,20 @@ export async function buildApp(deps: AppDeps) {
             serializers: { req: () => ({}), res: () => ({}) },
           },
     logController: new LogController({ disableRequestLogging: true }),
-    // One proxy hop: the client is the X-Forwarded-For entry the proxy appended (the first
-    // untrusted hop), not a value the client could have put there itself.
-    trustProxy: config.trustProxy ? (_address: string, hop: number) => hop < 1 : false,
+    // `true`: one proxy hop, the client is the X-Forwarded-For entry the proxy appended, not a
+    // value the client could have put there itself. A CIDR list: only those peers' forwarded
+    // addresses are believed (proxy-addr walks the chain from the right, past trusted hops).
+    trustProxy: typeof config.trustProxy === 'boolean' ? config.trustProxy && ((_address: string, hop: number) => hop < 1) : [...config.trustProxy],
     ajv: { customOptions: { coerceTypes: 'array', removeAdditional: false, useDefaults: true } },
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 1000 },
   }).withTypeProvider<TypeBoxTypeProvider>();
+
+  if (config.trustProxy === true && !isLoopbackHost(config.host)) {
+    app.log.warn(
+      `TRUST_PROXY=true believes X-Forwarded-For from any peer, and HOST=${config.host} is reachable beyond this machine: ` +
+        'any client can choose its own rate-limit key. Set TRUST_PROXY to the CIDRs of your proxies (e.g. 10.0.0.5/32).',
+    );
+  }
 
   // First, so that every plugin context below inherits the one error shape.
   registerErrorHandling(app);
@@ -74,26 +104,36 @@ export async function buildApp(deps: AppDeps) {
   app.addSchema(HealthResponse);
   app.addSchema(Motd);
   app.addSchema(ServerStatus);
+  app.addSchema(ServerHistory);
 
   registerCors(app);
+  registerBooleanFlags(app);
 
   if (config.maintenanceMode) {
     app.addHook('onRequest', async (request) => {
       if (request.method === 'OPTIONS') return;
       const path = request.url.split('?')[0];
       if (path === `${API_PREFIX}/status` || path === `${API_PREFIX}/status/`) return;
+      // Operators keep watching during maintenance (the route still needs its token).
+      if (path === '/metrics' && config.metricsToken !== null) return;
       throw new ObserverError('maintenance', 503, 'The service is down for maintenance. Please retry later.', {
         headers: { 'Retry-After': '300' },
       });
     });
   }
 
-  registerRateLimit(app, {
+  const rateLimits = {
     limits: config.rateLimits,
     hasher,
-    store: deps.redis ? new RedisRateLimitStore(deps.redis) : new MemoryRateLimitStore(() => clock.now()),
-    onError: (error) => app.log.warn({ err: error }, 'rate limit store failed; request let through'),
-  });
+    store: deps.redis
+      ? new RedisRateLimitStore(deps.redis, undefined, () => clock.now())
+      : new MemoryRateLimitStore(() => clock.now()),
+    onError: (error: unknown) => app.log.warn({ err: error }, 'rate limit store failed; request let through'),
+  };
+  registerRateLimit(app, rateLimits);
+  // Pings caused by image and widget requests draw on the status tier (http/ping-budget.ts).
+  // Image and widget look-ups count the client too, like the status route's.
+  const lookupOptions = mediaLookupOptions(tierCharger(rateLimits), hasher);
 
   await app.register(swagger, {
     openapi: {
@@ -144,19 +184,33 @@ export async function buildApp(deps: AppDeps) {
     });
   }
 
+  const metrics = deps.metrics;
+  if (metrics) {
+    // Route templates only (never the URL): bounded labels, no addresses.
+    app.addHook('onResponse', (request, reply, done) => {
+      metrics.observeRequest(request.routeOptions.url ?? null, request.method, reply.statusCode, reply.elapsedTime / 1000);
+      done();
+    });
+    if (config.metricsToken !== null) registerMetricsRoute(app, { metrics, token: config.metricsToken });
+  }
+
   await app.register(
     async (api) => {
-      await api.register(healthRoutes, { clock });
+      await api.register(healthRoutes, { clock, ...(deps.health ? { dependencies: deps.health } : {}) });
       if (deps.status) {
         await api.register(statusRoutes, { status: deps.status, config, hasher });
-        await api.register(imageRoutes, { status: deps.status, config });
-        await api.register(widgetRoutes, { status: deps.status, config });
+        await api.register(imageRoutes, { status: deps.status, config, lookupOptions });
+        await api.register(widgetRoutes, { status: deps.status, config, lookupOptions });
       }
       if (deps.store) await api.register(historyRoutes, { store: deps.store, config });
+      if (deps.store) await api.register(uptimeRoutes, { store: deps.store, config });
       api.get('/openapi.json', { schema: { hide: true }, config: tierConfig('general') }, async () => app.swagger());
     },
     { prefix: API_PREFIX },
   );
+
+  // The web front: /, /server/{address}, /assets/*, /favicon.ico (outside the API prefix).
+  await app.register(pageRoutes, { config, ...(deps.webDir ? { webDir: deps.webDir } : {}) });
 
   return app;
 }

@@ -9,12 +9,12 @@
  *
  * Hand-written rather than @fastify/rate-limit: that plugin only emits the older draft's
  * RateLimit-Limit/-Remaining/-Reset headers (rewriting them cost a sixth of a cached status
- * answer), and a fixed window is a few lines in memory and one MULTI in Redis.
+ * answer), and a fixed window is a few lines in memory and one script call in Redis.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { Redis } from 'ioredis';
 import type { ClientHasher } from '../core/client-hash.js';
 import { ObserverError } from '../core/errors.js';
+import type { SharedRedis } from '../redis/shared-redis.js';
 import { clientKeyOf } from './client-key.js';
 
 export type RateTier = 'status' | 'general' | 'media';
@@ -41,7 +41,8 @@ export interface WindowCount {
 }
 
 export interface RateLimitStore {
-  hit(key: string, windowMs: number): WindowCount | Promise<WindowCount>;
+  /** Counts one request; `limit` lets a shared store decide how exactly it must count. */
+  hit(key: string, windowMs: number, limit: number): WindowCount | Promise<WindowCount>;
   close(): void;
 }
 
@@ -77,23 +78,163 @@ export class MemoryRateLimitStore implements RateLimitStore {
   }
 }
 
-/** One counter per window in Redis: created with its expiry, then incremented. */
-export class RedisRateLimitStore implements RateLimitStore {
-  constructor(
-    private readonly redis: Redis,
-    private readonly prefix = 'observer:rl:',
-  ) {}
+/** Adds ARGV[2] hits to the window's counter, created with its expiry if missing: one round trip. */
+const HIT_SCRIPT = `redis.call('set', KEYS[1], '0', 'PX', ARGV[1], 'NX')
+local count = redis.call('incrby', KEYS[1], ARGV[2])
+return {count, redis.call('pttl', KEYS[1])}`;
 
-  async hit(key: string, windowMs: number): Promise<WindowCount> {
-    const k = this.prefix + key;
-    const results = await this.redis.multi().set(k, '0', 'PX', windowMs, 'NX').incr(k).pttl(k).exec();
-    if (!results) throw new Error('rate limit transaction aborted');
-    const count = Number(results[1]?.[1]);
-    const ttl = Number(results[2]?.[1]);
-    return { count, resetMs: ttl > 0 ? ttl : windowMs };
+/** Share of its limit a client may use on one instance before its hits are counted in Redis at once. */
+export const LOCAL_SHARE = 0.25;
+/** How often the hits counted locally are added to the shared counters. */
+export const SHARED_FLUSH_MS = 100;
+
+interface SharedWindow {
+  /** The shared count Redis last answered. */
+  known: number;
+  /** Hits counted here and not yet added in Redis. */
+  pending: number;
+  endsAt: number;
+}
+
+/**
+ * One counter per client and window in Redis, shared by the instances, counted so that a
+ * cached answer costs no Redis round trip:
+ *  - while a client has used less than a quarter of its limit (as far as this instance
+ *    knows), its hits are counted here and added to Redis in one pipeline every 100 ms;
+ *  - past that, each hit is added in Redis before the answer (one script call), so the limit
+ *    is exact where it matters; a client already over its limit is refused without a call.
+ * With N instances a burst shorter than 100 ms can exceed the limit by at most N/4 of it.
+ * While Redis is unavailable (SharedRedis's breaker is open, or a command fails or times
+ * out) the instance counts in memory instead: limits still hold, per instance.
+ */
+export class RedisRateLimitStore implements RateLimitStore {
+  private readonly local: MemoryRateLimitStore;
+  private readonly windows = new Map<string, SharedWindow>();
+  private readonly flusher: NodeJS.Timeout;
+  private flushing = false;
+
+  constructor(
+    private readonly redis: SharedRedis,
+    private readonly prefix = 'observer:rl:',
+    private readonly now: () => number = Date.now,
+  ) {
+    this.local = new MemoryRateLimitStore(now);
+    redis.client.defineCommand('observerRateLimitHit', { numberOfKeys: 1, lua: HIT_SCRIPT });
+    this.flusher = setInterval(() => void this.flush(), SHARED_FLUSH_MS);
+    this.flusher.unref();
   }
 
-  close(): void {}
+  hit(key: string, windowMs: number, limit: number): WindowCount | Promise<WindowCount> {
+    if (!this.redis.available) return this.local.hit(key, windowMs);
+    const now = this.now();
+    let window = this.windows.get(key);
+    if (window === undefined || window.endsAt <= now) {
+      window = { known: 0, pending: 0, endsAt: now + windowMs };
+      this.windows.set(key, window);
+    }
+    window.pending += 1;
+    const estimate = window.known + window.pending;
+    if (estimate <= limit * LOCAL_SHARE || window.known > limit) return { count: estimate, resetMs: window.endsAt - now };
+    return this.addNow(key, window, windowMs);
+  }
+
+  private async addNow(key: string, window: SharedWindow, windowMs: number): Promise<WindowCount> {
+    const hits = window.pending;
+    window.pending = 0;
+    try {
+      const [count, ttl] = await this.redis.run((r) => this.send(r, key, windowMs, hits));
+      this.learn(window, count, ttl, windowMs);
+      return { count: count + window.pending, resetMs: Math.max(0, window.endsAt - this.now()) };
+    } catch {
+      return this.local.hit(key, windowMs);
+    }
+  }
+
+  private send(redis: SharedRedis['client'], key: string, windowMs: number, hits: number): Promise<[number, number]> {
+    return (redis as unknown as RateLimitCommands).observerRateLimitHit(this.prefix + key, String(windowMs), String(hits)) as Promise<
+      [number, number]
+    >;
+  }
+
+  private learn(window: SharedWindow, count: number, ttl: number, windowMs: number): void {
+    window.known = count;
+    window.endsAt = this.now() + (ttl > 0 ? ttl : windowMs);
+  }
+
+  /** Adds the hits counted locally to Redis, in one pipeline; forgets ended windows. */
+  private async flush(): Promise<void> {
+    if (this.flushing) return;
+    const now = this.now();
+    const batch: Array<[string, SharedWindow, number]> = [];
+    for (const [key, window] of this.windows) {
+      if (window.endsAt <= now) this.windows.delete(key);
+      else if (window.pending > 0) batch.push([key, window, window.pending]);
+    }
+    if (batch.length === 0 || !this.redis.available) return;
+    this.flushing = true;
+    for (const [, window, hits] of batch) window.pending -= hits;
+    try {
+      const results = await this.redis.run(async (r) => {
+        const pipeline = r.pipeline();
+        for (const [key, window, hits] of batch) {
+          const windowMs = Math.max(1, window.endsAt - now);
+          (pipeline as unknown as RateLimitCommands).observerRateLimitHit(this.prefix + key, String(windowMs), String(hits));
+        }
+        return pipeline.exec();
+      });
+      batch.forEach(([, window], i) => {
+        const [error, value] = results?.[i] ?? [null, null];
+        if (!error && Array.isArray(value)) this.learn(window, Number(value[0]), Number(value[1]), WINDOW_MS);
+      });
+    } catch {
+      // Redis is failing: those hits stay counted here only (the breaker takes over).
+    } finally {
+      this.flushing = false;
+    }
+  }
+
+  close(): void {
+    clearInterval(this.flusher);
+    this.windows.clear();
+    this.local.close();
+  }
+}
+
+interface RateLimitCommands {
+  observerRateLimitHit(key: string, windowMs: string, hits: string): Promise<unknown>;
+}
+
+/** The 429 of a tier whose window is spent, with its RateLimit headers and Retry-After. */
+function rateLimitError(tier: RateTier, limit: number, { count, resetMs }: WindowCount): ObserverError {
+  const reset = Math.max(1, Math.ceil(resetMs / 1000));
+  return new ObserverError('rate_limited', 429, `Rate limit exceeded: at most ${limit} requests per minute. Retry in ${reset} seconds.`, {
+    headers: {
+      'RateLimit-Policy': `"${tier}";q=${limit};w=${WINDOW_MS / 1000}`,
+      RateLimit: `"${tier}";r=${Math.max(0, limit - count)};t=${reset}`,
+      'Retry-After': String(reset),
+    },
+  });
+}
+
+/**
+ * Charges one unit of a tier to the request's client, outside the route's own tier (a ping
+ * caused by an image draws on the status tier). Rejects with the tier's 429 when its window is
+ * spent; a store failure lets the request through, as the route hooks do.
+ */
+export type TierCharger = (request: FastifyRequest, tier: RateTier) => Promise<void>;
+
+export function tierCharger(options: RateLimitOptions): TierCharger {
+  const { limits, hasher, store } = options;
+  return async (request, tier) => {
+    let counted: WindowCount;
+    try {
+      counted = await store.hit(`${tier}:${clientKeyOf(request, hasher)}`, WINDOW_MS);
+    } catch (error) {
+      options.onError?.(error);
+      return;
+    }
+    if (counted.count > limits[tier]) throw rateLimitError(tier, limits[tier], counted);
+  };
 }
 
 export interface RateLimitOptions {
@@ -112,22 +253,18 @@ export function registerRateLimit(app: FastifyInstance, options: RateLimitOption
     const limit = limits[tier];
     const policy = `"${tier}";q=${limit};w=${WINDOW_MS / 1000}`;
 
-    const apply = (reply: FastifyReply, { count, resetMs }: WindowCount, done: (error?: Error) => void) => {
-      const reset = Math.max(1, Math.ceil(resetMs / 1000));
+    const apply = (reply: FastifyReply, counted: WindowCount, done: (error?: Error) => void) => {
+      const { count, resetMs } = counted;
+      if (count > limit) return done(rateLimitError(tier, limit, counted));
       reply.header('RateLimit-Policy', policy);
-      reply.header('RateLimit', `"${tier}";r=${Math.max(0, limit - count)};t=${reset}`);
-      if (count <= limit) return done();
-      done(
-        new ObserverError('rate_limited', 429, `Rate limit exceeded: at most ${limit} requests per minute. Retry in ${reset} seconds.`, {
-          headers: { 'Retry-After': String(reset) },
-        }),
-      );
+      reply.header('RateLimit', `"${tier}";r=${limit - count};t=${Math.max(1, Math.ceil(resetMs / 1000))}`);
+      done();
     };
 
     const hook = (request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void) => {
       let result: WindowCount | Promise<WindowCount>;
       try {
-        result = store.hit(`${tier}:${clientKeyOf(request, hasher)}`, WINDOW_MS);
+        result = store.hit(`${tier}:${clientKeyOf(request, hasher)}`, WINDOW_MS, limit);
       } catch (error) {
         options.onError?.(error);
         return done();

@@ -20,11 +20,34 @@ export const HealthResponse = Type.Object(
     timestamp: Type.String({ format: 'date-time' }),
     service: Type.String(),
     version: Type.String(),
+    // Extra fields (decisions.md allows dependency states and the write-buffer length).
+    database: Type.Optional(
+      Type.Union([Type.Literal('ok'), Type.Literal('degraded'), Type.Literal('down')], {
+        description: 'History database: `degraded` while writes queue in the buffer, `down` while it is unreachable.',
+      }),
+    ),
+    redis: Type.Optional(
+      Type.Union([Type.Literal('ok'), Type.Literal('degraded'), Type.Literal('down'), Type.Literal('disabled')], {
+        description:
+          'Shared Redis: `degraded` after failed commands, `down` while the instance runs on its local cache, ' +
+          'rate limits and coalescing; `disabled` without REDIS_URL.',
+      }),
+    ),
+    write_buffer: Type.Optional(Type.Integer({ minimum: 0, description: 'History writes waiting for the database.' })),
+    write_buffer_dropped: Type.Optional(
+      Type.Integer({ minimum: 0, description: 'History writes dropped because the buffer was full, since start.' }),
+    ),
   },
-  { $id: 'HealthResponse' },
+  {
+    $id: 'HealthResponse',
+    description: 'Stays 200 while the instance can answer, whatever the state of its database and Redis.',
+  },
 );
 
-/** Boolean query flags: `true`/`false` and `1`/`0` (Ajv coerces them). */
+/**
+ * Boolean query flags: `true`/`false`, `1`/`0` and a bare `?flag` (true). Ajv coerces only
+ * `true`/`false`; http/boolean-flags.ts normalises the other spellings before validation.
+ */
 export const BooleanFlag = (description: string, defaultValue = false) =>
   Type.Boolean({ default: defaultValue, description });
 

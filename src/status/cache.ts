@@ -14,20 +14,26 @@ export interface CacheEntry {
   lastSuccess: StoredStatus | null;
 }
 
+export interface CacheReadOptions {
+  /** Read past an in-process L1 (a tiered cache's shared tier): to see another instance's write. */
+  skipL1?: boolean;
+}
+
 /**
  * Status cache. The memory implementation is bounded by bytes (favicons can be large); a
  * Redis implementation shares it across instances.
  */
 export interface StatusCache {
-  get(key: string): Promise<CacheEntry | undefined>;
+  get(key: string, options?: CacheReadOptions): Promise<CacheEntry | undefined>;
   /** Keeps the entry for `ttlMs` (long enough to serve the last success stale). */
   set(key: string, entry: CacheEntry, ttlMs: number): Promise<void>;
   /**
    * Shared caches only: claims the right to ping `key` for `ttlMs`, so that instances share one
-   * ping per target. False when another instance holds it.
+   * ping per target. Returns the claim's owner token, or null when another instance holds it.
    */
-  claim?(key: string, ttlMs: number): Promise<boolean>;
-  release?(key: string): Promise<void>;
+  claim?(key: string, ttlMs: number): Promise<string | null>;
+  /** Releases the claim if `token` still owns it. */
+  release?(key: string, token: string): Promise<void>;
   close(): Promise<void>;
 }
 

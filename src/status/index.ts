@@ -5,10 +5,10 @@ import { pingBedrock, pingJava, pingLegacy } from '../protocol/index.js';
 import { AddressGuard, TargetResolver } from '../resolve/index.js';
 import type { Store } from '../store/types.js';
 import { MemoryStatusCache, type StatusCache } from './cache.js';
-import { StatusService } from './service.js';
+import { StatusService, type StatusObserver } from './service.js';
 
 export { StatusService, STALE_WHILE_REVALIDATE_MS, SATURATION_STALE_MS } from './service.js';
-export type { StatusServiceDeps, PingFunction, ProbeTarget } from './service.js';
+export type { StatusServiceDeps, PingFunction, ProbeTarget, StatusObserver } from './service.js';
 export { MemoryStatusCache, type StatusCache, type CacheEntry, type StoredStatus } from './cache.js';
 export { serverId, uuidV5 } from './server-id.js';
 export type { StatusAnswer, StatusLookup, CacheState, LookupOptions } from './types.js';
@@ -21,13 +21,15 @@ export interface StatusServiceOptions {
   /** ICMP echo (compose.ts wires an IcmpPinger's `echo`); none when unset or null. */
   icmp?: ((ip: string, signal: AbortSignal) => Promise<boolean | null>) | null;
   onError?: (error: unknown, context: string) => void;
+  /** Metrics hooks (pings, cache results). */
+  observe?: StatusObserver;
 }
 
 export function createStatusService(options: StatusServiceOptions): StatusService {
   const { config, clock } = options;
   const guard = new AddressGuard(config.targetAllowlist);
   return new StatusService({
-    resolver: new TargetResolver({ dnsServers: config.dnsServers, guard }),
+    resolver: new TargetResolver({ dnsServers: config.dnsServers, guard, now: () => clock.now() }),
     ping: { java: pingJava, legacy: pingLegacy, bedrock: pingBedrock },
     ...(options.icmp ? { icmp: options.icmp } : {}),
     cache: options.cache ?? new MemoryStatusCache({ now: () => clock.now() }),
@@ -37,5 +39,6 @@ export function createStatusService(options: StatusServiceOptions): StatusServic
     pingTimeoutMs: config.pingTimeoutMs,
     maxConcurrentPings: config.maxConcurrentPings,
     ...(options.onError ? { onError: options.onError } : {}),
+    ...(options.observe ? { observe: options.observe } : {}),
   });
 }

@@ -25,6 +25,8 @@ export interface ProbeTarget {
   signal: AbortSignal;
 }
 
+type BeforePing = LookupOptions['beforePing'];
+
 export type PingFunction = (target: ProbeTarget) => Promise<PingResult>;
 
 export interface StatusServiceDeps {
@@ -40,6 +42,13 @@ export interface StatusServiceDeps {
   maxConcurrentPings: number;
   /** Called with unexpected errors (recording failures, bugs in a client). */
   onError?: (error: unknown, context: string) => void;
+  /** Metrics hooks: each performed ping, and how each look-up was answered. */
+  observe?: StatusObserver;
+}
+
+export interface StatusObserver {
+  ping?(mode: QueryMode, online: boolean, seconds: number): void;
+  cacheResult?(result: StatusAnswer['cache']): void;
 }
 
 /** How long after expiry a success may still be served stale while it is refreshed. */
@@ -56,6 +65,11 @@ const TRY_NEXT_ADDRESS = new Set(['connection_refused', 'unreachable']);
  * always in by then; a host that drops ICMP must not hold every answer for the whole budget.
  */
 const ICMP_GRACE_MS = 500;
+
+/** Waiting for another instance's ping: first poll of the shared cache, backoff cap, count. */
+const JOIN_POLL_FIRST_MS = 20;
+const JOIN_POLL_MAX_MS = 250;
+const JOIN_POLL_MAX_ATTEMPTS = 200;
 
 function settleWithin<T>(promise: Promise<T>, ms: number, fallback: T): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
@@ -92,22 +106,25 @@ export class StatusService implements StatusLookup {
       return this.answer(entry.latest, 'HIT', entry.latest.checkedAt + ttlMs - now);
     }
     const last = entry?.lastSuccess ?? null;
+    const saturated = !this.inFlight.has(key) && this.pingsInFlight >= this.deps.maxConcurrentPings;
     if (last && entry?.latest.status.online && now < last.checkedAt + ttlMs + STALE_WHILE_REVALIDATE_MS) {
-      // Stale-while-revalidate: one background refresh; its failure is logged, never thrown.
-      this.refresh(key, parsed, mode, id).catch((error: unknown) => this.deps.onError?.(error, 'background refresh'));
+      // Stale-while-revalidate: one background refresh, unless every ping slot is taken (the
+      // stale answer then stands alone); its failure is logged, never thrown.
+      if (!saturated) this.refresh(key, parsed, mode, id).catch((error: unknown) => this.deps.onError?.(error, 'background refresh'));
       return this.answer(last, 'STALE', 0, true);
     }
-    if (!this.inFlight.has(key) && this.pingsInFlight >= this.deps.maxConcurrentPings) {
+    if (saturated) {
       if (last && now < last.checkedAt + SATURATION_STALE_MS) return this.answer(last, 'STALE', 0, true);
       throw new ObserverError('service_busy', 503, 'The service is busy with other queries. Please retry shortly.', {
         headers: { 'Retry-After': '5' },
       });
     }
-    const fresh = await this.refresh(key, parsed, mode, id);
+    const fresh = await this.refresh(key, parsed, mode, id, options.beforePing);
     return this.answer(fresh, 'MISS', Math.max(0, fresh.checkedAt + ttlMs - clock.now()));
   }
 
   private answer(stored: StoredStatus, cache: StatusAnswer['cache'], freshMs: number, stale = false): StatusAnswer {
+    this.deps.observe?.cacheResult?.(cache);
     return {
       status: stale ? { ...stored.status, stale: true } : stored.status,
       cache,
@@ -115,50 +132,63 @@ export class StatusService implements StatusLookup {
     };
   }
 
-  /** One shared ping per target; the result is cached and recorded. */
-  private refresh(key: string, parsed: ParsedAddress, mode: QueryMode, id: string): Promise<StoredStatus> {
+  /**
+   * One shared ping per target; the result is cached and recorded. The ping slot is reserved
+   * here, synchronously, before the first await (a shared cache's claim and reads), so that
+   * concurrent look-ups never start more than `maxConcurrentPings` pings.
+   */
+  private refresh(key: string, parsed: ParsedAddress, mode: QueryMode, id: string, beforePing?: BeforePing): Promise<StoredStatus> {
     const pending = this.inFlight.get(key);
     if (pending) return pending;
-    const promise = this.pingOrJoin(key, parsed, mode, id).finally(() => this.inFlight.delete(key));
+    this.pingsInFlight += 1;
+    const promise = this.pingOrJoin(key, parsed, mode, id, beforePing).finally(() => {
+      this.pingsInFlight -= 1;
+      this.inFlight.delete(key);
+    });
     this.inFlight.set(key, promise);
     return promise;
   }
 
   /**
-   * With a shared cache, instances coalesce too: the one that claims the target pings it, the
-   * others wait for its result to land in the cache (falling back to their own ping if it
-   * does not land within the ping budget).
+   * With a shared cache, instances coalesce too: the one that claims the target (an owner
+   * token, released by check-and-delete) reads the cache again, since another instance may
+   * have pinged and released in between, and pings only if it is still stale. The others wait
+   * for its result to land in the cache, polling with backoff on the injected clock, and fall
+   * back to their own ping if it does not land within the ping budget.
    */
-  private async pingOrJoin(key: string, parsed: ParsedAddress, mode: QueryMode, id: string): Promise<StoredStatus> {
-    const { cache } = this.deps;
-    if (!cache.claim) return this.pingAndStore(key, parsed, mode, id);
+  private async pingOrJoin(key: string, parsed: ParsedAddress, mode: QueryMode, id: string, beforePing?: BeforePing): Promise<StoredStatus> {
+    const { cache, clock } = this.deps;
+    if (!cache.claim) return this.pingAndStore(key, parsed, mode, id, beforePing);
     const budget = this.deps.pingTimeoutMs + 1_000;
-    const before = (await cache.get(key))?.latest.checkedAt ?? -1;
-    if (await cache.claim(key, budget)) {
+    const fresh = (entry: CacheEntry) => clock.now() < entry.latest.checkedAt + this.deps.ttlSeconds * 1000;
+    const seen = await cache.get(key, { skipL1: true });
+    if (seen && fresh(seen)) return seen.latest;
+    const before = seen?.latest.checkedAt ?? -1;
+    const token = await cache.claim(key, budget);
+    if (token !== null) {
       try {
-        return await this.pingAndStore(key, parsed, mode, id);
+        const again = await cache.get(key, { skipL1: true });
+        if (again && fresh(again)) return again.latest;
+        return await this.pingAndStore(key, parsed, mode, id, beforePing);
       } finally {
-        await cache.release?.(key);
+        await cache.release?.(key, token);
       }
     }
-    const deadline = Date.now() + budget;
-    while (Date.now() < deadline) {
-      await new Promise((resolve) => setTimeout(resolve, 25));
-      const entry = await cache.get(key);
+    const deadline = clock.now() + budget;
+    let delay = JOIN_POLL_FIRST_MS;
+    for (let attempt = 0; attempt < JOIN_POLL_MAX_ATTEMPTS && clock.now() < deadline; attempt += 1) {
+      await new Promise((resolve) => setTimeout(resolve, delay));
+      delay = Math.min(delay * 2, JOIN_POLL_MAX_MS);
+      const entry = await cache.get(key, { skipL1: true });
       if (entry && entry.latest.checkedAt !== before) return entry.latest;
     }
-    return this.pingAndStore(key, parsed, mode, id);
+    return this.pingAndStore(key, parsed, mode, id, beforePing);
   }
 
-  private async pingAndStore(key: string, parsed: ParsedAddress, mode: QueryMode, id: string): Promise<StoredStatus> {
+  private async pingAndStore(key: string, parsed: ParsedAddress, mode: QueryMode, id: string, beforePing?: BeforePing): Promise<StoredStatus> {
+    await beforePing?.();
     const { cache, clock, store } = this.deps;
-    this.pingsInFlight += 1;
-    let stored: StoredStatus;
-    try {
-      stored = await this.query(parsed, mode, id);
-    } finally {
-      this.pingsInFlight -= 1;
-    }
+    const stored = await this.query(parsed, mode, id);
     const previous = await cache.get(key);
     const entry: CacheEntry = {
       latest: stored,
@@ -192,8 +222,11 @@ export class StatusService implements StatusLookup {
   private async query(parsed: ParsedAddress, mode: QueryMode, id: string): Promise<StoredStatus> {
     // One deadline for the whole query; `done` also ends what is left (an ICMP echo) once we return.
     const done = new AbortController();
+    const started = performance.now();
     try {
-      return await this.queryWithin(parsed, mode, id, AbortSignal.any([AbortSignal.timeout(this.deps.pingTimeoutMs), done.signal]));
+      const stored = await this.queryWithin(parsed, mode, id, AbortSignal.any([AbortSignal.timeout(this.deps.pingTimeoutMs), done.signal]));
+      this.deps.observe?.ping?.(mode, stored.status.online, (performance.now() - started) / 1000);
+      return stored;
     } finally {
       done.abort();
     }
@@ -215,7 +248,10 @@ export class StatusService implements StatusLookup {
     base.query.port = target.port;
     base.srvRecord = target.srvRecord;
     base.ip_address = target.ips[0] ?? null;
-    const icmp = this.deps.icmp && target.ips[0] ? this.deps.icmp(target.ips[0], signal).catch(() => null) : null;
+    // The echo starts with the query, at the first address; if another address answers, it is
+    // asked instead: `icmp` always describes `ip_address`.
+    const echo = (ip: string | undefined) => (this.deps.icmp && ip ? this.deps.icmp(ip, signal).catch(() => null) : null);
+    let icmp = echo(target.ips[0]);
 
     let result: PingResult | null = null;
     let failure: unknown = null;
@@ -229,6 +265,7 @@ export class StatusService implements StatusLookup {
         if (!(error instanceof ProbeError) || !TRY_NEXT_ADDRESS.has(error.code) || signal.aborted) break;
       }
     }
+    if (result && base.ip_address !== target.ips[0]) icmp = echo(base.ip_address ?? undefined);
     base.icmp = icmp ? await settleWithin(icmp, ICMP_GRACE_MS, false) : null;
     if (!result) return this.stamp({ ...base, error: this.publicError(failure, 'pinging') });
     return this.stamp({

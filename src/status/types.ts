@@ -13,6 +13,12 @@ export interface StatusAnswer {
 export interface LookupOptions {
   /** Opaque keyed hash of the client (ClientHasher), for distinct-client trends. */
   clientKey?: string;
+  /**
+   * Called right before this lookup causes a ping (never for a cached answer or a ping it
+   * joins); it throws (a 429) to refuse the ping. Routes use it to charge the ping to the
+   * client's status budget (http/ping-budget.ts).
+   */
+  beforePing?: () => void | Promise<void>;
 }
 
 /**

@@ -1,3 +1,4 @@
+import { Resolver } from 'node:dns';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config/index.js';
 
@@ -58,6 +59,22 @@ describe('loadConfig', () => {
     expect(loadConfig({ DATABASE_URL: 'sqlite:/tmp/x.db' }).database).toEqual({ kind: 'sqlite', path: '/tmp/x.db' });
   });
 
+  it('accepts only DNS_SERVERS that node:dns accepts too', () => {
+    const { dnsServers } = loadConfig({ DNS_SERVERS: '127.0.0.1, 127.0.0.1:5353, ::1, [::1]:53' });
+    expect(() => new Resolver().setServers(dnsServers)).not.toThrow();
+  });
+
+  it('reads TRUST_PROXY as a boolean or a comma list of proxy CIDRs', () => {
+    expect(loadConfig({ TRUST_PROXY: 'false' }).trustProxy).toBe(false);
+    expect(loadConfig({ TRUST_PROXY: '1' }).trustProxy).toBe(true);
+    expect(loadConfig({ TRUST_PROXY: '127.0.0.1/32, 10.0.0.0/8,::1, fd00::/8' }).trustProxy).toEqual([
+      '127.0.0.1/32',
+      '10.0.0.0/8',
+      '::1/128',
+      'fd00::/8',
+    ]);
+  });
+
   it.each([
     ['ICMP', 'on'],
     ['HISTORY_BUFFER_MAX', '10'],
@@ -71,9 +88,16 @@ describe('loadConfig', () => {
     ['REDIS_URL', 'http://127.0.0.1'],
     ['DNS_SERVERS', 'dns.example'],
     ['DNS_SERVERS', '127.0.0.1:99999'],
+    ['DNS_SERVERS', '127.1'],
+    ['DNS_SERVERS', '127.1:53'],
+    ['DNS_SERVERS', '0x7f.0.0.1'],
     ['TARGET_ALLOWLIST', '127.0.0.1'],
     ['TARGET_ALLOWLIST', '10.0.0.0/99'],
     ['TRUST_PROXY', 'maybe'],
+    ['TRUST_PROXY', '127.1/32'],
+    ['TRUST_PROXY', '10.0.0.0/33'],
+    ['TRUST_PROXY', '10.0.0.0/8/1'],
+    ['TRUST_PROXY', 'proxy.example'],
     ['MAINTENANCE_MODE', 'yes please'],
     ['RATE_LIMIT_STATUS', '0'],
     ['RATE_LIMIT_GENERAL', '1.5'],
@@ -91,5 +115,47 @@ describe('loadConfig', () => {
     const message = (error as Error).message;
     expect(message).toContain(name);
     expect(message).not.toContain('\n');
+  });
+
+  describe('REDIS_COMMAND_TIMEOUT_MS', () => {
+    it('defaults to 250 ms and reads a value', () => {
+      expect(loadConfig({}).redisCommandTimeoutMs).toBe(250);
+      expect(loadConfig({ REDIS_COMMAND_TIMEOUT_MS: '100' }).redisCommandTimeoutMs).toBe(100);
+    });
+
+    it.each(['0', 'fast', '20000'])('refuses %s with one line naming the variable', (value) => {
+      expect(() => loadConfig({ REDIS_COMMAND_TIMEOUT_MS: value })).toThrow(ConfigError);
+      expect(() => loadConfig({ REDIS_COMMAND_TIMEOUT_MS: value })).toThrow(/^Invalid REDIS_COMMAND_TIMEOUT_MS=/);
+    });
+  });
+});
+
+describe('loadConfig: metrics (METRICS_TOKEN, METRICS_PORT)', () => {
+  it('leaves metrics off by default', () => {
+    expect(loadConfig({})).toMatchObject({ metricsToken: null, metricsPort: null });
+  });
+
+  it('reads the token and the loopback port', () => {
+    const config = loadConfig({ METRICS_TOKEN: 'a-long-enough-token-123', METRICS_PORT: '9464' });
+    expect(config).toMatchObject({ metricsToken: 'a-long-enough-token-123', metricsPort: 9464 });
+    expect(loadConfig({ METRICS_PORT: '0' }).metricsPort).toBe(0);
+  });
+
+  it.each([
+    ['METRICS_TOKEN', 'short'],
+    ['METRICS_TOKEN', 'has a space in it, long enough'],
+    ['METRICS_PORT', 'ninety'],
+    ['METRICS_PORT', '70000'],
+  ])('refuses %s=%s with one line naming the variable', (name, value) => {
+    expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
+    expect(() => loadConfig({ [name]: value })).toThrow(new RegExp(`^Invalid ${name}=[^\\n]*$`));
+  });
+
+  it('never echoes a refused token', () => {
+    expect(() => loadConfig({ METRICS_TOKEN: 'secret secret secret' })).toThrow(/^(?!.*secret)/);
+  });
+
+  it('refuses METRICS_PORT equal to PORT', () => {
+    expect(() => loadConfig({ PORT: '8080', METRICS_PORT: '8080' })).toThrow(/METRICS_PORT/);
   });
 });

@@ -164,6 +164,36 @@ describe('rate limits', () => {
     // A client cannot escape its limit by prepending addresses: the proxy's own hop counts.
     expect((await viaProxy('203.0.113.9, 198.51.100.2')).statusCode).toBe(429);
   });
+
+  it('with TRUST_PROXY as a CIDR list, believes X-Forwarded-For only from those peers', async () => {
+    app = await testApp({ RATE_LIMIT_GENERAL: '1', TRUST_PROXY: '127.0.0.1/32, 10.0.0.0/8' });
+    const from = (peer: string, xff: string) =>
+      app!.inject({ method: 'GET', url: '/api/v1/openapi.json', remoteAddress: peer, headers: { 'x-forwarded-for': xff } });
+    // Through the trusted proxy, each forwarded client has its own key...
+    expect((await from('127.0.0.1', '198.51.100.1')).statusCode).toBe(200);
+    expect((await from('127.0.0.1', '198.51.100.2')).statusCode).toBe(200);
+    expect((await from('127.0.0.1', '198.51.100.2')).statusCode).toBe(429);
+    // ...past a chain of trusted hops, the first untrusted address from the right is the client...
+    expect((await from('127.0.0.1', '203.0.113.9, 198.51.100.3, 10.1.2.3')).statusCode).toBe(200);
+    expect((await from('127.0.0.1', '198.51.100.3')).statusCode).toBe(429);
+    // ...and a peer outside the list is the client whatever it forwards.
+    expect((await from('198.51.100.50', '198.51.100.60')).statusCode).toBe(200);
+    expect((await from('198.51.100.50', '198.51.100.61')).statusCode).toBe(429);
+  });
+
+  it('warns at start-up when TRUST_PROXY=true meets a non-loopback bind', async () => {
+    const warnings = async (env: Record<string, string>) => {
+      const { lines, stream } = logCapture();
+      const built = await testApp(env, { logger: { level: 'warn', stream } });
+      await built.close();
+      return lines.map((l) => JSON.parse(l) as { level: number; msg: string }).filter((e) => e.msg.includes('TRUST_PROXY'));
+    };
+    const open = await warnings({ TRUST_PROXY: 'true', HOST: '0.0.0.0' });
+    expect(open).toHaveLength(1);
+    expect(open[0]!.level).toBe(40);
+    expect(await warnings({ TRUST_PROXY: 'true', HOST: '127.0.0.1' })).toEqual([]);
+    expect(await warnings({ TRUST_PROXY: '10.0.0.0/8', HOST: '0.0.0.0' })).toEqual([]);
+  });
 });
 
 describe('OpenAPI', () => {

@@ -1,21 +1,27 @@
 /** Several instances sharing one Redis: one rate limit per client, and no raw IP in any key. */
 import { Redis } from 'ioredis';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ClientHasher } from '../../src/core/client-hash.js';
 import { systemClock } from '../../src/core/clock.js';
-import { RedisDailySecret } from '../../src/core/redis-secret.js';
+import { RedisDailySecret } from '../../src/redis/daily-secret.js';
+import { SharedRedis } from '../../src/redis/shared-redis.js';
 import { testApp } from '../support/app.js';
 import { REDIS_URL } from '../support/services.js';
 
+const shared = new SharedRedis(REDIS_URL);
 const redis = new Redis(REDIS_URL);
+beforeAll(async () => {
+  await shared.ready();
+});
 afterAll(async () => {
   await redis.quit();
+  await shared.close();
 });
 
 async function instance(prefix: string) {
-  const hasher = new ClientHasher(systemClock, new RedisDailySecret(redis, prefix));
+  const hasher = new ClientHasher(systemClock, new RedisDailySecret(shared, prefix));
   await hasher.ready();
-  return testApp({ RATE_LIMIT_GENERAL: '2' }, { redis, hasher });
+  return testApp({ RATE_LIMIT_GENERAL: '2' }, { redis: shared, hasher });
 }
 
 describe('instances sharing Redis', () => {

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startBedrockServer, startJavaServer, freeUdpPort, type RunningJavaServer } from '../support/minecraft.js';
 import { closedPort, startSilentServer } from '../support/hostile.js';
 import { testConfig } from '../support/app.js';
+import { startPrivateDns } from '../support/dns.js';
 import { openApiValidator } from '../support/openapi.js';
 import { buildApp } from '../../src/http/app.js';
 import { createStatusService } from '../../src/status/index.js';
@@ -130,20 +131,28 @@ describe('GET /api/v1/status/{address}: online servers', () => {
   });
 
   it('follows the SRV record of a name without a port, and sends the SRV target as handshake host', async () => {
-    const server = await startJavaServer({ port: 25599, motd: 'via srv' });
+    // The server listens on an ephemeral port; a private DNS server names it in the SRV record.
+    const server = await startJavaServer({ motd: 'via srv' });
+    const dns = await startPrivateDns([
+      'host-record=mc.observer.test,127.0.0.1',
+      `srv-host=_minecraft._tcp.srv.observer.test,mc.observer.test,${server.port},0,5`,
+    ]);
+    const { app } = await appWith({ DNS_SERVERS: dns.server });
     try {
-      const res = await get('/api/v1/status/SRV.Observer.Test.');
+      const res = await get('/api/v1/status/SRV.Observer.Test.', app);
       expect(res.statusCode).toBe(200);
       const body = res.json();
       expect(body).toMatchObject({
         online: true,
         ip_address: '127.0.0.1',
-        query: { host: 'srv.observer.test', port: 25599 },
+        query: { host: 'srv.observer.test', port: server.port },
         server_id: serverId('java', 'srv.observer.test', 25565),
       });
-      expect(body.srvRecord).toMatchObject({ target: 'mc.observer.test', port: 25599 });
+      expect(body.srvRecord).toMatchObject({ target: 'mc.observer.test', port: server.port });
       expect(server.handshakeHosts).toContain('mc.observer.test');
     } finally {
+      await app.close();
+      await dns.close();
       await server.close();
     }
   });

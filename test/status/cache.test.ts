@@ -1,6 +1,6 @@
 /** One suite for both status caches: in memory, and in a real Redis on loopback. */
-import { Redis } from 'ioredis';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SharedRedis } from '../../src/redis/shared-redis.js';
 import { MemoryStatusCache, type CacheEntry, type StatusCache } from '../../src/status/index.js';
 import { RedisStatusCache } from '../../src/status/redis-cache.js';
 import { REDIS_URL } from '../support/services.js';
@@ -10,16 +10,19 @@ function entry(online: boolean, checkedAt: number, lastSuccess?: CacheEntry['lat
   return { latest, lastSuccess: online ? latest : (lastSuccess ?? null) };
 }
 
-const redis = new Redis(REDIS_URL, { lazyConnect: true });
+const redis = new SharedRedis(REDIS_URL);
+beforeAll(async () => {
+  await redis.ready();
+});
 afterAll(async () => {
-  await redis.quit();
+  await redis.close();
 });
 
 const implementations: Array<[string, () => Promise<StatusCache>]> = [
   ['memory', async () => new MemoryStatusCache()],
   [
     'redis',
-    async () => new RedisStatusCache(redis, `observer:test:${process.pid}:${Math.random().toString(36).slice(2)}:`),
+    async () => new RedisStatusCache(redis, { prefix: `observer:test:${process.pid}:${Math.random().toString(36).slice(2)}:` }),
   ],
 ];
 
@@ -65,7 +68,7 @@ describe('instances sharing the Redis cache', () => {
     const server = await startJavaServer({ motd: 'shared' });
     const prefix = `observer:test:${process.pid}:${Math.random().toString(36).slice(2)}:`;
     const make = () =>
-      createStatusService({ config: testConfig(), clock: systemClock, icmp: null, cache: new RedisStatusCache(redis, prefix) });
+      createStatusService({ config: testConfig(), clock: systemClock, icmp: null, cache: new RedisStatusCache(redis, { prefix }) });
     const [a, b] = [make(), make()];
     try {
       const address = `127.0.0.1:${server.port}`;

@@ -3,31 +3,51 @@ import type { Clock } from '../../core/clock.js';
 import { SERVICE_NAME, SERVICE_VERSION } from '../../core/service-info.js';
 import { Type } from 'typebox';
 
+export type DependencyState = 'ok' | 'degraded' | 'down';
+
+/** The extra health fields: states of the backing services and the write buffer. */
+export interface DependencyHealth {
+  database?: DependencyState;
+  redis?: DependencyState | 'disabled';
+  write_buffer?: number;
+  write_buffer_dropped?: number;
+}
+
 /** GET /status: health for uptime monitors. Never rate-limited, never cached. */
-export const healthRoutes: FastifyPluginAsyncTypebox<{ clock: Clock }> = async (app, { clock }) => {
-  // Uptime monitors poll this hard: the body only changes with the clock's millisecond, so it
-  // is serialised once per millisecond.
+export const healthRoutes: FastifyPluginAsyncTypebox<{ clock: Clock; dependencies?: () => DependencyHealth }> = async (
+  app,
+  { clock, dependencies },
+) => {
+  // Uptime monitors poll this hard: the body only changes with the clock's millisecond and the
+  // dependency states, so it is serialised once per change.
   let lastMs = -1;
+  let lastDeps = '';
   let body = '';
   app.get(
     '/status',
     {
       schema: {
         summary: 'Health check',
-        description: 'Always 200 while the process serves requests, also in maintenance mode. Not rate-limited.',
+        description:
+          'Always 200 while the process serves requests, also in maintenance mode and while the database or ' +
+          'Redis is down (the extra fields `database`, `redis` and `write_buffer` tell). Not rate-limited.',
         tags: ['health'],
         response: { 200: Type.Ref('HealthResponse') },
       },
     },
     async (_request, reply) => {
       const now = clock.now();
-      if (now !== lastMs) {
+      const extra = dependencies?.() ?? {};
+      const deps = `${extra.database}|${extra.redis}|${extra.write_buffer}|${extra.write_buffer_dropped}`;
+      if (now !== lastMs || deps !== lastDeps) {
         lastMs = now;
+        lastDeps = deps;
         body = JSON.stringify({
           status: 'OK',
           timestamp: new Date(now).toISOString(),
           service: SERVICE_NAME,
           version: SERVICE_VERSION,
+          ...extra,
         });
       }
       reply.header('Cache-Control', 'no-store').type('application/json; charset=utf-8');

@@ -28,10 +28,10 @@ import {
   renderMotdBanner,
   type BannerOptions,
   type IconOptions,
-  type RenderedImage,
 } from '../../render/index.js';
 import { defaultPort, parseAddress, parseQueryMode } from '../../resolve/index.js';
-import type { StatusLookup } from '../../status/types.js';
+import type { LookupOptions, StatusLookup } from '../../status/types.js';
+import { PING_BUDGET_NOTE, type MediaLookupOptions } from '../ping-budget.js';
 import { tierConfig } from '../rate-limit.js';
 import { BooleanFlag } from '../schemas.js';
 
@@ -45,19 +45,27 @@ const HexColor = (description: string, example: string) =>
     examples: [example],
   });
 
-const Address = Type.String({ minLength: 1, maxLength: 255, description: 'host, host:port, IPv4, [IPv6]:port or IPv6' });
+const ADDRESS_DESCRIPTION = 'host, host:port, IPv4, [IPv6]:port or IPv6';
+const Address = Type.String({ minLength: 1, maxLength: 255, description: ADDRESS_DESCRIPTION });
 
-const IconQuery = (size: { min: number; max: number; default: number }, withFormat: boolean) =>
-  Type.Object({
-    address: Type.Optional(Address),
-    ...(withFormat ? { server: Type.Optional({ ...Address, description: 'Backwards-compatible alias of `address`.' }) } : {}),
-    size: Type.Integer({ minimum: size.min, maximum: size.max, default: size.default, description: `Side in pixels, ${size.min} to ${size.max}.` }),
-    ...(withFormat
-      ? { format: Type.Union([Type.Literal('png'), Type.Literal('webp')], { default: 'png', description: '`png` or `webp`.' }) }
-      : {}),
-    bedrock: BooleanFlag('Bedrock protocol.'),
-    legacy: BooleanFlag('Legacy Java protocol.'),
-  });
+/**
+ * `/icon/sharp` requires `address`; `/icon/dynamic` takes `address` or its alias `server`, so
+ * neither is required alone there and the schema requires one of the two (`anyOf`).
+ */
+const IconQuery = (size: { min: number; max: number; default: number }, withAlias: boolean) =>
+  Type.Object(
+    {
+      address: withAlias ? Type.Optional({ ...Address, description: `${ADDRESS_DESCRIPTION}. Required unless \`server\` is given.` }) : Address,
+      ...(withAlias ? { server: Type.Optional({ ...Address, description: 'Backwards-compatible alias of `address`.' }) } : {}),
+      size: Type.Integer({ minimum: size.min, maximum: size.max, default: size.default, description: `Side in pixels, ${size.min} to ${size.max}.` }),
+      ...(withAlias
+        ? { format: Type.Union([Type.Literal('png'), Type.Literal('webp')], { default: 'png', description: '`png` or `webp`.' }) }
+        : {}),
+      bedrock: BooleanFlag('Bedrock protocol.'),
+      legacy: BooleanFlag('Legacy Java protocol.'),
+    },
+    withAlias ? { anyOf: [{ required: ['address'] }, { required: ['server'] }] } : {},
+  );
 
 const imageResponses = (type: string) => ({
   200: Type.Unsafe<Buffer>({ description: `The image (${type}).`, content: undefined }),
@@ -77,9 +85,10 @@ async function statusFor(
   address: string,
   mode: QueryMode,
   notFoundMaxAge: number,
+  options: LookupOptions,
 ): Promise<{ status: ServerStatus; maxAge: number }> {
   try {
-    const answer = await status.lookup(address, mode);
+    const answer = await status.lookup(address, mode, options);
     return { status: answer.status, maxAge: answer.maxAgeSeconds };
   } catch (error) {
     if (!(error instanceof HostNotFoundError)) throw error;
@@ -104,21 +113,32 @@ function faviconKey(s: ServerStatus): string {
   return digest;
 }
 
-function sendImage(request: FastifyRequest, reply: FastifyReply, image: RenderedImage, cacheControl: string, hit: boolean) {
-  reply.header('Cache-Control', cacheControl).header('ETag', image.etag).header('X-Render-Cache', hit ? 'HIT' : 'MISS');
-  if (matchesIfNoneMatch(request.headers['if-none-match'], image.etag)) return reply.code(304).send(null);
-  return reply.type(image.contentType).send(image.body);
-}
 
 function color(value: string | undefined, fallback: string): string {
   return value === undefined ? fallback : (parseHexColor(value) ?? fallback);
 }
 
-export const imageRoutes: FastifyPluginAsyncTypebox<{ status: StatusLookup; config: Config; cache?: RenderCache }> = async (
+export const imageRoutes: FastifyPluginAsyncTypebox<{ status: StatusLookup; config: Config; lookupOptions: MediaLookupOptions; cache?: RenderCache }> = async (
   app,
-  { status, config, cache = new RenderCache() },
+  { status, config, lookupOptions, cache = new RenderCache() },
 ) => {
   registerRenderFonts();
+
+  /**
+   * The image of `key`, or 304. The ETag is derived from the key, so `If-None-Match` is
+   * compared before anything is rendered: a revalidation costs a status look-up, no render.
+   */
+  async function sendImage(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    image: { key: string; contentType: string; cacheControl: string; render: () => Promise<Buffer> },
+  ) {
+    const etag = etagOf(image.key);
+    reply.header('Cache-Control', image.cacheControl).header('ETag', etag);
+    if (matchesIfNoneMatch(request.headers['if-none-match'], etag)) return reply.code(304).send(null);
+    const { image: rendered, hit } = await cache.getOrRender(image.key, image.contentType, image.render);
+    return reply.header('X-Render-Cache', hit ? 'HIT' : 'MISS').type(rendered.contentType).send(rendered.body);
+  }
   const media = tierConfig('media', config.rateLimits);
 
   async function icon(
@@ -130,12 +150,18 @@ export const imageRoutes: FastifyPluginAsyncTypebox<{ status: StatusLookup; conf
     const address = query.address ?? query.server;
     if (address === undefined) throw new BadRequestError('invalid_parameter', 'The query parameter "address" is required.');
     const mode = parseQueryMode(query.legacy, query.bedrock);
-    const { status: s } = await statusFor(status, address, mode, config.statusCacheTtlSeconds);
+    const { status: s, maxAge } = await statusFor(status, address, mode, config.statusCacheTtlSeconds, lookupOptions(request));
     const favicon = s.online ? s.favicon : null;
     // Keyed by the favicon's digest: every server with the default icon shares one render.
     const key = `icon|${faviconKey(s)}|${options.size}|${options.format}|${options.rounded}`;
-    const { image, hit } = await cache.getOrRender(key, `image/${options.format}`, () => renderIcon(favicon, options));
-    return sendImage(request, reply, image, ICON_CACHE_CONTROL, hit);
+    return sendImage(request, reply, {
+      key,
+      contentType: `image/${options.format}`,
+      // The default icon standing in for an offline or unknown server lasts as long as that
+      // status does, so the real icon shows once the server is back.
+      cacheControl: s.online ? ICON_CACHE_CONTROL : `public, max-age=${maxAge}`,
+      render: () => renderIcon(favicon, options),
+    });
   }
 
   app.get(
@@ -146,7 +172,10 @@ export const imageRoutes: FastifyPluginAsyncTypebox<{ status: StatusLookup; conf
         summary: 'Server icon',
         description:
           "The server's favicon at `size` pixels (enlarged with nearest-neighbour, so pixel art stays crisp), or " +
-          "Observer's default icon when the server has none, is offline or unknown. `server` is accepted as an alias of `address`.",
+          "Observer's default icon when the server has none, is offline or unknown. `server` is accepted as an alias of `address`. " +
+          'Cached 1 day by browsers and 7 days by CDNs, except the default icon standing in for an offline or unknown server, ' +
+          'which is cached only as long as that status stays fresh.' +
+          PING_BUDGET_NOTE,
         tags: ['images'],
         querystring: IconQuery(DYNAMIC_ICON_SIZE, true),
         produces: ['image/png', 'image/webp'],
@@ -165,7 +194,7 @@ export const imageRoutes: FastifyPluginAsyncTypebox<{ status: StatusLookup; conf
       config: media,
       schema: {
         summary: 'Rounded server icon',
-        description: "The server's favicon (or the default icon) as a PNG with rounded, transparent corners.",
+        description: "The server's favicon (or the default icon) as a PNG with rounded, transparent corners." + PING_BUDGET_NOTE,
         tags: ['images'],
         querystring: IconQuery(SHARP_ICON_SIZE, false),
         produces: ['image/png'],
@@ -185,7 +214,8 @@ export const imageRoutes: FastifyPluginAsyncTypebox<{ status: StatusLookup; conf
         summary: 'MOTD banner',
         description:
           'Renders Minecraft-formatted text (`§` or `&` codes) as an 800x180 PNG without querying any server. ' +
-          'Not rate-limited and not cached by the service; the ETag lets clients revalidate.',
+          'Not rate-limited; each distinct text and colour pair is rendered once and kept in the render cache, ' +
+          'and the ETag lets clients revalidate.',
         tags: ['images'],
         querystring: Type.Object({
           motd: Type.String({ minLength: 1, maxLength: MAX_MOTD_PARAMETER_LENGTH, description: 'MOTD text, at most 300 characters.' }),
@@ -199,10 +229,13 @@ export const imageRoutes: FastifyPluginAsyncTypebox<{ status: StatusLookup; conf
     async (request, reply) => {
       const q = request.query;
       const options = { textColor: color(q.textColor, '#ffffff'), accentColor: color(q.accentColor, '#10b981') };
-      const etag = etagOf(`motd|${digestOf(q.motd)}|${options.textColor}|${options.accentColor}`);
-      reply.header('Cache-Control', 'public, max-age=86400').header('ETag', etag);
-      if (matchesIfNoneMatch(request.headers['if-none-match'], etag)) return reply.code(304).send(null);
-      return reply.type('image/png').send(await renderMotdBanner(q.motd, options));
+      // Keyed by its parameters: the same text costs one render, however often it is asked for.
+      return sendImage(request, reply, {
+        key: `motd|${digestOf(q.motd)}|${options.textColor}|${options.accentColor}`,
+        contentType: 'image/png',
+        cacheControl: 'public, max-age=86400',
+        render: () => renderMotdBanner(q.motd, options),
+      });
     },
   );
 
@@ -216,7 +249,8 @@ export const imageRoutes: FastifyPluginAsyncTypebox<{ status: StatusLookup; conf
           'A PNG banner with the server name, player count (in the accent colour), MOTD, latency and favicon; an offline ' +
           `server gets an offline banner. Sizes: small ${BANNER_SIZES.small.width}x${BANNER_SIZES.small.height}, normal ` +
           `${BANNER_SIZES.normal.width}x${BANNER_SIZES.normal.height}, large ${BANNER_SIZES.large.width}x${BANNER_SIZES.large.height}. ` +
-          '`Cache-Control: max-age` follows the freshness of the status it shows.',
+          '`Cache-Control: max-age` follows the freshness of the status it shows.' +
+          PING_BUDGET_NOTE,
         tags: ['images'],
         params: Type.Object({ address: Address }),
         querystring: Type.Object({
@@ -243,7 +277,7 @@ export const imageRoutes: FastifyPluginAsyncTypebox<{ status: StatusLookup; conf
     async (request, reply) => {
       const q = request.query;
       const mode = parseQueryMode(q.legacy, q.bedrock);
-      const { status: s, maxAge } = await statusFor(status, request.params.address, mode, config.statusCacheTtlSeconds);
+      const { status: s, maxAge } = await statusFor(status, request.params.address, mode, config.statusCacheTtlSeconds, lookupOptions(request));
       const options: BannerOptions = {
         size: q.size,
         style: q.style,
@@ -255,8 +289,12 @@ export const imageRoutes: FastifyPluginAsyncTypebox<{ status: StatusLookup; conf
         borderRadius: q.borderRadius,
       };
       const key = `banner|${s.server_id ?? `${mode}:${s.query.host}:${s.query.port}`}|${s.checked_at}|${s.stale}|${JSON.stringify(options)}`;
-      const { image, hit } = await cache.getOrRender(key, 'image/png', () => renderBanner(s, options));
-      return sendImage(request, reply, image, `public, max-age=${maxAge}`, hit);
+      return sendImage(request, reply, {
+        key,
+        contentType: 'image/png',
+        cacheControl: `public, max-age=${maxAge}`,
+        render: () => renderBanner(s, options),
+      });
     },
   );
 };

@@ -2,7 +2,6 @@
  * GET /widget/{size}/{address}: the embeddable live-status HTML page, and
  * GET /widget/fonts/{file}: the web fonts it may use, served from the @fontsource packages.
  */
-import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
@@ -32,6 +31,7 @@ import {
 } from '../../render/widget/index.js';
 import { parseQueryMode } from '../../resolve/index.js';
 import type { StatusLookup } from '../../status/types.js';
+import { PING_BUDGET_NOTE, type MediaLookupOptions } from '../ping-budget.js';
 import { tierConfig } from '../rate-limit.js';
 import { BooleanFlag } from '../schemas.js';
 
@@ -116,9 +116,9 @@ const WIDGET_DESCRIPTION =
   'as offline. Unknown query parameters are ignored. Fonts: Inter, Roboto, Poppins, Montserrat and Outfit from ' +
   'the Fontsource packages, under the SIL Open Font License 1.1 (licence texts in assets/fonts/ and in each package\'s LICENSE file).';
 
-export const widgetRoutes: FastifyPluginAsyncTypebox<{ status: StatusLookup; config: Config }> = async (
+export const widgetRoutes: FastifyPluginAsyncTypebox<{ status: StatusLookup; config: Config; lookupOptions: MediaLookupOptions }> = async (
   app,
-  { status, config },
+  { status, config, lookupOptions },
 ) => {
   app.get(
     '/widget/:size/:address',
@@ -126,7 +126,7 @@ export const widgetRoutes: FastifyPluginAsyncTypebox<{ status: StatusLookup; con
       config: tierConfig('media', config.rateLimits),
       schema: {
         summary: 'Embeddable status widget (HTML)',
-        description: WIDGET_DESCRIPTION,
+        description: WIDGET_DESCRIPTION + PING_BUDGET_NOTE,
         tags: ['widget'],
         params: Type.Object({
           size: Type.Enum(WIDGET_SIZES, { description: 'Layout and default height.' }),
@@ -156,21 +156,20 @@ export const widgetRoutes: FastifyPluginAsyncTypebox<{ status: StatusLookup; con
         source = { kind: 'demo' };
       } else {
         try {
-          source = { kind: 'server', address, mode, status: (await status.lookup(address, mode)).status };
+          source = { kind: 'server', address, mode, status: (await status.lookup(address, mode, lookupOptions(request))).status };
         } catch (error) {
           if (!(error instanceof HostNotFoundError)) throw error;
           source = { kind: 'not_found', address, mode };
         }
       }
-      const nonce = randomBytes(16).toString('base64');
       // The page is at {api}/widget/{size}/{address}[/]: the API root is two folders up (three
       // with a trailing slash), whatever prefix a proxy put in front of it.
       const path = request.url.split('?')[0] ?? '';
       const basePath = path.endsWith('/') ? '../../..' : '../..';
-      const html = renderWidget(source, options, { nonce, basePath });
+      const html = renderWidget(source, options, { basePath });
       return reply
         .type('text/html; charset=utf-8')
-        .header('Content-Security-Policy', widgetContentSecurityPolicy(nonce))
+        .header('Content-Security-Policy', widgetContentSecurityPolicy())
         .header('Cache-Control', 'public, max-age=60, stale-while-revalidate=300')
         .header('X-Content-Type-Options', 'nosniff')
         .send(html);

@@ -1,0 +1,163 @@
+/**
+ * Prometheus metrics with prom-client, in a Registry of their own (the library's global
+ * default registry stays empty, so two apps in one process never share or clash).
+ *
+ * Labels are bounded by construction: route templates (never the raw URL, an address or a
+ * client), a fixed set of methods, status codes, editions, outcomes and states. Nothing here
+ * sees a client IP or user agent.
+ *
+ * The HTTP layer and the status service feed it through small callbacks (`observeRequest`,
+ * `observePing`, `observeCacheResult`); gauges whose value lives elsewhere (pings in flight,
+ * the history write queue, Redis and database state) are read at scrape time from `sources`.
+ */
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { StoreHealth } from '../store/types.js';
+
+export type DependencyState = 'ok' | 'degraded' | 'down';
+
+export interface MetricsSources {
+  pingsInFlight?: () => number;
+  /** The history store's queue and state; null when there is no store. */
+  history?: () => StoreHealth | null;
+  /** Redis state; null when Redis is not configured. */
+  redis?: () => DependencyState | null;
+}
+
+export interface Metrics {
+  readonly registry: Registry;
+  readonly contentType: string;
+  /** One answered HTTP request; `route` is the route template, null when no route matched. */
+  observeRequest(route: string | null, method: string, statusCode: number, seconds: number): void;
+  /** One performed ping (resolve, connect, query) and how it ended. */
+  observePing(edition: string, online: boolean, seconds: number): void;
+  /** How a status look-up was answered: from the cache, a fresh ping, or a stale success. */
+  observeCacheResult(result: 'HIT' | 'MISS' | 'STALE'): void;
+  /** The exposition text. */
+  scrape(): Promise<string>;
+}
+
+const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
+const STATES: DependencyState[] = ['ok', 'degraded', 'down'];
+const EDITIONS = new Set(['java', 'legacy', 'bedrock']);
+
+/** Seconds; from a cached answer (~1 ms) to a ping that uses its whole budget. */
+const REQUEST_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+const PING_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+
+export function createMetrics(sources: MetricsSources = {}): Metrics {
+  const registry = new Registry();
+  // Process memory, CPU, handles and event-loop delay (nodejs_eventloop_lag_* from
+  // perf_hooks.monitorEventLoopDelay), registered in our registry only.
+  collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: 20 });
+
+  const requests = new Counter({
+    name: 'observer_http_requests_total',
+    help: 'HTTP requests answered, by route template, method and status code.',
+    labelNames: ['route', 'method', 'status'] as const,
+    registers: [registry],
+  });
+  const requestSeconds = new Histogram({
+    name: 'observer_http_request_duration_seconds',
+    help: 'Time from receiving a request to the end of its response, by route template, method and status code.',
+    labelNames: ['route', 'method', 'status'] as const,
+    buckets: REQUEST_BUCKETS,
+    registers: [registry],
+  });
+  const pings = new Counter({
+    name: 'observer_pings_total',
+    help: 'Pings performed (resolve, connect, query), by edition (java, legacy, bedrock) and outcome (online, offline).',
+    labelNames: ['edition', 'outcome'] as const,
+    registers: [registry],
+  });
+  const pingSeconds = new Histogram({
+    name: 'observer_ping_duration_seconds',
+    help: 'Duration of a ping from resolution to answer or failure, by edition and outcome.',
+    labelNames: ['edition', 'outcome'] as const,
+    buckets: PING_BUCKETS,
+    registers: [registry],
+  });
+  const cacheResults = new Counter({
+    name: 'observer_status_cache_results_total',
+    help: 'Status look-ups by how they were answered: HIT (fresh cache), MISS (a ping), STALE (last success).',
+    labelNames: ['result'] as const,
+    registers: [registry],
+  });
+  for (const result of ['HIT', 'MISS', 'STALE']) cacheResults.inc({ result }, 0);
+
+  new Gauge({
+    name: 'observer_pings_in_flight',
+    help: 'Pings in flight right now (requests sharing a ping count once).',
+    registers: [registry],
+    collect() {
+      this.set(sources.pingsInFlight?.() ?? 0);
+    },
+  });
+
+  // The history store: its queue, its overflow and its state.
+  const readHistory = (): StoreHealth | null => {
+    try {
+      return sources.history?.() ?? null;
+    } catch {
+      return { state: 'down', buffered: 0, dropped: 0 };
+    }
+  };
+  new Gauge({
+    name: 'observer_history_queue_depth',
+    help: 'History rows (checks, counters, look-ups) waiting to be written to the database.',
+    registers: [registry],
+    collect() {
+      this.set(readHistory()?.buffered ?? 0);
+    },
+  });
+  let droppedSeen = 0;
+  new Counter({
+    name: 'observer_history_dropped_total',
+    help: 'History rows dropped because the write buffer was full (database outage longer than the buffer).',
+    registers: [registry],
+    collect() {
+      const dropped = readHistory()?.dropped ?? 0;
+      if (dropped > droppedSeen) this.inc(dropped - droppedSeen);
+      droppedSeen = Math.max(droppedSeen, dropped);
+    },
+  });
+  new Gauge({
+    name: 'observer_dependency_state',
+    help: 'State of each configured dependency: 1 for its current state (ok, degraded, down), 0 for the others.',
+    labelNames: ['dependency', 'state'] as const,
+    registers: [registry],
+    collect() {
+      this.reset();
+      const states: Array<['database' | 'redis', DependencyState | null]> = [
+        ['database', readHistory()?.state ?? null],
+        ['redis', sources.redis?.() ?? null],
+      ];
+      for (const [dependency, current] of states) {
+        if (current === null) continue;
+        for (const state of STATES) this.set({ dependency, state }, state === current ? 1 : 0);
+      }
+    },
+  });
+
+  return {
+    registry,
+    contentType: registry.contentType,
+    observeRequest(route, method, statusCode, seconds) {
+      const labels = {
+        route: route ?? 'unmatched',
+        method: METHODS.has(method) ? method : 'OTHER',
+        status: String(statusCode),
+      };
+      requests.inc(labels);
+      requestSeconds.observe(labels, seconds);
+    },
+    observePing(edition, online, seconds) {
+      const labels = { edition: EDITIONS.has(edition) ? edition : 'other', outcome: online ? 'online' : 'offline' };
+      pings.inc(labels);
+      pingSeconds.observe(labels, seconds);
+    },
+    observeCacheResult(result) {
+      cacheResults.inc({ result });
+    },
+    scrape: () => registry.metrics(),
+  };
+}

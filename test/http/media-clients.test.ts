@@ -1,0 +1,45 @@
+/**
+ * Image and widget look-ups count as clients for the trends, with the same privacy rules as
+ * the status route: a keyed hash of the client, never its address.
+ */
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { composeApp } from '../../src/compose.js';
+import { testConfig } from '../support/app.js';
+import { startJavaServer } from '../support/minecraft.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'observer-media-clients-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+describe('image and widget look-ups', () => {
+  it('count each distinct client once in the trend score, and store no address', async () => {
+    const server = await startJavaServer({ motd: 'counted', onlinePlayers: 0 });
+    const db = join(dir, 'observer.db');
+    const { app, store } = await composeApp(testConfig({ DATABASE_URL: `sqlite:${db}`, TRUST_PROXY: 'true' }), { logger: false, icmp: null });
+    const target = `127.0.0.1:${server.port}`;
+    const clients = ['198.51.100.11', '198.51.100.12', '198.51.100.13'];
+    try {
+      const urls = [`/api/v1/icon/dynamic?address=${target}`, `/api/v1/banner/${target}`, `/api/v1/widget/normal/${target}`];
+      for (const [i, url] of urls.entries()) {
+        // Each client twice: a client counts once.
+        for (let n = 0; n < 2; n++) {
+          const res = await app.inject({ url, headers: { 'x-forwarded-for': clients[i]! } });
+          expect(res.statusCode, url).toBe(200);
+        }
+      }
+      await store.flush();
+      const trends = (await app.inject({ url: '/api/v1/trends' })).json();
+      expect(trends.data[0]).toMatchObject({ hostname: '127.0.0.1', port: server.port });
+      // distinct_clients_24h + players / (players + 1000) with 0 players online.
+      expect(trends.data[0].trend_score).toBe(3);
+    } finally {
+      await app.close();
+      await server.close();
+    }
+    for (const file of [db, `${db}-wal`].filter((f) => existsSync(f))) {
+      for (const ip of clients) expect(readFileSync(file).includes(Buffer.from(ip))).toBe(false);
+    }
+  });
+});

@@ -1,0 +1,235 @@
+/**
+ * SharedRedis and the Redis adapters against the test's own redis-server, which the tests
+ * pause (SIGSTOP), kill (SIGKILL) and restart empty.
+ */
+import { Redis } from 'ioredis';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { RedisRateLimitStore } from '../../src/http/rate-limit.js';
+import { RedisDailySecret } from '../../src/redis/daily-secret.js';
+import { RedisUnavailableError, SharedRedis, type RedisState } from '../../src/redis/shared-redis.js';
+import type { CacheEntry } from '../../src/status/cache.js';
+import { RedisStatusCache } from '../../src/status/redis-cache.js';
+import { startOwnRedis, type OwnRedis } from '../support/redis-process.js';
+
+let own: OwnRedis;
+const opened: SharedRedis[] = [];
+
+beforeAll(async () => {
+  own = await startOwnRedis();
+});
+afterAll(async () => {
+  await own.stop();
+});
+afterEach(async () => {
+  own.resume();
+  await Promise.all(opened.splice(0).map((r) => r.close()));
+  // Every test starts with a running, empty Redis.
+  const admin = new Redis(own.url, { maxRetriesPerRequest: 0, retryStrategy: () => null, lazyConnect: true });
+  admin.on('error', () => {});
+  try {
+    await admin.connect();
+  } catch {
+    await own.start();
+    await admin.connect();
+  }
+  await admin.flushall();
+  admin.disconnect();
+});
+
+async function shared(options: ConstructorParameters<typeof SharedRedis>[1] = {}) {
+  const redis = new SharedRedis(own.url, { commandTimeoutMs: 100, probeIntervalMs: 100, ...options });
+  opened.push(redis);
+  expect(await redis.ready(5_000)).toBe(true);
+  return redis;
+}
+
+/** Polls `condition` every 20 ms, at most `ms` milliseconds (and 500 times). */
+async function until(condition: () => boolean, ms: number): Promise<boolean> {
+  const deadline = Date.now() + ms;
+  for (let i = 0; i < 500 && Date.now() < deadline; i += 1) {
+    if (condition()) return true;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  return condition();
+}
+
+function entry(checkedAt: number): CacheEntry {
+  const latest = { status: { online: true, checked_at: new Date(checkedAt).toISOString() } as never, checkedAt };
+  return { latest, lastSuccess: latest };
+}
+
+describe('SharedRedis', () => {
+  it('runs commands while Redis answers', async () => {
+    const redis = await shared();
+    expect(redis.state).toBe('ok');
+    expect(await redis.run((r) => r.set('k', 'v'))).toBe('OK');
+    expect(await redis.run((r) => r.get('k'))).toBe('v');
+    expect(redis.health()).toBe('ok');
+  });
+
+  it('times a command out on a paused Redis, opens the breaker, and closes it once Redis answers', async () => {
+    const states: RedisState[] = [];
+    const redis = await shared({ failureThreshold: 3, onStateChange: (state) => states.push(state) });
+    own.pause();
+    const first = await redis.run((r) => r.get('k')).catch((error: unknown) => error);
+    expect(first).toBeInstanceOf(Error);
+    expect((first as Error).message).toMatch(/timed out/i);
+    expect(redis.available).toBe(true);
+    expect(redis.health()).toBe('degraded');
+    await redis.run((r) => r.get('k')).catch(() => null);
+    await redis.run((r) => r.get('k')).catch(() => null);
+    // Three failures in a row: the breaker is open and nothing more is sent.
+    expect(redis.available).toBe(false);
+    expect(redis.health()).toBe('down');
+    let sent = false;
+    const refused = await redis
+      .run(async (r) => {
+        sent = true;
+        return r.get('k');
+      })
+      .catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(RedisUnavailableError);
+    expect(sent).toBe(false);
+    expect(await redis.tryRun((r) => r.get('k'), () => 'local')).toBe('local');
+
+    own.resume();
+    expect(await until(() => redis.available, 5_000)).toBe(true);
+    expect(await redis.run((r) => r.get('k'))).toBeNull();
+    expect(states.slice(-2)).toEqual(['down', 'ok']);
+  });
+
+  it('opens on SIGKILL at once, and returns to shared mode when an empty Redis is back', async () => {
+    const redis = await shared();
+    await redis.run((r) => r.set('before', '1'));
+    await own.kill();
+    expect(await until(() => !redis.available, 1_000)).toBe(true);
+    const failed = await redis.run((r) => r.get('before')).catch((error: unknown) => error);
+    expect(failed).toBeInstanceOf(RedisUnavailableError);
+
+    await own.start();
+    expect(await until(() => redis.available, 5_000)).toBe(true);
+    expect(await redis.run((r) => r.get('before'))).toBeNull();
+    expect(await redis.run((r) => r.set('after', '1'))).toBe('OK');
+  });
+
+  it('starts on its fallbacks when Redis is not there, and switches over when it comes', async () => {
+    await own.kill();
+    const redis = new SharedRedis(own.url, { commandTimeoutMs: 100, probeIntervalMs: 100 });
+    opened.push(redis);
+    expect(await redis.ready(300)).toBe(false);
+    expect(redis.state).toBe('down');
+    expect(await redis.tryRun((r) => r.ping(), () => 'fallback')).toBe('fallback');
+    await own.start();
+    expect(await until(() => redis.available, 5_000)).toBe(true);
+  });
+});
+
+describe('Redis rate-limit store', () => {
+  it('near the limit, counts every hit in Redis: one count between instances', async () => {
+    const [a, b] = [await shared(), await shared()];
+    const [ra, rb] = [new RedisRateLimitStore(a), new RedisRateLimitStore(b)];
+    try {
+      expect((await ra.hit('status:c', 60_000, 3)).count).toBe(1);
+      expect((await rb.hit('status:c', 60_000, 3)).count).toBe(2);
+      expect((await ra.hit('status:c', 60_000, 3)).count).toBe(3);
+      expect((await rb.hit('status:c', 60_000, 3)).count).toBe(4);
+    } finally {
+      ra.close();
+      rb.close();
+    }
+  });
+
+  it('far from the limit, counts locally and adds the hits to Redis in batches', async () => {
+    const [a, b] = [await shared(), await shared()];
+    const [ra, rb] = [new RedisRateLimitStore(a), new RedisRateLimitStore(b)];
+    const calls = async () => Number(/cmdstat_evalsha:calls=(\d+)/.exec(await a.run((r) => r.info('commandstats')))?.[1] ?? 0);
+    try {
+      const before = await calls();
+      for (let i = 0; i < 100; i += 1) {
+        await ra.hit('status:batch', 60_000, 1_000);
+        await rb.hit('status:batch', 60_000, 1_000);
+      }
+      const counter = async () => Number(await a.run((r) => r.get('observer:rl:status:batch')));
+      const end = Date.now() + 5_000;
+      for (let i = 0; i < 250 && Date.now() < end && (await counter()) < 200; i += 1) await new Promise((r) => setTimeout(r, 20));
+      expect(await counter()).toBe(200);
+      // A hit past a quarter of the limit is added in Redis at once, and answers the shared count.
+      expect((await ra.hit('status:batch', 60_000, 300)).count).toBe(201);
+      expect((await calls()) - before).toBeLessThan(50);
+    } finally {
+      ra.close();
+      rb.close();
+    }
+  });
+
+  it('counts locally while Redis is down: the limit still holds per instance', async () => {
+    const a = await shared();
+    const ra = new RedisRateLimitStore(a);
+    try {
+      expect((await ra.hit('status:d', 60_000, 3)).count).toBe(1);
+      own.pause();
+      // While the command times out, and once the breaker is open, counts are local: they
+      // still grow per instance, so the limit still holds.
+      const local = [];
+      for (let i = 0; i < 5; i += 1) local.push((await ra.hit('status:d', 60_000, 3)).count);
+      expect(local).toEqual([1, 2, 3, 4, 5]);
+      expect(a.available).toBe(false);
+    } finally {
+      ra.close();
+    }
+  });
+});
+
+describe('Redis status cache', () => {
+  it('serves a hot target from its L1 without a Redis round trip', async () => {
+    const redis = await shared();
+    const cache = new RedisStatusCache(redis, { prefix: 'observer:l1:' });
+    const other = new RedisStatusCache(await shared(), { prefix: 'observer:l1:' });
+    await other.set('java|hot|', entry(1), 60_000);
+    const gets = async () => {
+      const info = await redis.run((r) => r.info('commandstats'));
+      return Number(/cmdstat_get:calls=(\d+)/.exec(info)?.[1] ?? 0);
+    };
+    const before = await gets();
+    for (let i = 0; i < 20; i += 1) expect((await cache.get('java|hot|'))?.latest.checkedAt).toBe(1);
+    expect((await gets()) - before).toBe(1);
+    // Skipping the L1 reads Redis.
+    await other.set('java|hot|', entry(2), 60_000);
+    expect((await cache.get('java|hot|', { skipL1: true }))?.latest.checkedAt).toBe(2);
+  });
+
+  it('releases a claim only for its owner', async () => {
+    const [a, b] = [new RedisStatusCache(await shared(), { prefix: 'observer:claim:' }), new RedisStatusCache(await shared(), { prefix: 'observer:claim:' })];
+    const token = await a.claim('java|x|', 10_000);
+    expect(token).not.toBeNull();
+    expect(await b.claim('java|x|', 10_000)).toBeNull();
+    // A release with another token (a late owner whose claim expired) leaves the claim alone.
+    await b.release('java|x|', 'not-the-owner');
+    expect(await b.claim('java|x|', 10_000)).toBeNull();
+    await a.release('java|x|', token!);
+    expect(await b.claim('java|x|', 10_000)).not.toBeNull();
+  });
+
+  it('falls back to its local copy while Redis is down, and claims locally', async () => {
+    const redis = await shared({ failureThreshold: 1 });
+    const cache = new RedisStatusCache(redis, { prefix: 'observer:fallback:' });
+    await cache.set('java|a|', entry(5), 60_000);
+    await own.kill();
+    expect(await until(() => !redis.available, 1_000)).toBe(true);
+    expect((await cache.get('java|a|', { skipL1: true }))?.latest.checkedAt).toBe(5);
+    await cache.set('java|b|', entry(6), 60_000);
+    expect((await cache.get('java|b|', { skipL1: true }))?.latest.checkedAt).toBe(6);
+    expect(await cache.claim('java|b|', 1_000)).toBe('local');
+  });
+});
+
+describe('daily secret over SharedRedis', () => {
+  it('is the same for two instances, and rejects while Redis is down', async () => {
+    const [a, b] = [new RedisDailySecret(await shared()), new RedisDailySecret(await shared())];
+    const day = Date.parse('2026-11-23T00:00:00Z');
+    const end = Date.now() + 60_000;
+    expect(await a.secretFor(day, end)).toBe(await b.secretFor(day, end));
+    await own.kill();
+    await expect(a.secretFor(day, end)).rejects.toBeInstanceOf(Error);
+  });
+});
