@@ -28,6 +28,8 @@ import { historyRoutes } from './routes/history.js';
 import { imageRoutes } from './routes/images.js';
 import { statusRoutes } from './routes/status.js';
 import { widgetRoutes } from './routes/widget.js';
+import { ServerHistory, uptimeRoutes } from './routes/uptime.js';
+import { pageRoutes } from './routes/pages.js';
 import { ErrorResponse, HealthResponse, Motd, ServerStatus } from './schemas.js';
 import { bulkRoutes } from './routes/bulk.js';
 import { BulkError, BulkResponse, QueryResult } from './schemas.js';
@@ -55,6 +57,11 @@ export interface AppDeps {
   status?: StatusLookup;
   /** History store; without it /trends and /stats are not served and nothing is counted. */
   store?: Store;
+  /**
+   * The built web front (`dist/web`, from `web/build.mjs`); default: the repository's. The
+   * pages are not served when it has not been built.
+   */
+  webDir?: string;
   /** Prometheus metrics: every answered request is observed; GET /metrics with METRICS_TOKEN. */
   metrics?: Metrics;
 }
@@ -102,6 +109,7 @@ export async function buildApp(deps: AppDeps) {
   app.addSchema(ServerStatus);
   app.addSchema(BulkError);
   app.addSchema(BulkResponse);
+  app.addSchema(ServerHistory);
 
   registerCors(app);
   registerBooleanFlags(app);
@@ -111,6 +119,8 @@ export async function buildApp(deps: AppDeps) {
       if (request.method === 'OPTIONS') return;
       const path = request.url.split('?')[0];
       if (path === `${API_PREFIX}/status` || path === `${API_PREFIX}/status/`) return;
+      // Operators keep watching during maintenance (the route still needs its token).
+      if (path === '/metrics' && config.metricsToken !== null) return;
       throw new ObserverError('maintenance', 503, 'The service is down for maintenance. Please retry later.', {
         headers: { 'Retry-After': '300' },
       });
@@ -199,10 +209,14 @@ export async function buildApp(deps: AppDeps) {
         await api.register(widgetRoutes, { status: deps.status, config, lookupOptions });
       }
       if (deps.store) await api.register(historyRoutes, { store: deps.store, config });
+      if (deps.store) await api.register(uptimeRoutes, { store: deps.store, config });
       api.get('/openapi.json', { schema: { hide: true }, config: tierConfig('general') }, async () => app.swagger());
     },
     { prefix: API_PREFIX },
   );
+
+  // The web front: /, /server/{address}, /assets/*, /favicon.ico (outside the API prefix).
+  await app.register(pageRoutes, { config, ...(deps.webDir ? { webDir: deps.webDir } : {}) });
 
   return app;
 }

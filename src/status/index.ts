@@ -31,7 +31,7 @@ export function createStatusService(options: StatusServiceOptions): StatusServic
   const { config, clock } = options;
   const guard = new AddressGuard(config.targetAllowlist);
   return new StatusService({
-    resolver: new TargetResolver({ dnsServers: config.dnsServers, guard }),
+    resolver: new TargetResolver({ dnsServers: config.dnsServers, guard, now: () => clock.now() }),
     ping: { java: pingJava, legacy: pingLegacy, bedrock: pingBedrock },
     queryServer: (target) => queryServer(target),
     ...(options.icmp ? { icmp: options.icmp } : {}),
