@@ -32,6 +32,8 @@ export interface Config {
   /** Days of check history kept. */
   checkRetentionDays: number;
   logLevel: string;
+  /** LOG_REQUESTS: one access line per request (errors, warnings and slow requests are always logged). */
+  logRequests: boolean;
   /** perf-store: ICMP echo mode (`auto`: raw sockets where permitted, else none; `off`). */
   icmp: 'auto' | 'off';
   /** perf-store: history rows (checks, look-ups) buffered while the database is unreachable. */
@@ -220,6 +222,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     maxConcurrentPings: integer(env, 'MAX_CONCURRENT_PINGS', 256, 1, 100_000),
     checkRetentionDays: integer(env, 'CHECK_RETENTION_DAYS', 30, 1, 3650),
     logLevel,
+    logRequests: boolean(env, 'LOG_REQUESTS', false),
     // perf-store
     icmp: icmpMode(env.ICMP),
     historyBufferMax: integer(env, 'HISTORY_BUFFER_MAX', 100_000, 1_000, 10_000_000),

@@ -47,7 +47,7 @@ export interface WindowCount {
 
 export interface RateLimitStore {
   /**
-   * Counts one request, or `units` (a bulk request counts one per entry); `limit` lets a
+   * Counts `units` requests (default 1; a bulk look-up counts one per entry); `limit` lets a
    * shared store decide how exactly it must count.
    */
   hit(key: string, windowMs: number, limit: number, units?: number): WindowCount | Promise<WindowCount>;
@@ -64,7 +64,7 @@ export class MemoryRateLimitStore implements RateLimitStore {
     this.sweeper.unref();
   }
 
-  hit(key: string, windowMs: number, _limit?: number, units = 1): WindowCount {
+  hit(key: string, windowMs: number, _limit = 0, units = 1): WindowCount {
     const now = this.now();
     let window = this.windows.get(key);
     if (window === undefined || window.endsAt <= now) {
@@ -143,10 +143,10 @@ export class RedisRateLimitStore implements RateLimitStore {
     window.pending += units;
     const estimate = window.known + window.pending;
     if (estimate <= limit * LOCAL_SHARE || window.known > limit) return { count: estimate, resetMs: window.endsAt - now };
-    return this.addNow(key, window, windowMs, units);
+    return this.addNow(key, window, windowMs, limit, units);
   }
 
-  private async addNow(key: string, window: SharedWindow, windowMs: number, units: number): Promise<WindowCount> {
+  private async addNow(key: string, window: SharedWindow, windowMs: number, limit: number, units: number): Promise<WindowCount> {
     const hits = window.pending;
     window.pending = 0;
     try {
@@ -154,7 +154,7 @@ export class RedisRateLimitStore implements RateLimitStore {
       this.learn(window, count, ttl, windowMs);
       return { count: count + window.pending, resetMs: Math.max(0, window.endsAt - this.now()) };
     } catch {
-      return this.local.hit(key, windowMs, undefined, units);
+      return this.local.hit(key, windowMs, limit, units);
     }
   }
 

@@ -9,6 +9,7 @@
  *    old is served stale instead of queueing; with none, the request fails fast with 503;
  *  - concurrent requests for one target share one ping (a Map of promises, deleted on settle).
  */
+import { LRUCache } from 'lru-cache';
 import { HostNotFoundError, ObserverError, ProbeError, TargetRefusedError } from '../core/errors.js';
 import type { Clock } from '../core/clock.js';
 import { editionOf, offlineStatus, type PingResult, type QueryMode, type ServerStatus } from '../core/types.js';
@@ -59,6 +60,9 @@ export const STALE_WHILE_REVALIDATE_MS = 5 * 60_000;
 /** How old a success may be to stand in for a fresh ping when the service is saturated. */
 export const SATURATION_STALE_MS = 24 * 60 * 60_000;
 
+/** A client's look-up of a server is recorded at most once per this period (trends count days). */
+export const LOOKUP_RECORD_INTERVAL_MS = 60_000;
+
 /** Errors a connection attempt may fail with where the next address is worth trying. */
 const TRY_NEXT_ADDRESS = new Set(['connection_refused', 'unreachable']);
 
@@ -91,8 +95,22 @@ function settleWithin<T>(promise: Promise<T>, ms: number, fallback: T): Promise<
 export class StatusService implements StatusLookup {
   private readonly inFlight = new Map<string, Promise<StoredStatus>>();
   private pingsInFlight = 0;
+  /** Parsed addresses by the text asked for: a cache hit should not parse the same text again. */
+  private readonly parsed = new LRUCache<string, ParsedAddress>({ max: 10_000 });
+  /** Client+server pairs recorded within the last LOOKUP_RECORD_INTERVAL_MS. */
+  private readonly recentLookups: LRUCache<string, true>;
+  /** The `stale: true` copy of a stored status, made once per stored status. */
+  private readonly staleCopies = new WeakMap<StoredStatus, ServerStatus>();
 
-  constructor(private readonly deps: StatusServiceDeps) {}
+  constructor(private readonly deps: StatusServiceDeps) {
+    this.recentLookups = new LRUCache<string, true>({
+      max: 50_000,
+      ttl: LOOKUP_RECORD_INTERVAL_MS,
+      ttlAutopurge: false,
+      ttlResolution: 0,
+      perf: { now: () => deps.clock.now() },
+    });
+  }
 
   /** Pings in flight right now (coalesced requests count once). */
   get activePings(): number {
@@ -100,14 +118,24 @@ export class StatusService implements StatusLookup {
   }
 
   async lookup(address: string, mode: QueryMode, options: LookupOptions = {}): Promise<StatusAnswer> {
-    const parsed = parseAddress(address);
+    let parsed = this.parsed.get(address);
+    if (parsed === undefined) {
+      parsed = parseAddress(address);
+      this.parsed.set(address, parsed);
+    }
     const query = options.query;
     const key = `${mode}|${parsed.host}|${parsed.port ?? ''}${query ? `|q${query.port ?? ''}` : ''}`;
     const { store, clock } = this.deps;
     const entry = await this.deps.cache.get(key);
     const id = entry?.latest.status.server_id ?? serverId(editionOf(mode), parsed.host, parsed.port ?? defaultPort(mode));
     if (!options.background) store?.count({ serverQueries: 1 });
-    if (store && options.clientKey) store.recordLookup(id, options.clientKey);
+    if (store && options.clientKey) {
+      const pair = `${id}|${options.clientKey}`;
+      if (!this.recentLookups.has(pair)) {
+        this.recentLookups.set(pair, true);
+        store.recordLookup(id, options.clientKey);
+      }
+    }
 
     const ttlMs = this.deps.ttlSeconds * 1000;
     const now = clock.now();
@@ -134,9 +162,14 @@ export class StatusService implements StatusLookup {
   }
 
   private answer(stored: StoredStatus, cache: StatusAnswer['cache'], freshMs: number, stale = false): StatusAnswer {
+    let status = stored.status;
+    if (stale) {
+      status = this.staleCopies.get(stored) ?? { ...stored.status, stale: true };
+      this.staleCopies.set(stored, status);
+    }
     this.deps.observe?.cacheResult?.(cache);
     return {
-      status: stale ? { ...stored.status, stale: true } : stored.status,
+      status,
       cache,
       maxAgeSeconds: Math.max(0, Math.floor(freshMs / 1000)),
     };

@@ -123,6 +123,13 @@ describe('loadConfig', () => {
     expect(message).not.toContain('\n');
   });
 
+  it('reads LOG_REQUESTS: off by default, true/false, anything else refused', () => {
+    expect(loadConfig({}).logRequests).toBe(false);
+    expect(loadConfig({ LOG_REQUESTS: 'true' }).logRequests).toBe(true);
+    expect(loadConfig({ LOG_REQUESTS: 'off' }).logRequests).toBe(false);
+    expect(() => loadConfig({ LOG_REQUESTS: 'sometimes' })).toThrow(/LOG_REQUESTS/);
+  });
+
   describe('REDIS_COMMAND_TIMEOUT_MS', () => {
     it('defaults to 250 ms and reads a value', () => {
       expect(loadConfig({}).redisCommandTimeoutMs).toBe(250);

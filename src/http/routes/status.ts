@@ -9,14 +9,14 @@ import { tierConfig } from '../rate-limit.js';
 import { BooleanFlag } from '../schemas.js';
 
 /**
- * A cached status is the same object on every hit: serialise it once. (The body still matches
- * the response schema; tests check it against the OpenAPI document.)
+ * A cached status is the same object on every hit: serialise it once, to the bytes sent. (The
+ * body still matches the response schema; tests check it against the OpenAPI document.)
  */
-const bodies = new WeakMap<object, string>();
-export function serialized(status: object): string {
+const bodies = new WeakMap<object, Buffer>();
+export function serialized(status: object): Buffer {
   let body = bodies.get(status);
   if (body === undefined) {
-    body = JSON.stringify(status);
+    body = Buffer.from(JSON.stringify(status));
     bodies.set(status, body);
   }
   return body;
@@ -25,6 +25,12 @@ export function serialized(status: object): string {
 /** Look-up options for a request's `query`/`queryPort` (shared with the bulk route). */
 export function statusLookupOptions(query: boolean | undefined, queryPort: number | undefined, clientKey: string): LookupOptions {
   return query ? { clientKey, query: queryPort === undefined ? {} : { port: queryPort } } : { clientKey };
+}
+
+/** `Cache-Control` values by max-age, built once each. */
+const cacheControls: string[] = [];
+function cacheControl(maxAgeSeconds: number): string {
+  return (cacheControls[maxAgeSeconds] ??= `public, max-age=${maxAgeSeconds}`);
 }
 
 /** GET /status/{address}: the server status. */
@@ -73,9 +79,9 @@ export const statusRoutes: FastifyPluginAsyncTypebox<{ status: StatusLookup; con
         mode,
         statusLookupOptions(request.query.query, request.query.queryPort, clientKeyOf(request, hasher)),
       );
-      reply.header('X-Cache', answer.cache);
-      reply.header('Cache-Control', `public, max-age=${answer.maxAgeSeconds}`);
-      reply.type('application/json; charset=utf-8');
+      reply.header('x-cache', answer.cache);
+      reply.header('cache-control', cacheControl(answer.maxAgeSeconds));
+      reply.header('content-type', 'application/json; charset=utf-8');
       return serialized(answer.status);
     },
   );
