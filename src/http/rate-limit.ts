@@ -228,7 +228,7 @@ export function tierCharger(options: RateLimitOptions): TierCharger {
   return async (request, tier) => {
     let counted: WindowCount;
     try {
-      counted = await store.hit(`${tier}:${clientKeyOf(request, hasher)}`, WINDOW_MS);
+      counted = await store.hit(`${tier}:${clientKeyOf(request, hasher)}`, WINDOW_MS, limits[tier]);
     } catch (error) {
       options.onError?.(error);
       return;
