@@ -23,6 +23,11 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** Rate-limit tier of the route; routes without one are not limited. */
     tier?: RateTier;
+    /**
+     * Units a request counts for (bulk look-ups: one per entry); default 1. With it, the limit
+     * is checked once the body is parsed and validated (preHandler), still before the handler.
+     */
+    rateUnits?: (request: FastifyRequest) => number;
   }
 }
 
@@ -41,8 +46,11 @@ export interface WindowCount {
 }
 
 export interface RateLimitStore {
-  /** Counts one request; `limit` lets a shared store decide how exactly it must count. */
-  hit(key: string, windowMs: number, limit: number): WindowCount | Promise<WindowCount>;
+  /**
+   * Counts `units` requests (default 1; a bulk look-up counts one per entry); `limit` lets a
+   * shared store decide how exactly it must count.
+   */
+  hit(key: string, windowMs: number, limit: number, units?: number): WindowCount | Promise<WindowCount>;
   close(): void;
 }
 
@@ -56,14 +64,14 @@ export class MemoryRateLimitStore implements RateLimitStore {
     this.sweeper.unref();
   }
 
-  hit(key: string, windowMs: number): WindowCount {
+  hit(key: string, windowMs: number, _limit = 0, units = 1): WindowCount {
     const now = this.now();
     let window = this.windows.get(key);
     if (window === undefined || window.endsAt <= now) {
       window = { count: 0, endsAt: now + windowMs };
       this.windows.set(key, window);
     }
-    window.count += 1;
+    window.count += units;
     return { count: window.count, resetMs: window.endsAt - now };
   }
 
@@ -124,21 +132,21 @@ export class RedisRateLimitStore implements RateLimitStore {
     this.flusher.unref();
   }
 
-  hit(key: string, windowMs: number, limit: number): WindowCount | Promise<WindowCount> {
-    if (!this.redis.available) return this.local.hit(key, windowMs);
+  hit(key: string, windowMs: number, limit: number, units = 1): WindowCount | Promise<WindowCount> {
+    if (!this.redis.available) return this.local.hit(key, windowMs, limit, units);
     const now = this.now();
     let window = this.windows.get(key);
     if (window === undefined || window.endsAt <= now) {
       window = { known: 0, pending: 0, endsAt: now + windowMs };
       this.windows.set(key, window);
     }
-    window.pending += 1;
+    window.pending += units;
     const estimate = window.known + window.pending;
     if (estimate <= limit * LOCAL_SHARE || window.known > limit) return { count: estimate, resetMs: window.endsAt - now };
-    return this.addNow(key, window, windowMs);
+    return this.addNow(key, window, windowMs, limit, units);
   }
 
-  private async addNow(key: string, window: SharedWindow, windowMs: number): Promise<WindowCount> {
+  private async addNow(key: string, window: SharedWindow, windowMs: number, limit: number, units: number): Promise<WindowCount> {
     const hits = window.pending;
     window.pending = 0;
     try {
@@ -146,7 +154,7 @@ export class RedisRateLimitStore implements RateLimitStore {
       this.learn(window, count, ttl, windowMs);
       return { count: count + window.pending, resetMs: Math.max(0, window.endsAt - this.now()) };
     } catch {
-      return this.local.hit(key, windowMs);
+      return this.local.hit(key, windowMs, limit, units);
     }
   }
 
@@ -248,7 +256,7 @@ export interface RateLimitOptions {
 export function registerRateLimit(app: FastifyInstance, options: RateLimitOptions): void {
   const { limits, hasher, store } = options;
   app.addHook('onRoute', (route) => {
-    const tier = (route.config as { tier?: RateTier } | undefined)?.tier;
+    const { tier, rateUnits } = (route.config ?? {}) as { tier?: RateTier; rateUnits?: (request: FastifyRequest) => number };
     if (tier === undefined) return;
     const limit = limits[tier];
     const policy = `"${tier}";q=${limit};w=${WINDOW_MS / 1000}`;
@@ -264,7 +272,7 @@ export function registerRateLimit(app: FastifyInstance, options: RateLimitOption
     const hook = (request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void) => {
       let result: WindowCount | Promise<WindowCount>;
       try {
-        result = store.hit(`${tier}:${clientKeyOf(request, hasher)}`, WINDOW_MS, limit);
+        result = store.hit(`${tier}:${clientKeyOf(request, hasher)}`, WINDOW_MS, limit, rateUnits ? rateUnits(request) : 1);
       } catch (error) {
         options.onError?.(error);
         return done();
@@ -281,8 +289,10 @@ export function registerRateLimit(app: FastifyInstance, options: RateLimitOption
         apply(reply, result, done);
       }
     };
-    const existing = route.onRequest === undefined ? [] : Array.isArray(route.onRequest) ? route.onRequest : [route.onRequest];
-    route.onRequest = [...existing, hook];
+    const stage = rateUnits ? 'preHandler' : 'onRequest';
+    const current = route[stage];
+    const existing = current === undefined ? [] : Array.isArray(current) ? current : [current];
+    route[stage] = [...existing, hook] as typeof current;
   });
   app.addHook('onClose', async () => store.close());
 }

@@ -4,19 +4,23 @@
  * are, in order, and never resolves the name again (decisions.md "Addresses").
  *
  * Outcomes:
- *  - the name has no SRV, A or AAAA record (NXDOMAIN or NODATA): HostNotFoundError (404);
+ *  - the name has no SRV, A or AAAA record (NXDOMAIN or NODATA): HostNotFoundError (404),
+ *    remembered for `negativeTtlMs` (30 s) so that repeats do not redo three look-ups;
  *  - any address of the name is refused by the guard: TargetRefusedError (400), even when
  *    other answers are public;
  *  - the query's signal aborts: ProbeError('timeout');
- *  - the DNS servers fail (SERVFAIL, REFUSED, no answer within their timeout/tries, an SRV
- *    target without addresses): ProbeError('dns_failure'). Both ProbeErrors are offline
- *    results for the status service, not HTTP errors.
+ *  - a failed SRV look-up (SERVFAIL, REFUSED, timeout) falls back to the name's own A/AAAA,
+ *    as the vanilla client does (it treats any SRV failure as "no SRV record");
+ *  - the DNS servers fail for the addresses too (or an SRV target has none):
+ *    ProbeError('dns_failure'). Both ProbeErrors are offline results for the status service,
+ *    not HTTP errors.
  *
  * Order of `ips`: every A answer, then every AAAA answer, each in the order the DNS server gave.
  * IPv4 first is what the vanilla Java client does (Java prefers IPv4 by default) and what
  * Minecraft servers are most often reachable on; the caller falls back to IPv6 after.
  */
 import { promises as dns, type SrvRecord as DnsSrvRecord } from 'node:dns';
+import { LRUCache } from 'lru-cache';
 import { InvalidAddressError, HostNotFoundError, ProbeError, TargetRefusedError } from '../core/errors.js';
 import type { QueryMode, SrvRecord } from '../core/types.js';
 import { defaultPort, parseDnsName, type ParsedAddress } from './address.js';
@@ -40,7 +44,14 @@ export interface TargetResolverOptions {
   timeoutMs?: number;
   /** Attempts per server. */
   tries?: number;
+  /** How long a name without records stays a 404 without asking DNS again (default 30 s; 0 turns it off). */
+  negativeTtlMs?: number;
+  /** Clock of the negative cache (ms). */
+  now?: () => number;
 }
+
+/** Names remembered as having no records, at most (least recently used go first). */
+const NEGATIVE_CACHE_MAX = 10_000;
 
 /** The SRV service label of Minecraft Java Edition (Minecraft wiki, "Server.properties" / SRV). */
 const MINECRAFT_SRV_PREFIX = '_minecraft._tcp.';
@@ -51,6 +62,9 @@ const MAX_DNS_NAME_LENGTH = 253;
 /** c-ares codes meaning "this name has no such record" (NXDOMAIN, NODATA). */
 const NO_RECORD_CODES = new Set(['ENOTFOUND', 'ENODATA']);
 
+/** Idle c-ares channels kept for reuse; creating one costs about as much as the look-up itself. */
+const MAX_IDLE_CHANNELS = 64;
+
 type Lookup<T> = { ok: true; value: T } | { ok: false; code: string | undefined; error: unknown };
 
 export class TargetResolver {
@@ -58,12 +72,19 @@ export class TargetResolver {
   private readonly guard: AddressGuard;
   private readonly timeoutMs: number;
   private readonly tries: number;
+  private readonly negativeTtlMs: number;
+  private readonly now: () => number;
+  /** Key (mode's use of SRV + name) → when the "no records" answer expires. */
+  private readonly notFound = new LRUCache<string, number>({ max: NEGATIVE_CACHE_MAX });
+  private readonly idle: dns.Resolver[] = [];
 
   constructor(opts: TargetResolverOptions) {
     this.dnsServers = [...opts.dnsServers];
     this.guard = opts.guard;
     this.timeoutMs = opts.timeoutMs ?? 2000;
     this.tries = opts.tries ?? 2;
+    this.negativeTtlMs = opts.negativeTtlMs ?? 30_000;
+    this.now = opts.now ?? Date.now;
     if (!Number.isInteger(this.timeoutMs) || this.timeoutMs < 1) throw new TypeError('timeoutMs must be a positive integer');
     if (!Number.isInteger(this.tries) || this.tries < 1) throw new TypeError('tries must be a positive integer');
     // Check the server list now rather than on the first query: setServers throws on bad input.
@@ -78,14 +99,19 @@ export class TargetResolver {
       return { host: address.host, port: address.port ?? defaultPort(mode), ips: [address.host], srvRecord: null };
     }
 
-    // One c-ares channel per query, so that cancel() on abort ends this query's look-ups only.
-    const resolver = new dns.Resolver({ timeout: this.timeoutMs, tries: this.tries });
-    if (this.dnsServers.length > 0) resolver.setServers(this.dnsServers);
+    const negativeKey = `${usesSrv(address, mode) ? 'srv' : 'addr'}|${address.host}`;
+    const expires = this.notFound.get(negativeKey);
+    if (expires !== undefined && this.now() < expires) throw new HostNotFoundError(address.host);
+
+    // One c-ares channel per query at a time, so that cancel() on abort ends this query's
+    // look-ups only; channels are reused once their query is over.
+    const resolver = this.idle.pop() ?? this.newChannel();
     const onAbort = (): void => resolver.cancel();
     signal.addEventListener('abort', onAbort, { once: true });
     try {
       return await this.resolveName(resolver, address, mode, signal);
     } catch (error) {
+      if (error instanceof HostNotFoundError && this.negativeTtlMs > 0) this.notFound.set(negativeKey, this.now() + this.negativeTtlMs);
       // Cancelled look-ups reject with ECANCELLED: report the deadline, not a DNS failure.
       if (signal.aborted && !(error instanceof HostNotFoundError || error instanceof TargetRefusedError)) {
         throw new ProbeError('timeout', { cause: error });
@@ -95,7 +121,14 @@ export class TargetResolver {
       signal.removeEventListener('abort', onAbort);
       // Ends look-ups whose answers are no longer needed (the name's own A/AAAA after SRV).
       resolver.cancel();
+      if (this.idle.length < MAX_IDLE_CHANNELS) this.idle.push(resolver);
     }
+  }
+
+  private newChannel(): dns.Resolver {
+    const resolver = new dns.Resolver({ timeout: this.timeoutMs, tries: this.tries });
+    if (this.dnsServers.length > 0) resolver.setServers(this.dnsServers);
+    return resolver;
   }
 
   private async resolveName(
@@ -105,24 +138,19 @@ export class TargetResolver {
     signal: AbortSignal,
   ): Promise<ResolvedTarget> {
     const srvName = MINECRAFT_SRV_PREFIX + address.host;
-    // A name too long to carry the SRV prefix (RFC 1035 §2.3.4) cannot have an SRV record.
-    const useSrv = mode !== 'bedrock' && address.port === null && srvName.length <= MAX_DNS_NAME_LENGTH;
     // The name's own A/AAAA are looked up alongside SRV so a missing SRV costs no extra round trip;
     // when SRV is used these answers are dropped unchecked, as nothing connects to them.
     const direct = this.lookupAddresses(resolver, address.host);
     // Marks the promise handled for the paths that return or throw without awaiting it.
     direct.catch(() => undefined);
-    if (useSrv) {
+    if (usesSrv(address, mode)) {
       const srv = await settle(resolver.resolveSrv(srvName));
       throwIfAborted(signal);
       if (srv.ok && srv.value.length > 0) {
         return this.followSrv(resolver, srvName, srv.value, signal);
       }
-      if (!srv.ok && !NO_RECORD_CODES.has(srv.code ?? '')) {
-        // A failing DNS server is a failure, not "no SRV": falling back to the A record could
-        // ping a different server than the one the SRV record names.
-        throw dnsFailure(srv.error);
-      }
+      // No SRV record, or the SRV look-up failed (SERVFAIL, timeout): the name's own A/AAAA,
+      // as the vanilla client does.
     }
     const found = await direct;
     throwIfAborted(signal);
@@ -197,6 +225,11 @@ export function chooseSrv(records: readonly DnsSrvRecord[]): DnsSrvRecord | null
       a.priority - b.priority || b.weight - a.weight || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0) || a.port - b.port,
   );
   return usable[0] ?? null;
+}
+
+/** Java and legacy look up SRV when no port is given; a name too long for the prefix (RFC 1035 §2.3.4) has none. */
+function usesSrv(address: ParsedAddress, mode: QueryMode): boolean {
+  return mode !== 'bedrock' && address.port === null && MINECRAFT_SRV_PREFIX.length + address.host.length <= MAX_DNS_NAME_LENGTH;
 }
 
 function settle<T>(promise: Promise<T>): Promise<Lookup<T>> {

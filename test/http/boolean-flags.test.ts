@@ -69,7 +69,7 @@ describe('boolean query flags', () => {
     const hidden = await app.inject('/api/v1/widget/normal/demo?showProtocol=0');
     const byDefault = await app.inject('/api/v1/widget/normal/demo');
     // The protocol number is off by default: a bare flag turns it on, 0 leaves it off.
-    const page = (res: typeof shown) => res.body.replace(/nonce(-|=")[A-Za-z0-9+/=]+/g, 'nonce');
+    const page = (res: typeof shown) => res.body;
     expect(shown.statusCode).toBe(200);
     expect(page(shown)).not.toBe(page(byDefault));
     expect(page(hidden)).toBe(page(byDefault));

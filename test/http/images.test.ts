@@ -88,6 +88,17 @@ describe('/api/v1/icon/dynamic', () => {
     expect((await sharp(offline.rawPayload).metadata()).width).toBe(80);
   });
 
+  it('caches the default icon standing in for an offline or unknown server only as long as that status', async () => {
+    for (const address of [`127.0.0.1:${await closedPort()}`, 'missing.observer.test']) {
+      const res = await get(`/api/v1/icon/dynamic?address=${address}`);
+      expect(res.statusCode).toBe(200);
+      expect(res.headers['cache-control'], address).toMatch(/^public, max-age=(\d+)$/);
+      expect(Number(/max-age=(\d+)/.exec(res.headers['cache-control'] as string)![1])).toBeLessThanOrEqual(60);
+    }
+    const sharp = await get(`/api/v1/icon/sharp?address=127.0.0.1:${await closedPort()}`);
+    expect(sharp.headers['cache-control']).not.toContain('s-maxage');
+  });
+
   it('answers a matching If-None-Match with 304 and no body', async () => {
     const first = await get(`/api/v1/icon/dynamic?address=${target}&size=48`);
     const etag = first.headers['etag'] as string;
@@ -235,18 +246,20 @@ describe('/api/v1/banner/motd', () => {
     expect(red).toBeGreaterThan(40);
   });
 
-  it('sends an ETag and a day of Cache-Control, answers If-None-Match with 304, caches nothing itself', async () => {
+  it('sends an ETag and a day of Cache-Control, answers If-None-Match with 304, renders each text once', async () => {
     const url = `/api/v1/banner/motd?motd=${encodeURIComponent('&6Gold')}&textColor=%23abc`;
     const first = await get(url);
     expect(first.headers['content-type']).toBe('image/png');
     expect(first.headers['cache-control']).toBe('public, max-age=86400');
-    expect(first.headers['x-render-cache']).toBeUndefined();
+    expect(first.headers['x-render-cache']).toBe('MISS');
     const again = await get(url);
+    expect(again.headers['x-render-cache']).toBe('HIT');
     expect(again.rawPayload.equals(first.rawPayload)).toBe(true);
     expect(again.headers['etag']).toBe(first.headers['etag']);
     expect((await get(url, { 'if-none-match': first.headers['etag'] as string })).statusCode).toBe(304);
     const other = await get(`/api/v1/banner/motd?motd=${encodeURIComponent('&6Gold')}&textColor=%23abd`);
     expect(other.headers['etag']).not.toBe(first.headers['etag']);
+    expect(other.headers['x-render-cache']).toBe('MISS');
   });
 
   it('is not rate-limited', async () => {
@@ -257,6 +270,23 @@ describe('/api/v1/banner/motd', () => {
       expect((await limited.inject({ url: '/api/v1/icon/dynamic?address=missing.observer.test' })).statusCode).toBe(429);
     } finally {
       await limited.close();
+    }
+  });
+});
+
+describe('OpenAPI of the icon routes', () => {
+  it('requires address on /icon/sharp, and address or server on /icon/dynamic', async () => {
+    const doc = (await get('/api/v1/openapi.json')).json();
+    const param = (path: string, name: string) =>
+      (doc.paths[path].get.parameters as Array<{ name: string; required: boolean; description: string }>).find((p) => p.name === name);
+    expect(param('/api/v1/icon/sharp', 'address')?.required).toBe(true);
+    expect(param('/api/v1/icon/dynamic', 'address')).toMatchObject({ required: false });
+    expect(param('/api/v1/icon/dynamic', 'address')?.description).toContain('Required unless `server` is given');
+    expect(param('/api/v1/icon/dynamic', 'server')).toMatchObject({ required: false });
+    for (const url of ['/api/v1/icon/dynamic', '/api/v1/icon/dynamic?size=64', '/api/v1/icon/sharp?size=64']) {
+      const res = await get(url);
+      expect(res.statusCode).toBe(400);
+      expect(res.json()).toMatchObject({ error: 'invalid_parameter', message: 'The query parameter "address" is required.' });
     }
   });
 });

@@ -257,6 +257,81 @@ describe('TargetResolver: DNS failures and the deadline', () => {
     expect(dns.queries()).toBeGreaterThan(0);
   });
 
+  /** The question's QTYPE (RFC 1035 §4.1.2): after the QNAME labels that start at byte 12. */
+  function qtype(query: Buffer): number {
+    let at = 12;
+    while (query[at]! !== 0) at += query[at]! + 1;
+    return query.readUInt16BE(at + 1);
+  }
+
+  /** An answer with `ipv4` as the one A record (RFC 1035 §4.1.3), or no answer for other types. */
+  function answerA(query: Buffer, ipv4: string): Buffer {
+    let end = 12;
+    while (query[end]! !== 0) end += query[end]! + 1;
+    end += 5;
+    const header = Buffer.from(query.subarray(0, 12));
+    header[2] = 0x80 | (query[2]! & 0x79);
+    header[3] = 0x80; // RA=1, NOERROR
+    header.writeUInt16BE(1, 4);
+    header.writeUInt16BE(qtype(query) === 1 ? 1 : 0, 6);
+    header.writeUInt16BE(0, 8);
+    header.writeUInt16BE(0, 10);
+    const question = query.subarray(12, end);
+    if (qtype(query) !== 1) return Buffer.concat([header, question]);
+    const record = Buffer.from([0xc0, 0x0c, 0, 1, 0, 1, 0, 0, 0, 60, 0, 4, ...ipv4.split('.').map(Number)]);
+    return Buffer.concat([header, question, record]);
+  }
+
+  /** NXDOMAIN (RCODE=3) for every query. */
+  function nxdomain(query: Buffer): Buffer {
+    const reply = Buffer.from(query);
+    reply[2] = 0x80 | (query[2]! & 0x79);
+    reply[3] = 0x80 | 0x03;
+    return reply;
+  }
+
+  it('a failed SRV look-up (SERVFAIL) falls back to the name’s A record, as the vanilla client does', async () => {
+    const dns = await fakeDns((query) => (qtype(query) === 33 ? servfail(query) : answerA(query, '127.0.0.1')));
+    const by = new TargetResolver({ dnsServers: [dns.server], guard: open, timeoutMs: 500, tries: 1 });
+    const target = await resolve('mc.observer.test', 'java', by);
+    expect(target).toEqual({ host: 'mc.observer.test', port: 25565, ips: ['127.0.0.1'], srvRecord: null });
+  });
+
+  it('an SRV look-up that times out falls back to the name’s A record', async () => {
+    const dns = await fakeDns((query) => (qtype(query) === 33 ? null : answerA(query, '127.0.0.1')));
+    const by = new TargetResolver({ dnsServers: [dns.server], guard: open, timeoutMs: 200, tries: 1 });
+    expect((await resolve('mc.observer.test', 'java', by)).ips).toEqual(['127.0.0.1']);
+  });
+
+  it('remembers a name without records for 30 s: repeats ask DNS nothing', async () => {
+    const dns = await fakeDns(nxdomain);
+    let now = 1_000_000;
+    const by = new TargetResolver({ dnsServers: [dns.server], guard: open, timeoutMs: 500, tries: 1, now: () => now });
+    expect(await failure(resolve('gone.observer.test', 'java', by))).toBeInstanceOf(HostNotFoundError);
+    const asked = dns.queries();
+    expect(asked).toBeGreaterThanOrEqual(3); // SRV, A, AAAA
+    now += 29_000;
+    expect(await failure(resolve('gone.observer.test', 'java', by))).toBeInstanceOf(HostNotFoundError);
+    expect(await failure(resolve('GONE.observer.test.', 'java', by))).toBeInstanceOf(HostNotFoundError);
+    expect(dns.queries()).toBe(asked);
+    // Bedrock does not use SRV: its answer is its own.
+    expect(await failure(resolve('gone.observer.test', 'bedrock', by))).toBeInstanceOf(HostNotFoundError);
+    const withBedrock = dns.queries();
+    expect(withBedrock).toBeGreaterThan(asked);
+    now += 2_000;
+    expect(await failure(resolve('gone.observer.test', 'java', by))).toBeInstanceOf(HostNotFoundError);
+    expect(dns.queries()).toBeGreaterThan(withBedrock);
+  });
+
+  it('does not remember DNS failures as missing names', async () => {
+    const dns = await fakeDns(servfail);
+    const by = new TargetResolver({ dnsServers: [dns.server], guard: open, timeoutMs: 500, tries: 1 });
+    expect(await probeFailure(resolve('mc.observer.test', 'bedrock', by))).toBe('dns_failure');
+    const asked = dns.queries();
+    expect(await probeFailure(resolve('mc.observer.test', 'bedrock', by))).toBe('dns_failure');
+    expect(dns.queries()).toBeGreaterThan(asked);
+  });
+
   it('a server that never answers within its timeout is dns_failure', async () => {
     const dns = await fakeDns(() => null);
     const by = new TargetResolver({ dnsServers: [dns.server], guard: open, timeoutMs: 200, tries: 1 });

@@ -47,6 +47,7 @@ export interface ServerHistory {
   online_checks: number;
   uptime_percentage: number | null;
   buckets: HistoryBucket[];
+  stale?: true;
 }
 
 export interface TrendServer {

@@ -124,6 +124,7 @@ export function historySection(target: Target, justChecked = false): HTMLElement
         draw(history, label),
         h('p', { class: 'legend' }, h('span', { class: 'key up', 'aria-hidden': 'true' }), 'online share of checks ', h('span', { class: 'key line', 'aria-hidden': 'true' }), 'average players'),
         h('p', { class: 'figures' }, label),
+        history.stale ? h('p', { class: 'note' }, 'The history database is not answering right now: this is its last answer.') : null,
       );
     } catch (error) {
       if (error instanceof DOMException && error.name === 'AbortError') return;

@@ -45,19 +45,27 @@ const HexColor = (description: string, example: string) =>
     examples: [example],
   });
 
-const Address = Type.String({ minLength: 1, maxLength: 255, description: 'host, host:port, IPv4, [IPv6]:port or IPv6' });
+const ADDRESS_DESCRIPTION = 'host, host:port, IPv4, [IPv6]:port or IPv6';
+const Address = Type.String({ minLength: 1, maxLength: 255, description: ADDRESS_DESCRIPTION });
 
-const IconQuery = (size: { min: number; max: number; default: number }, withFormat: boolean) =>
-  Type.Object({
-    address: Type.Optional(Address),
-    ...(withFormat ? { server: Type.Optional({ ...Address, description: 'Backwards-compatible alias of `address`.' }) } : {}),
-    size: Type.Integer({ minimum: size.min, maximum: size.max, default: size.default, description: `Side in pixels, ${size.min} to ${size.max}.` }),
-    ...(withFormat
-      ? { format: Type.Union([Type.Literal('png'), Type.Literal('webp')], { default: 'png', description: '`png` or `webp`.' }) }
-      : {}),
-    bedrock: BooleanFlag('Bedrock protocol.'),
-    legacy: BooleanFlag('Legacy Java protocol.'),
-  });
+/**
+ * `/icon/sharp` requires `address`; `/icon/dynamic` takes `address` or its alias `server`, so
+ * neither is required alone there and the schema requires one of the two (`anyOf`).
+ */
+const IconQuery = (size: { min: number; max: number; default: number }, withAlias: boolean) =>
+  Type.Object(
+    {
+      address: withAlias ? Type.Optional({ ...Address, description: `${ADDRESS_DESCRIPTION}. Required unless \`server\` is given.` }) : Address,
+      ...(withAlias ? { server: Type.Optional({ ...Address, description: 'Backwards-compatible alias of `address`.' }) } : {}),
+      size: Type.Integer({ minimum: size.min, maximum: size.max, default: size.default, description: `Side in pixels, ${size.min} to ${size.max}.` }),
+      ...(withAlias
+        ? { format: Type.Union([Type.Literal('png'), Type.Literal('webp')], { default: 'png', description: '`png` or `webp`.' }) }
+        : {}),
+      bedrock: BooleanFlag('Bedrock protocol.'),
+      legacy: BooleanFlag('Legacy Java protocol.'),
+    },
+    withAlias ? { anyOf: [{ required: ['address'] }, { required: ['server'] }] } : {},
+  );
 
 const imageResponses = (type: string) => ({
   200: Type.Unsafe<Buffer>({ description: `The image (${type}).`, content: undefined }),
@@ -142,14 +150,16 @@ export const imageRoutes: FastifyPluginAsyncTypebox<{ status: StatusLookup; conf
     const address = query.address ?? query.server;
     if (address === undefined) throw new BadRequestError('invalid_parameter', 'The query parameter "address" is required.');
     const mode = parseQueryMode(query.legacy, query.bedrock);
-    const { status: s } = await statusFor(status, address, mode, config.statusCacheTtlSeconds, lookupOptions(request));
+    const { status: s, maxAge } = await statusFor(status, address, mode, config.statusCacheTtlSeconds, lookupOptions(request));
     const favicon = s.online ? s.favicon : null;
     // Keyed by the favicon's digest: every server with the default icon shares one render.
     const key = `icon|${faviconKey(s)}|${options.size}|${options.format}|${options.rounded}`;
     return sendImage(request, reply, {
       key,
       contentType: `image/${options.format}`,
-      cacheControl: ICON_CACHE_CONTROL,
+      // The default icon standing in for an offline or unknown server lasts as long as that
+      // status does, so the real icon shows once the server is back.
+      cacheControl: s.online ? ICON_CACHE_CONTROL : `public, max-age=${maxAge}`,
       render: () => renderIcon(favicon, options),
     });
   }
@@ -162,7 +172,10 @@ export const imageRoutes: FastifyPluginAsyncTypebox<{ status: StatusLookup; conf
         summary: 'Server icon',
         description:
           "The server's favicon at `size` pixels (enlarged with nearest-neighbour, so pixel art stays crisp), or " +
-          "Observer's default icon when the server has none, is offline or unknown. `server` is accepted as an alias of `address`." + PING_BUDGET_NOTE,
+          "Observer's default icon when the server has none, is offline or unknown. `server` is accepted as an alias of `address`. " +
+          'Cached 1 day by browsers and 7 days by CDNs, except the default icon standing in for an offline or unknown server, ' +
+          'which is cached only as long as that status stays fresh.' +
+          PING_BUDGET_NOTE,
         tags: ['images'],
         querystring: IconQuery(DYNAMIC_ICON_SIZE, true),
         produces: ['image/png', 'image/webp'],
@@ -201,7 +214,8 @@ export const imageRoutes: FastifyPluginAsyncTypebox<{ status: StatusLookup; conf
         summary: 'MOTD banner',
         description:
           'Renders Minecraft-formatted text (`§` or `&` codes) as an 800x180 PNG without querying any server. ' +
-          'Not rate-limited and not cached by the service; the ETag lets clients revalidate.',
+          'Not rate-limited; each distinct text and colour pair is rendered once and kept in the render cache, ' +
+          'and the ETag lets clients revalidate.',
         tags: ['images'],
         querystring: Type.Object({
           motd: Type.String({ minLength: 1, maxLength: MAX_MOTD_PARAMETER_LENGTH, description: 'MOTD text, at most 300 characters.' }),
@@ -215,10 +229,13 @@ export const imageRoutes: FastifyPluginAsyncTypebox<{ status: StatusLookup; conf
     async (request, reply) => {
       const q = request.query;
       const options = { textColor: color(q.textColor, '#ffffff'), accentColor: color(q.accentColor, '#10b981') };
-      const etag = etagOf(`motd|${digestOf(q.motd)}|${options.textColor}|${options.accentColor}`);
-      reply.header('Cache-Control', 'public, max-age=86400').header('ETag', etag);
-      if (matchesIfNoneMatch(request.headers['if-none-match'], etag)) return reply.code(304).send(null);
-      return reply.type('image/png').send(await renderMotdBanner(q.motd, options));
+      // Keyed by its parameters: the same text costs one render, however often it is asked for.
+      return sendImage(request, reply, {
+        key: `motd|${digestOf(q.motd)}|${options.textColor}|${options.accentColor}`,
+        contentType: 'image/png',
+        cacheControl: 'public, max-age=86400',
+        render: () => renderMotdBanner(q.motd, options),
+      });
     },
   );
 

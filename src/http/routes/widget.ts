@@ -2,7 +2,6 @@
  * GET /widget/{size}/{address}: the embeddable live-status HTML page, and
  * GET /widget/fonts/{file}: the web fonts it may use, served from the @fontsource packages.
  */
-import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
@@ -163,15 +162,14 @@ export const widgetRoutes: FastifyPluginAsyncTypebox<{ status: StatusLookup; con
           source = { kind: 'not_found', address, mode };
         }
       }
-      const nonce = randomBytes(16).toString('base64');
       // The page is at {api}/widget/{size}/{address}[/]: the API root is two folders up (three
       // with a trailing slash), whatever prefix a proxy put in front of it.
       const path = request.url.split('?')[0] ?? '';
       const basePath = path.endsWith('/') ? '../../..' : '../..';
-      const html = renderWidget(source, options, { nonce, basePath });
+      const html = renderWidget(source, options, { basePath });
       return reply
         .type('text/html; charset=utf-8')
-        .header('Content-Security-Policy', widgetContentSecurityPolicy(nonce))
+        .header('Content-Security-Policy', widgetContentSecurityPolicy())
         .header('Cache-Control', 'public, max-age=60, stale-while-revalidate=300')
         .header('X-Content-Type-Options', 'nosniff')
         .send(html);

@@ -3,8 +3,8 @@
  *
  * ```ts
  * const options = resolveWidgetOptions('normal', query);          // WidgetOptionError names a bad parameter
- * const html = renderWidget({ kind: 'demo' }, options, { nonce, basePath: '../..' });
- * reply.header('Content-Security-Policy', widgetContentSecurityPolicy(nonce));
+ * const html = renderWidget({ kind: 'demo' }, options, { basePath: '../..' });
+ * reply.header('Content-Security-Policy', widgetContentSecurityPolicy());
  * ```
  */
 export {
@@ -35,4 +35,4 @@ export {
 export { DEMO_ADDRESS, demoStatus } from './demo.js';
 export { FONT_FILES, FONT_PACKAGES, FONT_WEIGHTS, fontFileName } from './fonts.js';
 export { escapeHtml, renderWidget, type RenderContext, type WidgetSource } from './render.js';
-export { widgetContentSecurityPolicy } from './csp.js';
+export { WIDGET_SCRIPT_HASH, widgetContentSecurityPolicy } from './csp.js';

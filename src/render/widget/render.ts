@@ -1,6 +1,6 @@
 /**
- * renderWidget: status + options → one self-contained HTML page (inline CSS, one inline
- * script allowed by a per-response CSP nonce, fonts and status from the page's own origin).
+ * renderWidget: status + options → one self-contained HTML page (inline CSS, one fixed inline
+ * script allowed by its CSP hash (csp.ts), fonts and status from the page's own origin).
  *
  * Escaping: every value from a server or a request is escaped here, except `motd.html`, which
  * the MOTD module builds from escaped text and validated colours.
@@ -21,8 +21,6 @@ export type WidgetSource =
   | { kind: 'not_found'; address: string; mode: QueryMode };
 
 export interface RenderContext {
-  /** CSP nonce of this response (base64). */
-  nonce: string;
   /**
    * The API root (the folder holding `status/` and `widget/`) as the page's browser should
    * reach it, typically relative to the page (`../..`) so that it survives a reverse proxy
@@ -38,11 +36,9 @@ export function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (char) => HTML_ESCAPES[char]!);
 }
 
-const NONCE = /^[A-Za-z0-9+/]{16,}={0,2}$/;
 const BASE_PATH = /^(?:\.{1,2}|\/?[A-Za-z0-9._~-]*)(?:\/[A-Za-z0-9._~-]+)*$/;
 
 export function renderWidget(source: WidgetSource, options: WidgetOptions, context: RenderContext): string {
-  if (!NONCE.test(context.nonce)) throw new TypeError('renderWidget: the nonce must be base64 of at least 12 bytes');
   if (!BASE_PATH.test(context.basePath)) throw new TypeError('renderWidget: basePath must be a plain path');
   const { view, address, mode } = sourceView(source);
   const classes = [
@@ -86,7 +82,7 @@ ${widgetCss(options, context.basePath)}
 <main id="w" class="${classes.join(' ')}"${attributes} aria-label="Minecraft server status: ${escapeHtml(view.title)}">
 ${body.filter((part) => part !== '').join('\n')}
 </main>
-<script nonce="${context.nonce}">${WIDGET_SCRIPT}</script>
+<script>${WIDGET_SCRIPT}</script>
 </body>
 </html>
 `;
