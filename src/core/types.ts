@@ -14,6 +14,23 @@ export interface Motd {
   html: string;
   raw_lines: string[];
   clean_lines: string[];
+  /**
+   * The formatted MOTD every consumer draws from (JSON `html`, banners, the widget's script):
+   * runs of text with one style, colours always `#rrggbb`. Absent only on statuses cached by a
+   * version that did not send it.
+   */
+  segments?: MotdSpan[];
+}
+
+/** One run of MOTD text with one style (the MOTD module's segment, colour as `#rrggbb`). */
+export interface MotdSpan {
+  text: string;
+  color: `#${string}` | null;
+  bold: boolean;
+  italic: boolean;
+  underlined: boolean;
+  strikethrough: boolean;
+  obfuscated: boolean;
 }
 
 export interface PlayerSample {

@@ -93,13 +93,14 @@ describe('segmentsToRaw and formatSegments', () => {
     expect(parseFormattedText(raw)).toEqual([seg('a', { bold: true }), seg('b', { color: 'red', bold: true }), seg('c')]);
   });
 
-  it('builds a Motd from segments', () => {
-    expect(formatSegments([seg('x', { italic: true })])).toEqual({
-      raw: '§ox',
-      clean: 'x',
-      html: '<span style="font-style: italic">x</span>',
-      raw_lines: ['§ox'],
-      clean_lines: ['x'],
+  it('builds a Motd from segments, handing the segments out with hex colours', () => {
+    expect(formatSegments([seg('x', { italic: true }), seg('', { bold: true }), seg('y', { color: 'gold' })])).toEqual({
+      raw: '§ox§r§l§6y',
+      clean: 'xy',
+      html: '<span style="font-style: italic">x</span><span style="color: #ffaa00">y</span>',
+      raw_lines: ['§ox§r§l§6y'],
+      clean_lines: ['xy'],
+      segments: [seg('x', { italic: true }), seg('y', { color: '#ffaa00' })],
     });
   });
 });

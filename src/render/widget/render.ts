@@ -56,7 +56,7 @@ export function renderWidget(source: WidgetSource, options: WidgetOptions, conte
   const data: Array<[string, string]> = [
     ['data-state', view.state],
     ['data-api', context.basePath],
-    ['data-motd', view.motdRaw],
+    ['data-motd', view.motdKey],
   ];
   if (address !== null) {
     data.push(['data-address', address], ['data-mode', mode], ['data-refresh-ms', String(options.refreshSeconds * 1000)]);

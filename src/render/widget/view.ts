@@ -50,7 +50,8 @@ export interface WidgetView {
   /** Escaped HTML from the MOTD module, or null when offline or empty. */
   motdHtml: string | null;
   /** `motd.raw`, which the browser compares to notice a changed MOTD. */
-  motdRaw: string;
+  /** What the page's script compares a refreshed MOTD with: its `html` (never parsed). */
+  motdKey: string;
   /** A validated `data:image/png;base64,` URL or null. */
   favicon: string | null;
   /** Width in pixels read from the favicon's PNG header, when it has one. */
@@ -118,7 +119,7 @@ export function widgetView(status: ServerStatus, title: string): WidgetView {
     latencyMs: live && isCount(status.roundTripLatency) ? Math.round(status.roundTripLatency) : null,
     players,
     motdHtml,
-    motdRaw: live && status.motd ? status.motd.raw : '',
+    motdKey: live && status.motd ? status.motd.html : '',
     favicon,
     faviconWidth: favicon ? pngWidth(favicon) : null,
     sample,
