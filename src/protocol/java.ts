@@ -27,7 +27,7 @@ import {
   type StreamDecoderResult,
 } from './codec.js';
 import { acceptFavicon } from './favicon.js';
-import { readModList } from './forge.js';
+import { isObject, readModList } from './forge.js';
 import { asProbeError, roundLatency, type ProbeOptions, type ProbeTarget } from './target.js';
 import { connectTcp, type StreamConnection } from './transport.js';
 
@@ -153,10 +153,6 @@ export function decodePong(wire: Uint8Array): bigint {
   const payload = decodePongPacket(result.value);
   if (payload === undefined) throw invalid('not a pong');
   return payload;
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 function count(value: unknown): number | null {

@@ -11,6 +11,7 @@
  */
 import { HostNotFoundError, ObserverError, ProbeError, TargetRefusedError } from '../core/errors.js';
 import type { Clock } from '../core/clock.js';
+import { roundLatency, type ProbeTarget } from '../protocol/target.js';
 import { editionOf, offlineStatus, type PingResult, type QueryMode, type ServerStatus } from '../core/types.js';
 import { defaultPort, parseAddress, type ParsedAddress, type ResolvedTarget } from '../resolve/index.js';
 import type { Store } from '../store/types.js';
@@ -18,12 +19,7 @@ import type { StatusCache, StoredStatus, CacheEntry } from './cache.js';
 import { serverId } from './server-id.js';
 import type { LookupOptions, StatusAnswer, StatusLookup } from './types.js';
 
-export interface ProbeTarget {
-  ip: string;
-  port: number;
-  hostname: string;
-  signal: AbortSignal;
-}
+export type { ProbeTarget };
 
 type BeforePing = LookupOptions['beforePing'];
 
@@ -276,7 +272,7 @@ export class StatusService implements StatusLookup {
       players: result.players,
       motd: result.motd,
       favicon: result.favicon,
-      roundTripLatency: Math.round(result.latencyMs * 100) / 100,
+      roundTripLatency: roundLatency(result.latencyMs),
     });
   }
 

@@ -139,7 +139,7 @@ export const imageRoutes: FastifyPluginAsyncTypebox<{ status: StatusLookup; conf
     const { image: rendered, hit } = await cache.getOrRender(image.key, image.contentType, image.render);
     return reply.header('X-Render-Cache', hit ? 'HIT' : 'MISS').type(rendered.contentType).send(rendered.body);
   }
-  const media = tierConfig('media', config.rateLimits);
+  const media = tierConfig('media');
 
   async function icon(
     request: FastifyRequest,

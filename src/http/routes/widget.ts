@@ -118,12 +118,12 @@ const WIDGET_DESCRIPTION =
 
 export const widgetRoutes: FastifyPluginAsyncTypebox<{ status: StatusLookup; config: Config; lookupOptions: MediaLookupOptions }> = async (
   app,
-  { status, config, lookupOptions },
+  { status, lookupOptions },
 ) => {
   app.get(
     '/widget/:size/:address',
     {
-      config: tierConfig('media', config.rateLimits),
+      config: tierConfig('media'),
       schema: {
         summary: 'Embeddable status widget (HTML)',
         description: WIDGET_DESCRIPTION + PING_BUDGET_NOTE,
@@ -180,7 +180,7 @@ export const widgetRoutes: FastifyPluginAsyncTypebox<{ status: StatusLookup; con
   app.get(
     '/widget/fonts/:file',
     {
-      config: tierConfig('media', config.rateLimits),
+      config: tierConfig('media'),
       schema: {
         summary: 'Widget web font',
         description:

@@ -6,6 +6,7 @@
  * the MOTD module builds from escaped text and validated colours.
  */
 import { offlineStatus, type QueryMode, type ServerStatus } from '../../core/types.js';
+import { escapeHtml } from '../../motd/index.js';
 import { WIDGET_SCRIPT } from './client.js';
 import { DEMO_ADDRESS, demoStatus } from './demo.js';
 import type { WidgetOptions } from './options.js';
@@ -29,12 +30,6 @@ export interface RenderContext {
   basePath: string;
 }
 
-const HTML_ESCAPES: Readonly<Record<string, string>> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
-
-/** Escapes text for HTML content and double- or single-quoted attributes. */
-export function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (char) => HTML_ESCAPES[char]!);
-}
 
 const BASE_PATH = /^(?:\.{1,2}|\/?[A-Za-z0-9._~-]*)(?:\/[A-Za-z0-9._~-]+)*$/;
 
