@@ -6,7 +6,10 @@ export interface ProbeTarget {
   /** An already-checked IP literal (v4 or v6). The client connects only to it and never resolves anything. */
   ip: string;
   port: number;
-  /** The name the user asked for: it goes into the Java handshake (virtual hosts route on it). */
+  /**
+   * The host name for the Java handshake (virtual hosts route on it): the SRV target when the
+   * resolver followed an SRV record, as the vanilla client does, else the name the user asked for.
+   */
   hostname: string;
   /** The deadline of the whole query. When it aborts, the probe fails with `timeout`. */
   signal: AbortSignal;
