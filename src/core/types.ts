@@ -98,3 +98,12 @@ export function offlineStatus(query: ServerStatus['query'], fields: Partial<Serv
     ...fields,
   };
 }
+
+/**
+ * The stand-in of a name with no DNS records, which images and the widget draw as offline: one
+ * builder, so both say the same. It has no check time (`checked_at: ''`): it depends on the
+ * name alone, so an image of it has one cache entry and one ETag.
+ */
+export function unknownHostStatus(query: ServerStatus['query']): ServerStatus {
+  return offlineStatus(query, { error: 'unknown host' });
+}

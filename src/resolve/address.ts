@@ -37,6 +37,11 @@ export function defaultPort(mode: QueryMode): number {
   return mode === 'bedrock' ? DEFAULT_BEDROCK_PORT : DEFAULT_JAVA_PORT;
 }
 
+/** The `query` echo of a status: the normalised host, the port asked for or the default, the mode's flags. */
+export function queryEcho(parsed: ParsedAddress, mode: QueryMode): { host: string; port: number; legacy: boolean; bedrock: boolean } {
+  return { host: parsed.host, port: parsed.port ?? defaultPort(mode), legacy: mode === 'legacy', bedrock: mode === 'bedrock' };
+}
+
 /** The query mode from the `legacy` and `bedrock` flags; both at once is a 400. */
 export function parseQueryMode(legacy: boolean, bedrock: boolean): QueryMode {
   if (legacy && bedrock) {

@@ -13,7 +13,7 @@ import { HostNotFoundError, ObserverError, ProbeError, TargetRefusedError } from
 import type { Clock } from '../core/clock.js';
 import { roundLatency, type ProbeTarget } from '../protocol/target.js';
 import { editionOf, offlineStatus, type PingResult, type QueryMode, type ServerStatus } from '../core/types.js';
-import { defaultPort, parseAddress, type ParsedAddress, type ResolvedTarget } from '../resolve/index.js';
+import { defaultPort, parseAddress, type ParsedAddress, type ResolvedTarget, queryEcho } from '../resolve/index.js';
 import type { Store } from '../store/types.js';
 import type { StatusCache, StoredStatus, CacheEntry } from './cache.js';
 import { serverId } from './server-id.js';
@@ -230,7 +230,7 @@ export class StatusService implements StatusLookup {
 
   private async queryWithin(parsed: ParsedAddress, mode: QueryMode, id: string, signal: AbortSignal): Promise<StoredStatus> {
     const base = offlineStatus(
-      { host: parsed.host, port: parsed.port ?? defaultPort(mode), legacy: mode === 'legacy', bedrock: mode === 'bedrock' },
+      queryEcho(parsed, mode),
       { server_id: id },
     );
     let target: ResolvedTarget;
