@@ -28,7 +28,7 @@ import {
 } from './codec.js';
 import { acceptFavicon } from './favicon.js';
 import { isObject, readModList } from './forge.js';
-import { asProbeError, roundLatency, type ProbeOptions, type ProbeTarget } from './target.js';
+import { probe, roundLatency, type HandshakeTarget, type ProbeOptions, type ProbeTarget } from './target.js';
 import { connectTcp, type StreamConnection } from './transport.js';
 
 /**
@@ -222,7 +222,7 @@ export function parseJavaStatus(json: Record<string, unknown>): Omit<PingResult,
  */
 export async function queryJavaStatus(
   connection: StreamConnection,
-  target: Pick<ProbeTarget, 'hostname' | 'port'>,
+  target: HandshakeTarget,
   now: () => number,
 ): Promise<PingResult> {
   const started = now();
@@ -260,13 +260,5 @@ export async function queryJavaStatus(
 export async function pingJava(target: ProbeTarget, options: ProbeOptions = {}): Promise<PingResult> {
   const connect = options.connectTcp ?? connectTcp;
   const now = options.now ?? (() => performance.now());
-  let connection: StreamConnection | undefined;
-  try {
-    connection = await connect({ ip: target.ip, port: target.port, signal: target.signal });
-    return await queryJavaStatus(connection, target, now);
-  } catch (error) {
-    throw asProbeError(error);
-  } finally {
-    connection?.close();
-  }
+  return probe(connect, target, (connection) => queryJavaStatus(connection, target, now));
 }

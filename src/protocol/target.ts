@@ -1,4 +1,5 @@
 import { ProbeError } from '../core/errors.js';
+import type { PingResult } from '../core/types.js';
 import type { TcpConnector, UdpConnector } from './transport.js';
 
 /** What a protocol client needs to query one server. */
@@ -15,6 +16,9 @@ export interface ProbeTarget {
   signal: AbortSignal;
 }
 
+/** What the Java and legacy handshakes announce. */
+export type HandshakeTarget = Pick<ProbeTarget, 'hostname' | 'port'>;
+
 /** Seams for tests and benchmarks; production code passes nothing. */
 export interface ProbeOptions {
   /** Opens TCP connections (Java, legacy). Default: a real socket via `connectTcp`. */
@@ -28,6 +32,26 @@ export interface ProbeOptions {
 /** Latencies are reported in milliseconds with two decimals (loopback round trips are sub-millisecond). */
 export function roundLatency(ms: number): number {
   return Math.max(0, Math.round(ms * 100) / 100);
+}
+
+/**
+ * Opens the connection to `target`, runs `query` on it and closes it however that ends; any
+ * failure becomes a ProbeError. The one shape of pingJava, pingLegacy and pingBedrock.
+ */
+export async function probe<C extends { close(): void }>(
+  connect: (options: { ip: string; port: number; signal: AbortSignal }) => Promise<C>,
+  target: ProbeTarget,
+  query: (connection: C) => Promise<PingResult>,
+): Promise<PingResult> {
+  let connection: C | undefined;
+  try {
+    connection = await connect({ ip: target.ip, port: target.port, signal: target.signal });
+    return await query(connection);
+  } catch (error) {
+    throw asProbeError(error);
+  } finally {
+    connection?.close();
+  }
 }
 
 /** Turns anything thrown inside a probe into a ProbeError (a bug must not leak another error type). */
