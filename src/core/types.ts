@@ -7,6 +7,15 @@ export function editionOf(mode: QueryMode): Edition {
   return mode === 'bedrock' ? 'bedrock' : 'java';
 }
 
+/** Default ports: 25565 for Java and legacy, 19132 for Bedrock (decisions.md "Addresses"). */
+export const DEFAULT_PORTS: Readonly<Record<Edition, number>> = { java: 25565, bedrock: 19132 };
+
+/** `host`, or `host:port` when the port is not the edition's default; IPv6 in brackets. */
+export function serverAddress(edition: Edition, host: string, port: number): string {
+  if (port === DEFAULT_PORTS[edition]) return host;
+  return host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
+}
+
 /** MOTD in the forms the API returns (see spec: Motd object). */
 export interface Motd {
   raw: string;

@@ -11,7 +11,7 @@
  * glyphs come from a generator seeded by the status), so the same inputs give the same bytes.
  */
 import { createCanvas, loadImage, type Canvas, type Image, type SKRSContext2D } from '@napi-rs/canvas';
-import type { ServerStatus } from '../core/types.js';
+import { serverAddress, type ServerStatus } from '../core/types.js';
 import { cleanServerText, type MotdSegment } from '../motd/index.js';
 import { mixColors, shadowOf, withAlpha } from './color.js';
 import { defaultIconPng } from './default-icon.js';
@@ -117,10 +117,7 @@ export function bannerLayout(options: BannerOptions, online: boolean): BannerLay
 
 /** The name shown on a banner: the queried host, with the port when it is not the default. */
 export function bannerTitle(status: ServerStatus): string {
-  const host = status.query.host.slice(0, MAX_TITLE_LENGTH);
-  const defaultPort = status.query.bedrock ? 19132 : 25565;
-  const shown = host.includes(':') ? `[${host}]` : host;
-  return status.query.port === defaultPort ? host : `${shown}:${status.query.port}`;
+  return serverAddress(status.query.bedrock ? 'bedrock' : 'java', status.query.host.slice(0, MAX_TITLE_LENGTH), status.query.port);
 }
 
 function plain(text: string, color: string | null = null, bold = false): MotdSegment {
