@@ -6,8 +6,9 @@
  * distinct-client look-ups, then prints medians of a /trends page and of /stats, straight
  * from the store and through app.inject (stats cache off), next to a baseline in the same
  * run: the same answers computed by aggregating the raw rows, which is what the
- * denormalised server rows and indexes avoid. Finally: checks recorded per second by 64
- * concurrent writers, alone and with a /trends reader beside them. Figures only.
+ * denormalised server rows and indexes avoid. Finally: checks written per second, before
+ * (one Kysely transaction per check, 64 concurrent writers: the store until issue 11) and
+ * now (the group commit), alone and with a /trends reader beside it. Figures only.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -17,8 +18,11 @@ import { performance } from 'node:perf_hooks';
 import Database from 'better-sqlite3';
 import { loadConfig } from '../src/config/index.js';
 import { buildApp } from '../src/http/app.js';
-import { openStore } from '../src/store/index.js';
+import { Kysely, sql } from 'kysely';
+import { openStore, type CheckRecord } from '../src/store/index.js';
 import { SCORE_SCALE, playersScore } from '../src/store/ranking.js';
+import type { Database as DatabaseSchema } from '../src/store/schema.js';
+import { createSqliteDialect } from '../src/store/sqlite/dialect.js';
 
 const SERVERS = Number(process.argv[2] ?? 100_000);
 const CHECKS = Number(process.argv[3] ?? 1_000_000);
@@ -154,54 +158,144 @@ try {
   );
   const statsBaseline = await median('baseline: latest check per server from checks', 10, () => naiveStats.all(NOW - DAY));
 
-  console.log('\nWrites (recordCheck on existing servers, count, recordLookup)');
-  async function writeFor(ms: number, concurrency: number, withReader: boolean): Promise<number> {
+  console.log('\nWrites (a check on an existing server, with its counters and a look-up)');
+  const benchCheck = (i: number): CheckRecord => ({
+    serverId: ids[Math.floor(rand() * ids.length)]!,
+    edition: 'java',
+    host: 'bench.example.com',
+    port: 25565,
+    checkedAt: NOW + i,
+    online: true,
+    playersOnline: Math.floor(rand() * 100),
+    playersMax: 100,
+    latencyMs: 30,
+    version: '1.21.4',
+  });
+  // Baseline ("before", issue 11): what recordCheck did until the group commit, one Kysely
+  // transaction per check, 64 writers awaiting it; counters and look-ups were buffered.
+  const kysely = new Kysely<DatabaseSchema>({ dialect: createSqliteDialect(path).dialect });
+  async function perCheckTransactions(ms: number, concurrency: number): Promise<number> {
     let written = 0;
-    let stop = false;
     const deadline = performance.now() + ms;
     const writer = async () => {
       while (performance.now() < deadline) {
-        const id = ids[Math.floor(rand() * ids.length)]!;
-        await store.recordCheck({
-          serverId: id,
-          edition: 'java',
-          host: 'bench.example.com',
-          port: 25565,
-          checkedAt: NOW + written,
-          online: true,
-          playersOnline: Math.floor(rand() * 100),
-          playersMax: 100,
-          latencyMs: 30,
-          version: '1.21.4',
-        });
+        await recordCheckPerTransaction(kysely, benchCheck(written));
         store.count({ totalChecks: 1, serverQueries: 1, totalRequests: 1, apiRequests: 1 });
-        store.recordLookup(id, randomBytes(8).toString('hex'));
         written++;
       }
     };
+    const begin = performance.now();
+    await Promise.all(Array.from({ length: concurrency }, writer));
+    return written / ((performance.now() - begin) / 1000);
+  }
+  // Now: recordCheck, count and recordLookup only queue; the group commit writes 500 rows a
+  // transaction. The producer queues as fast as it can while under 5,000 rows are waiting
+  // (what ping clients would do, minus the pings); the figure counts rows committed.
+  async function groupCommitted(ms: number, withReader: boolean): Promise<number> {
+    let queued = 0;
+    let stop = false;
+    // SQLite reads settle in microtasks: the reader yields a turn each time, as HTTP readers do.
     const reader = async () => {
-      while (!stop) await store.trends(10, null);
+      while (!stop) {
+        await store.trends(10, null);
+        await new Promise((resolve) => setImmediate(resolve));
+      }
     };
     const readerDone = withReader ? reader() : Promise.resolve();
     const begin = performance.now();
-    await Promise.all(Array.from({ length: concurrency }, writer));
+    const deadline = begin + ms;
+    while (performance.now() < deadline) {
+      if (store.health().buffered > 5_000) {
+        await new Promise((resolve) => setTimeout(resolve, 1));
+        continue;
+      }
+      for (let b = 0; b < 100; b++, queued++) {
+        const check = benchCheck(queued);
+        store.recordCheck(check);
+        store.count({ totalChecks: 1, serverQueries: 1, totalRequests: 1, apiRequests: 1 });
+        store.recordLookup(check.serverId, randomBytes(8).toString('hex'));
+      }
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    await store.flush();
+    const rate = queued / ((performance.now() - begin) / 1000);
     stop = true;
     await readerDone;
-    return written / ((performance.now() - begin) / 1000);
+    return rate;
   }
-  const alone = await writeFor(5000, 64, false);
-  console.log(`  64 concurrent writers                                ${Math.round(alone).toLocaleString().padStart(8)} checks/s`);
-  const mixed = await writeFor(5000, 64, true);
-  console.log(`  64 concurrent writers + a /trends reader             ${Math.round(mixed).toLocaleString().padStart(8)} checks/s`);
+  const before = await perCheckTransactions(5000, 64);
+  console.log(`  before: one Kysely transaction per check, 64 writers ${Math.round(before).toLocaleString().padStart(8)} checks/s`);
+  const alone = await groupCommitted(5000, false);
+  console.log(`  group commit (50 ms / 500 rows), prepared statements ${Math.round(alone).toLocaleString().padStart(8)} checks/s  (${(alone / before).toFixed(1)}x)`);
+  const mixed = await groupCommitted(5000, true);
+  console.log(`  group commit + a /trends reader                      ${Math.round(mixed).toLocaleString().padStart(8)} checks/s  (${(mixed / before).toFixed(1)}x)`);
+  await kysely.destroy();
 
   console.log('\nSummary (target: under 20 ms each)');
   console.log(`  /trends page: store ${trendsFirst.toFixed(2)} ms (deep ${trendsDeep.toFixed(2)} ms), HTTP ${trendsHttp.toFixed(2)} ms; baseline ${trendsBaseline.toFixed(1)} ms (${(trendsBaseline / trendsFirst).toFixed(0)}x)`);
   console.log(`  /stats:       store ${statsStore.toFixed(2)} ms, HTTP ${statsHttp.toFixed(2)} ms; baseline ${statsBaseline.toFixed(1)} ms (${(statsBaseline / statsStore).toFixed(0)}x)`);
-  console.log(`  writes:       ${Math.round(alone).toLocaleString()} checks/s (${Math.round(mixed).toLocaleString()} with a reader)`);
+  console.log(
+    `  writes:       ${Math.round(alone).toLocaleString()} checks/s (${Math.round(mixed).toLocaleString()} with a reader); ` +
+      `before ${Math.round(before).toLocaleString()} checks/s (${(alone / before).toFixed(1)}x)`,
+  );
 
   await app.close();
   await store.close();
   raw.close();
 } finally {
   rmSync(dir, { recursive: true, force: true });
+}
+
+/** The baseline write: the store's recordCheck before the group commit (issue 11), verbatim in effect. */
+async function recordCheckPerTransaction(db: Kysely<DatabaseSchema>, check: CheckRecord): Promise<void> {
+  const players = Math.max(0, Math.floor(check.playersOnline ?? 0));
+  const playersPart = playersScore(players);
+  const newer = (column: 'last_online' | 'players_online' | 'players_max') =>
+    sql<number>`CASE WHEN excluded.last_seen >= servers.last_seen THEN excluded.${sql.ref(column)} ELSE servers.${sql.ref(column)} END`;
+  await db.transaction().execute(async (trx) => {
+    const lookupRows = trx
+      .selectFrom('lookups')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('server_id', '=', check.serverId);
+    await trx
+      .insertInto('servers')
+      .values({
+        id: check.serverId,
+        edition: check.edition,
+        host: check.host,
+        port: check.port,
+        first_seen: check.checkedAt,
+        last_seen: check.checkedAt,
+        record_players: players,
+        last_online: 1,
+        players_online: players,
+        players_max: check.playersMax ?? 0,
+        clients_24h: sql<number>`(${lookupRows})`,
+        trend_score: sql<number>`(${lookupRows}) * ${SCORE_SCALE} + ${playersPart}`,
+      })
+      .onConflict((oc) =>
+        oc.column('id').doUpdateSet({
+          first_seen: sql`CASE WHEN excluded.first_seen < servers.first_seen THEN excluded.first_seen ELSE servers.first_seen END`,
+          last_seen: sql`CASE WHEN excluded.last_seen >= servers.last_seen THEN excluded.last_seen ELSE servers.last_seen END`,
+          record_players: sql`CASE WHEN excluded.record_players > servers.record_players THEN excluded.record_players ELSE servers.record_players END`,
+          last_online: newer('last_online'),
+          players_online: newer('players_online'),
+          players_max: newer('players_max'),
+          trend_score: sql`CASE WHEN excluded.last_seen >= servers.last_seen THEN servers.clients_24h * ${SCORE_SCALE} + ${playersPart} ELSE servers.trend_score END`,
+        }),
+      )
+      .execute();
+    await trx
+      .insertInto('checks')
+      .values({
+        server_id: check.serverId,
+        checked_at: check.checkedAt,
+        online: 1,
+        players_online: players,
+        players_max: check.playersMax,
+        latency_ms: check.latencyMs,
+        version: check.version,
+      })
+      .execute();
+  });
 }

@@ -15,8 +15,8 @@ import { fork } from 'node:child_process';
 import net from 'node:net';
 import { fileURLToPath } from 'node:url';
 import mcUtil from 'minecraft-server-util';
-import { encodeVarInt } from '../src/protocol/codec.js';
 import { encodeHandshake, encodePingRequest, encodeStatusRequest, pingJava } from '../src/protocol/index.js';
+import { compareClients, fmt } from './support.js';
 
 const HOST = '127.0.0.1';
 const ROUND_SECONDS = 2;
@@ -31,9 +31,7 @@ interface CraftpingModule {
 /** craftping ships no type declarations; a specifier held in a variable imports it untyped, then typed here. */
 const CRAFTPING = 'craftping';
 
-if (process.argv.includes('--serve-minimal')) {
-  serveMinimal();
-} else if (process.argv.includes('--serve')) {
+if (process.argv.includes('--serve')) {
   const { default: mc } = await import('minecraft-protocol');
   const server = mc.createServer({
     'online-mode': false,
@@ -57,12 +55,12 @@ if (process.argv.includes('--serve-minimal')) {
 }
 
 async function main(): Promise<void> {
-  await compare('minecraft-protocol 1.54.0 server', '--serve');
-  await compare('minimal status server (the clients set the pace)', '--serve-minimal');
+  await compare('minecraft-protocol 1.54.0 server', fileURLToPath(import.meta.url));
+  await compare('minimal status server (the clients set the pace)', fileURLToPath(new URL('./minimal-server.ts', import.meta.url)));
 }
 
-async function compare(serverName: string, serveFlag: string): Promise<void> {
-  const child = fork(fileURLToPath(import.meta.url), [serveFlag], { execArgv: process.execArgv, stdio: 'inherit' });
+async function compare(serverName: string, serverScript: string): Promise<void> {
+  const child = fork(serverScript, ['--serve'], { execArgv: process.execArgv, stdio: 'inherit' });
   const port = await new Promise<number>((resolve, reject) => {
     child.once('message', (message) => resolve((message as { port: number }).port));
     child.once('exit', (code) => reject(new Error(`server exited with ${code}`)));
@@ -89,17 +87,8 @@ async function compare(serverName: string, serveFlag: string): Promise<void> {
   console.log(`== Java status ping (handshake → status → ping/pong) against a ${serverName} in a child process`);
   console.log(`${ROUNDS} interleaved rounds of ${ROUND_SECONDS} s per client and concurrency; median pings/s\n`);
   for (const concurrency of CONCURRENCIES) {
-    for (const client of Object.values(clients)) await run(client, port, concurrency, 0.5); // warm-up
-    const rates: Record<string, number[]> = {};
-    const failures: Record<string, number> = {};
-    for (let round = 0; round < ROUNDS; round++) {
-      for (const [name, client] of Object.entries(clients)) {
-        const r = await run(client, port, concurrency, ROUND_SECONDS);
-        (rates[name] ??= []).push(r.perSecond);
-        failures[name] = (failures[name] ?? 0) + r.failed;
-      }
-    }
-    const medians = Object.fromEntries(Object.entries(rates).map(([name, list]) => [name, median(list)]));
+    const bound = Object.fromEntries(Object.entries(clients).map(([name, client]) => [name, () => client(port)]));
+    const { medians, failures } = await compareClients(bound, { concurrency, rounds: ROUNDS, seconds: ROUND_SECONDS });
     console.log(`concurrency ${concurrency}`);
     for (const [name, value] of Object.entries(medians)) {
       console.log(`  ${name.padEnd(22)} ${fmt(value).padStart(8)} pings/s  (failed: ${failures[name]})`);
@@ -149,67 +138,5 @@ function bareSocketPing(port: number): Promise<void> {
     socket.on('error', reject);
     socket.on('close', () => reject(new Error('closed early')));
   });
-}
-
-/** Runs `concurrency` loops of back-to-back pings for `seconds`; counts completed pings. */
-async function run(client: Client, port: number, concurrency: number, seconds: number) {
-  const start = performance.now();
-  const end = start + seconds * 1000;
-  let done = 0;
-  let failed = 0;
-  const worker = async (): Promise<void> => {
-    while (performance.now() < end) {
-      try {
-        await client(port);
-        done += 1;
-      } catch {
-        failed += 1;
-      }
-    }
-  };
-  await Promise.all(Array.from({ length: concurrency }, worker));
-  return { perSecond: done / ((performance.now() - start) / 1000), failed };
-}
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = sorted.length >> 1;
-  return sorted.length % 2 ? (sorted[mid] as number) : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
-}
-
-function fmt(n: number): string {
-  return n.toLocaleString('en-US', { maximumFractionDigits: 0 });
-}
-
-/**
- * A minimal status server: answers the status request with a fixed JSON and echoes the ping,
- * doing as little work as a server can. Against it the clients, not the server, set the pace.
- */
-function serveMinimal(): void {
-  const json = JSON.stringify({
-    version: { name: '1.21.1', protocol: 767 },
-    players: { max: 100, online: 0, sample: [] },
-    description: { text: 'Observer ', color: 'gold', extra: [{ text: 'bench', bold: true }] },
-  });
-  const text = Buffer.from(json);
-  const body = Buffer.concat([Buffer.from([0x00]), encodeVarInt(text.length), text]);
-  const status = Buffer.concat([encodeVarInt(body.length), body]);
-  const server = net.createServer((socket) => {
-    let buffered = Buffer.alloc(0);
-    socket.on('error', () => undefined);
-    socket.on('data', (chunk) => {
-      buffered = buffered.length === 0 ? chunk : Buffer.concat([buffered, chunk]);
-      // Frames: VarInt length, then the packet; lengths here are always below 128.
-      while (buffered.length > 0 && buffered.length >= 1 + (buffered[0] as number)) {
-        const length = buffered[0] as number;
-        const packet = buffered.subarray(1, 1 + length);
-        buffered = buffered.subarray(1 + length);
-        if (packet[0] === 0x00 && length === 1) socket.write(status);
-        else if (packet[0] === 0x01) socket.end(Buffer.concat([Buffer.from([length]), packet]));
-      }
-    });
-  });
-  server.listen(0, HOST, () => process.send?.({ port: (server.address() as net.AddressInfo).port }));
-  process.on('disconnect', () => process.exit(0));
 }
 

@@ -18,7 +18,16 @@ export interface LoadResult {
   errors: number;
 }
 
-export function load(url: string, options: { connections?: number; seconds?: number; pipelining?: number } = {}): Promise<LoadResult> {
+export interface LoadOptions {
+  connections?: number;
+  seconds?: number;
+  pipelining?: number;
+  /** POST bodies (bulk look-ups): method, JSON body, content type. */
+  method?: 'GET' | 'POST';
+  jsonBody?: string;
+}
+
+export function load(url: string, options: LoadOptions = {}): Promise<LoadResult> {
   if (!/^http:\/\/(127\.\d+\.\d+\.\d+|\[::1\]|localhost)(:\d+)?\//.test(url)) throw new Error(`not a loopback URL: ${url}`);
   const args = [
     autocannonBin,
@@ -29,6 +38,8 @@ export function load(url: string, options: { connections?: number; seconds?: num
     String(options.seconds ?? 4),
     '-p',
     String(options.pipelining ?? 1),
+    ...(options.method ? ['-m', options.method] : []),
+    ...(options.jsonBody !== undefined ? ['-b', options.jsonBody, '-H', 'content-type=application/json'] : []),
     url,
   ];
   return new Promise((resolve, reject) => {
@@ -89,4 +100,48 @@ export async function compareThroughput(
       return [name, { ...picked, requestsPerSecond: rps }];
     }),
   );
+}
+
+/**
+ * Runs `concurrency` loops of back-to-back calls of `client` for `seconds`; counts completed
+ * calls per second and failures (protocol client benchmarks).
+ */
+export async function runLoops(client: () => Promise<unknown>, concurrency: number, seconds: number) {
+  const start = performance.now();
+  const end = start + seconds * 1000;
+  let done = 0;
+  let failed = 0;
+  const worker = async (): Promise<void> => {
+    while (performance.now() < end) {
+      try {
+        await client();
+        done += 1;
+      } catch {
+        failed += 1;
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: concurrency }, worker));
+  return { perSecond: done / ((performance.now() - start) / 1000), failed };
+}
+
+/**
+ * Interleaved rounds (A, B, A, B, …) of `runLoops` per client at one concurrency, after a short
+ * warm-up; each client's median calls per second and its failures over all rounds.
+ */
+export async function compareClients(
+  clients: Record<string, () => Promise<unknown>>,
+  options: { concurrency: number; rounds: number; seconds: number },
+): Promise<{ medians: Record<string, number>; failures: Record<string, number> }> {
+  for (const client of Object.values(clients)) await runLoops(client, options.concurrency, 0.5);
+  const rates: Record<string, number[]> = {};
+  const failures: Record<string, number> = {};
+  for (let round = 0; round < options.rounds; round++) {
+    for (const [name, client] of Object.entries(clients)) {
+      const r = await runLoops(client, options.concurrency, options.seconds);
+      (rates[name] ??= []).push(r.perSecond);
+      failures[name] = (failures[name] ?? 0) + r.failed;
+    }
+  }
+  return { medians: Object.fromEntries(Object.entries(rates).map(([name, list]) => [name, median(list)])), failures };
 }

@@ -11,7 +11,7 @@ export OBSERVER_SERVICES_STARTED
 trap '[ -z "${OBSERVER_SERVICES_STARTED// /}" ] || bash scripts/services.sh down $OBSERVER_SERVICES_STARTED' EXIT
 only=${1:-}
 for f in bench/*.ts; do
-  case "$f" in bench/support.ts) continue ;; esac
+  case "$f" in bench/support.ts | bench/minimal-server.ts) continue ;; esac
   [ -n "$only" ] && [[ "$f" != *"$only"* ]] && continue
   echo "== $f"
   npx tsx "$f"

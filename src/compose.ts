@@ -13,7 +13,7 @@ import { IcmpPinger } from './resolve/index.js';
 import type { DependencyHealth } from './http/routes/health.js';
 import { RedisDailySecret } from './redis/daily-secret.js';
 import { SharedRedis } from './redis/shared-redis.js';
-import { createStatusService } from './status/index.js';
+import { BackgroundRefresher, Blocklist, createStatusService, withBlockedFlag } from './status/index.js';
 import { RedisStatusCache } from './status/redis-cache.js';
 import { openStore } from './store/index.js';
 import type { Store } from './store/types.js';
@@ -70,12 +70,28 @@ export async function composeApp(config: Config, options: ComposeOptions = {}) {
     icmp: options.icmp !== undefined ? options.icmp : pinger && ((ip, signal) => pinger.echo(ip, signal)),
     onError: (error, context) => logError(error, context),
   });
+  const blocklist = config.blocklistSource
+    ? new Blocklist({
+        source: config.blocklistSource,
+        refreshMinutes: config.blocklistRefreshMinutes,
+        onError: (error, context) => logError(error, context),
+      })
+    : null;
+  const refresher = new BackgroundRefresher({
+    status,
+    clock,
+    windowMinutes: config.refreshWindowMinutes,
+    pingsPerMinute: Math.max(1, config.refreshPingsPerMinute),
+    ttlSeconds: config.statusCacheTtlSeconds,
+    redis,
+    onError: (error, context) => logError(error, context),
+  });
   const app = await buildApp({
     config,
     clock,
     redis,
     hasher,
-    status,
+    status: withBlockedFlag(refresher.tracking(status), blocklist),
     store,
     ...(metrics ? { metrics } : {}),
     health: () => dependencyHealth(store, redis),
@@ -89,12 +105,19 @@ export async function composeApp(config: Config, options: ComposeOptions = {}) {
   logRedis = (state, reason) =>
     app.log[state === 'ok' ? 'info' : 'warn']({ reason }, state === 'ok' ? 'redis back: shared mode' : 'redis down: local mode');
   app.addHook('onClose', async () => {
+    blocklist?.stop();
+    await refresher.stop();
     pinger?.close();
     await metricsServer?.close();
     await store.close();
     await redis?.close();
   });
-  return { app, store, status, hasher, redis, metrics, metricsServer };
+  /** Background work main.ts starts once the app listens: the blocklist's loads and the refresher. */
+  const startBackground = async () => {
+    await blocklist?.start();
+    if (config.refreshPingsPerMinute > 0) refresher.start();
+  };
+  return { app, store, status, hasher, redis, metrics, metricsServer, blocklist, refresher, startBackground };
 }
 
 /** The health route's extra fields: database, Redis (`disabled` without REDIS_URL), write buffer. */

@@ -16,7 +16,7 @@ try {
   throw error;
 }
 
-const { app } = await composeApp(config);
+const { app, startBackground } = await composeApp(config);
 
 let closing = false;
 async function shutdown(signal: string): Promise<void> {
@@ -45,6 +45,8 @@ process.on('SIGINT', () => void shutdown('SIGINT'));
 
 try {
   await app.listen({ port: config.port, host: config.host });
+  // After listen: a slow blocklist download must not delay serving (`blocked` is null until then).
+  void startBackground();
 } catch (error) {
   app.log.error({ err: error }, 'could not listen');
   process.exit(1);

@@ -32,6 +32,8 @@ export interface Config {
   /** Days of check history kept. */
   checkRetentionDays: number;
   logLevel: string;
+  /** LOG_REQUESTS: one access line per request (errors, warnings and slow requests are always logged). */
+  logRequests: boolean;
   /** perf-store: ICMP echo mode (`auto`: raw sockets where permitted, else none; `off`). */
   icmp: 'auto' | 'off';
   /** perf-store: history rows (checks, look-ups) buffered while the database is unreachable. */
@@ -40,6 +42,33 @@ export interface Config {
   metricsToken: string | null;
   /** Metrics (ops): port of a separate listener on 127.0.0.1 serving /metrics (null: none). */
   metricsPort: number | null;
+  /** Mojang's blocked-servers list (BLOCKLIST_SOURCE); null: `blocked` is null. */
+  blocklistSource: BlocklistSource | null;
+  blocklistRefreshMinutes: number;
+  /** Background refresher: servers looked up in the last `refreshWindowMinutes`; 0 pings a minute turns it off. */
+  refreshWindowMinutes: number;
+  refreshPingsPerMinute: number;
+}
+
+/** Where the blocklist comes from: a file, an https URL, or (tests) an http URL to a loopback host. */
+export type BlocklistSource = { kind: 'file'; path: string } | { kind: 'url'; url: string };
+
+function parseBlocklistSource(raw: string | undefined): BlocklistSource | null {
+  if (raw === undefined || raw.trim() === '') return null;
+  const value = raw.trim();
+  if (!/^[a-z][a-z0-9+.-]*:/i.test(value) || /^[a-z]:[\\/]/i.test(value)) return { kind: 'file', path: value };
+  const allowed = 'expected a file path, an https:// URL, or an http:// URL to a loopback host';
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new ConfigError('BLOCKLIST_SOURCE', allowed, raw);
+  }
+  if (url.protocol === 'https:') return { kind: 'url', url: url.href };
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  const loopback = host === 'localhost' || (ipaddr.isValid(host) && ipaddr.process(host).range() === 'loopback');
+  if (url.protocol === 'http:' && loopback) return { kind: 'url', url: url.href };
+  throw new ConfigError('BLOCKLIST_SOURCE', allowed, raw);
 }
 
 export class ConfigError extends Error {
@@ -193,11 +222,16 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     maxConcurrentPings: integer(env, 'MAX_CONCURRENT_PINGS', 256, 1, 100_000),
     checkRetentionDays: integer(env, 'CHECK_RETENTION_DAYS', 30, 1, 3650),
     logLevel,
+    logRequests: boolean(env, 'LOG_REQUESTS', false),
     // perf-store
     icmp: icmpMode(env.ICMP),
     historyBufferMax: integer(env, 'HISTORY_BUFFER_MAX', 100_000, 1_000, 10_000_000),
     metricsToken,
     metricsPort,
+    blocklistSource: parseBlocklistSource(env.BLOCKLIST_SOURCE),
+    blocklistRefreshMinutes: integer(env, 'BLOCKLIST_REFRESH_MINUTES', 60, 1, 10_080),
+    refreshWindowMinutes: integer(env, 'REFRESH_WINDOW_MINUTES', 30, 1, 1_440),
+    refreshPingsPerMinute: integer(env, 'REFRESH_PINGS_PER_MINUTE', 30, 0, 6_000),
   };
   if (config.metricsPort !== null && config.metricsPort !== 0 && config.metricsPort === config.port) {
     throw new ConfigError('METRICS_PORT', 'expected a port other than PORT', env.METRICS_PORT ?? '');

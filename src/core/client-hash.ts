@@ -4,6 +4,8 @@ import ipaddr from 'ipaddr.js';
 import type { Clock } from './clock.js';
 
 const DAY_MS = 86_400_000;
+/** Client keys kept for reuse; the memo is emptied when full and whenever the secret changes. */
+const MEMO_LIMIT = 10_000;
 
 /**
  * Where instances that share state get the day's secret from (e.g. Redis), so that one client
@@ -28,6 +30,8 @@ export class ClientHasher {
   private dayEnds = 0;
   private secret = '';
   private fetching: Promise<void> | null = null;
+  /** Today's key per address: a cached answer is served far faster than a SHA-256 is computed. */
+  private readonly memo = new Map<string, string>();
 
   constructor(
     private readonly clock: Clock,
@@ -43,7 +47,18 @@ export class ClientHasher {
 
   hash(ip: string): string {
     this.rotateIfNeeded();
-    return createHash('sha256').update(this.secret).update(clientNetwork(ip)).digest('base64url').slice(0, 22);
+    let key = this.memo.get(ip);
+    if (key === undefined) {
+      key = createHash('sha256').update(this.secret).update(clientNetwork(ip)).digest('base64url').slice(0, 22);
+      if (this.memo.size >= MEMO_LIMIT) this.memo.clear();
+      this.memo.set(ip, key);
+    }
+    return key;
+  }
+
+  private setSecret(secret: string): void {
+    this.secret = secret;
+    this.memo.clear();
   }
 
   private rotateIfNeeded(): void {
@@ -52,13 +67,13 @@ export class ClientHasher {
     const dayStart = Math.floor(now / DAY_MS) * DAY_MS;
     this.dayEnds = dayStart + DAY_MS;
     // A local secret at once; the shared one replaces it as soon as it arrives.
-    this.secret = randomBytes(32).toString('base64');
+    this.setSecret(randomBytes(32).toString('base64'));
     if (this.source) {
       const dayEnds = this.dayEnds;
       this.fetching = this.source
         .secretFor(dayStart, dayEnds)
         .then((secret) => {
-          if (this.dayEnds === dayEnds) this.secret = secret;
+          if (this.dayEnds === dayEnds) this.setSecret(secret);
         })
         .catch(this.onError)
         .finally(() => {

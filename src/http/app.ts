@@ -16,6 +16,7 @@ import { SERVICE_NAME, SERVICE_VERSION } from '../core/service-info.js';
 import { registerBooleanFlags } from './boolean-flags.js';
 import { registerCors } from './cors.js';
 import { registerErrorHandling } from './errors.js';
+import { lazyChildLogger } from './request-logger.js';
 import { registerMetricsRoute } from './metrics.js';
 import type { Metrics } from '../metrics/index.js';
 import { mediaLookupOptions } from './ping-budget.js';
@@ -28,7 +29,10 @@ import { historyRoutes } from './routes/history.js';
 import { imageRoutes } from './routes/images.js';
 import { statusRoutes } from './routes/status.js';
 import { widgetRoutes } from './routes/widget.js';
-import { ErrorResponse, HealthResponse, Motd, ServerStatus } from './schemas.js';
+import { ServerHistory, uptimeRoutes } from './routes/uptime.js';
+import { pageRoutes } from './routes/pages.js';
+import { bulkRoutes } from './routes/bulk.js';
+import { BulkError, BulkResponse, ErrorResponse, HealthResponse, Motd, QueryResult, ServerStatus } from './schemas.js';
 
 export const API_PREFIX = '/api/v1';
 
@@ -53,6 +57,13 @@ export interface AppDeps {
   status?: StatusLookup;
   /** History store; without it /trends and /stats are not served and nothing is counted. */
   store?: Store;
+  /** Requests slower than this are logged as warnings whatever LOG_REQUESTS says (default 1000). */
+  slowRequestMs?: number;
+  /**
+   * The built web front (`dist/web`, from `web/build.mjs`); default: the repository's. The
+   * pages are not served when it has not been built.
+   */
+  webDir?: string;
   /** Prometheus metrics: every answered request is observed; GET /metrics with METRICS_TOKEN. */
   metrics?: Metrics;
 }
@@ -75,6 +86,7 @@ export async function buildApp(deps: AppDeps) {
             serializers: { req: () => ({}), res: () => ({}) },
           },
     logController: new LogController({ disableRequestLogging: true }),
+    childLoggerFactory: lazyChildLogger,
     // `true`: one proxy hop, the client is the X-Forwarded-For entry the proxy appended, not a
     // value the client could have put there itself. A CIDR list: only those peers' forwarded
     // addresses are believed (proxy-addr walks the chain from the right, past trusted hops).
@@ -96,7 +108,11 @@ export async function buildApp(deps: AppDeps) {
   app.addSchema(ErrorResponse);
   app.addSchema(HealthResponse);
   app.addSchema(Motd);
+  app.addSchema(QueryResult);
   app.addSchema(ServerStatus);
+  app.addSchema(ServerHistory);
+  app.addSchema(BulkError);
+  app.addSchema(BulkResponse);
 
   registerCors(app);
   registerBooleanFlags(app);
@@ -106,6 +122,8 @@ export async function buildApp(deps: AppDeps) {
       if (request.method === 'OPTIONS') return;
       const path = request.url.split('?')[0];
       if (path === `${API_PREFIX}/status` || path === `${API_PREFIX}/status/`) return;
+      // Operators keep watching during maintenance (the route still needs its token).
+      if (path === '/metrics' && config.metricsToken !== null) return;
       throw new ObserverError('maintenance', 503, 'The service is down for maintenance. Please retry later.', {
         headers: { 'Retry-After': '300' },
       });
@@ -150,25 +168,35 @@ export async function buildApp(deps: AppDeps) {
   });
 
   const store = deps.store;
-  const logRequests =
-    deps.logger !== false && ['trace', 'debug', 'info'].includes(deps.logger?.level ?? config.logLevel);
-  if (store || logRequests) {
+  // One access line per request only when LOG_REQUESTS is set (decisions.md): at info level it
+  // cost about a quarter of cached throughput. Slow requests are always logged, as warnings;
+  // errors and warnings are logged where they happen.
+  const logger = deps.logger;
+  const logging = logger !== false;
+  const logRequests = logger !== false && config.logRequests && ['trace', 'debug', 'info'].includes(logger?.level ?? config.logLevel);
+  const slowRequestMs = deps.slowRequestMs ?? 1000;
+  if (store || logging) {
+    const statusPaths = new Set([`${API_PREFIX}/status`, `${API_PREFIX}/status/`]);
     app.addHook('onResponse', (request, reply, done) => {
       if (store) {
-        const path = request.url.split('?', 1)[0]!;
-        const api = path.startsWith(`${API_PREFIX}/`) && path !== `${API_PREFIX}/status` && path !== `${API_PREFIX}/status/`;
+        const url = request.url;
+        const query = url.indexOf('?');
+        const path = query === -1 ? url : url.slice(0, query);
+        const api = path.startsWith(`${API_PREFIX}/`) && !statusPaths.has(path);
         store.count({ totalRequests: 1, apiRequests: api ? 1 : 0 });
       }
-      if (logRequests) {
-        request.log.info(
-          {
+      if (logging) {
+        const slow = reply.elapsedTime > slowRequestMs;
+        if (logRequests || slow) {
+          const line = {
             route: request.routeOptions.url ?? null,
             method: request.method,
             statusCode: reply.statusCode,
             durationMs: Math.round(reply.elapsedTime * 100) / 100,
-          },
-          'request completed',
-        );
+          };
+          if (slow) request.log.warn(line, 'slow request');
+          else request.log.info(line, 'request completed');
+        }
       }
       done();
     });
@@ -189,14 +217,19 @@ export async function buildApp(deps: AppDeps) {
       await api.register(healthRoutes, { clock, ...(deps.health ? { dependencies: deps.health } : {}) });
       if (deps.status) {
         await api.register(statusRoutes, { status: deps.status, config, hasher });
+        await api.register(bulkRoutes, { status: deps.status, config, hasher });
         await api.register(imageRoutes, { status: deps.status, config, lookupOptions });
         await api.register(widgetRoutes, { status: deps.status, config, lookupOptions });
       }
       if (deps.store) await api.register(historyRoutes, { store: deps.store, config });
+      if (deps.store) await api.register(uptimeRoutes, { store: deps.store, config });
       api.get('/openapi.json', { schema: { hide: true }, config: tierConfig('general') }, async () => app.swagger());
     },
     { prefix: API_PREFIX },
   );
+
+  // The web front: /, /server/{address}, /assets/*, /favicon.ico (outside the API prefix).
+  await app.register(pageRoutes, { config, ...(deps.webDir ? { webDir: deps.webDir } : {}) });
 
   return app;
 }

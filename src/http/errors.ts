@@ -52,7 +52,10 @@ export function registerErrorHandling(app: FastifyInstance): void {
     const status = fastifyError.statusCode ?? 500;
     if (status >= 400 && status < 500) {
       // Fastify's own client errors (bad JSON, unsupported media type, ...) carry safe messages.
-      const code = (fastifyError.code ?? 'bad_request').replace(/^FST_ERR_/, '').toLowerCase();
+      const code =
+        fastifyError.code === 'FST_ERR_CTP_BODY_TOO_LARGE'
+          ? 'body_too_large'
+          : (fastifyError.code ?? 'bad_request').replace(/^FST_ERR_/, '').toLowerCase();
       return reply.code(status).send(errorBody(code, fastifyError.message));
     }
     request.log.error({ err: error }, 'unexpected error');

@@ -23,6 +23,11 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** Rate-limit tier of the route; routes without one are not limited. */
     tier?: RateTier;
+    /**
+     * Units a request counts for (bulk look-ups: one per entry); default 1. With it, the limit
+     * is checked once the body is parsed and validated (preHandler), still before the handler.
+     */
+    rateUnits?: (request: FastifyRequest) => number;
   }
 }
 
@@ -41,7 +46,11 @@ export interface WindowCount {
 }
 
 export interface RateLimitStore {
-  hit(key: string, windowMs: number): WindowCount | Promise<WindowCount>;
+  /**
+   * Counts `units` requests (default 1; a bulk look-up counts one per entry); `limit` lets a
+   * shared store decide how exactly it must count.
+   */
+  hit(key: string, windowMs: number, limit: number, units?: number): WindowCount | Promise<WindowCount>;
   close(): void;
 }
 
@@ -55,14 +64,14 @@ export class MemoryRateLimitStore implements RateLimitStore {
     this.sweeper.unref();
   }
 
-  hit(key: string, windowMs: number): WindowCount {
+  hit(key: string, windowMs: number, _limit = 0, units = 1): WindowCount {
     const now = this.now();
     let window = this.windows.get(key);
     if (window === undefined || window.endsAt <= now) {
       window = { count: 0, endsAt: now + windowMs };
       this.windows.set(key, window);
     }
-    window.count += 1;
+    window.count += units;
     return { count: window.count, resetMs: window.endsAt - now };
   }
 
@@ -77,48 +86,130 @@ export class MemoryRateLimitStore implements RateLimitStore {
   }
 }
 
-/** Creates the window's counter with its expiry if missing, counts the hit: one round trip. */
+/** Adds ARGV[2] hits to the window's counter, created with its expiry if missing: one round trip. */
 const HIT_SCRIPT = `redis.call('set', KEYS[1], '0', 'PX', ARGV[1], 'NX')
-local count = redis.call('incr', KEYS[1])
+local count = redis.call('incrby', KEYS[1], ARGV[2])
 return {count, redis.call('pttl', KEYS[1])}`;
 
+/** Share of its limit a client may use on one instance before its hits are counted in Redis at once. */
+export const LOCAL_SHARE = 0.25;
+/** How often the hits counted locally are added to the shared counters. */
+export const SHARED_FLUSH_MS = 100;
+
+interface SharedWindow {
+  /** The shared count Redis last answered. */
+  known: number;
+  /** Hits counted here and not yet added in Redis. */
+  pending: number;
+  endsAt: number;
+}
+
 /**
- * One counter per window in Redis, shared by the instances (one EVALSHA per request). While
- * Redis is unavailable (SharedRedis's breaker is open, or the command fails or times out) the
- * instance counts in memory instead: limits still hold, per instance.
+ * One counter per client and window in Redis, shared by the instances, counted so that a
+ * cached answer costs no Redis round trip:
+ *  - while a client has used less than a quarter of its limit (as far as this instance
+ *    knows), its hits are counted here and added to Redis in one pipeline every 100 ms;
+ *  - past that, each hit is added in Redis before the answer (one script call), so the limit
+ *    is exact where it matters; a client already over its limit is refused without a call.
+ * With N instances a burst shorter than 100 ms can exceed the limit by at most N/4 of it.
+ * While Redis is unavailable (SharedRedis's breaker is open, or a command fails or times
+ * out) the instance counts in memory instead: limits still hold, per instance.
  */
 export class RedisRateLimitStore implements RateLimitStore {
   private readonly local: MemoryRateLimitStore;
+  private readonly windows = new Map<string, SharedWindow>();
+  private readonly flusher: NodeJS.Timeout;
+  private flushing = false;
 
   constructor(
     private readonly redis: SharedRedis,
     private readonly prefix = 'observer:rl:',
-    now: () => number = Date.now,
+    private readonly now: () => number = Date.now,
   ) {
     this.local = new MemoryRateLimitStore(now);
     redis.client.defineCommand('observerRateLimitHit', { numberOfKeys: 1, lua: HIT_SCRIPT });
+    this.flusher = setInterval(() => void this.flush(), SHARED_FLUSH_MS);
+    this.flusher.unref();
   }
 
-  async hit(key: string, windowMs: number): Promise<WindowCount> {
-    if (!this.redis.available) return this.local.hit(key, windowMs);
-    const k = this.prefix + key;
+  hit(key: string, windowMs: number, limit: number, units = 1): WindowCount | Promise<WindowCount> {
+    if (!this.redis.available) return this.local.hit(key, windowMs, limit, units);
+    const now = this.now();
+    let window = this.windows.get(key);
+    if (window === undefined || window.endsAt <= now) {
+      window = { known: 0, pending: 0, endsAt: now + windowMs };
+      this.windows.set(key, window);
+    }
+    window.pending += units;
+    const estimate = window.known + window.pending;
+    if (estimate <= limit * LOCAL_SHARE || window.known > limit) return { count: estimate, resetMs: window.endsAt - now };
+    return this.addNow(key, window, windowMs, limit, units);
+  }
+
+  private async addNow(key: string, window: SharedWindow, windowMs: number, limit: number, units: number): Promise<WindowCount> {
+    const hits = window.pending;
+    window.pending = 0;
     try {
-      const [count, ttl] = (await this.redis.run((r) =>
-        (r as unknown as RateLimitCommands).observerRateLimitHit(k, String(windowMs)),
-      )) as [number, number];
-      return { count, resetMs: ttl > 0 ? ttl : windowMs };
+      const [count, ttl] = await this.redis.run((r) => this.send(r, key, windowMs, hits));
+      this.learn(window, count, ttl, windowMs);
+      return { count: count + window.pending, resetMs: Math.max(0, window.endsAt - this.now()) };
     } catch {
-      return this.local.hit(key, windowMs);
+      return this.local.hit(key, windowMs, limit, units);
+    }
+  }
+
+  private send(redis: SharedRedis['client'], key: string, windowMs: number, hits: number): Promise<[number, number]> {
+    return (redis as unknown as RateLimitCommands).observerRateLimitHit(this.prefix + key, String(windowMs), String(hits)) as Promise<
+      [number, number]
+    >;
+  }
+
+  private learn(window: SharedWindow, count: number, ttl: number, windowMs: number): void {
+    window.known = count;
+    window.endsAt = this.now() + (ttl > 0 ? ttl : windowMs);
+  }
+
+  /** Adds the hits counted locally to Redis, in one pipeline; forgets ended windows. */
+  private async flush(): Promise<void> {
+    if (this.flushing) return;
+    const now = this.now();
+    const batch: Array<[string, SharedWindow, number]> = [];
+    for (const [key, window] of this.windows) {
+      if (window.endsAt <= now) this.windows.delete(key);
+      else if (window.pending > 0) batch.push([key, window, window.pending]);
+    }
+    if (batch.length === 0 || !this.redis.available) return;
+    this.flushing = true;
+    for (const [, window, hits] of batch) window.pending -= hits;
+    try {
+      const results = await this.redis.run(async (r) => {
+        const pipeline = r.pipeline();
+        for (const [key, window, hits] of batch) {
+          const windowMs = Math.max(1, window.endsAt - now);
+          (pipeline as unknown as RateLimitCommands).observerRateLimitHit(this.prefix + key, String(windowMs), String(hits));
+        }
+        return pipeline.exec();
+      });
+      batch.forEach(([, window], i) => {
+        const [error, value] = results?.[i] ?? [null, null];
+        if (!error && Array.isArray(value)) this.learn(window, Number(value[0]), Number(value[1]), WINDOW_MS);
+      });
+    } catch {
+      // Redis is failing: those hits stay counted here only (the breaker takes over).
+    } finally {
+      this.flushing = false;
     }
   }
 
   close(): void {
+    clearInterval(this.flusher);
+    this.windows.clear();
     this.local.close();
   }
 }
 
 interface RateLimitCommands {
-  observerRateLimitHit(key: string, windowMs: string): Promise<unknown>;
+  observerRateLimitHit(key: string, windowMs: string, hits: string): Promise<unknown>;
 }
 
 /** The 429 of a tier whose window is spent, with its RateLimit headers and Retry-After. */
@@ -145,7 +236,7 @@ export function tierCharger(options: RateLimitOptions): TierCharger {
   return async (request, tier) => {
     let counted: WindowCount;
     try {
-      counted = await store.hit(`${tier}:${clientKeyOf(request, hasher)}`, WINDOW_MS);
+      counted = await store.hit(`${tier}:${clientKeyOf(request, hasher)}`, WINDOW_MS, limits[tier]);
     } catch (error) {
       options.onError?.(error);
       return;
@@ -165,7 +256,7 @@ export interface RateLimitOptions {
 export function registerRateLimit(app: FastifyInstance, options: RateLimitOptions): void {
   const { limits, hasher, store } = options;
   app.addHook('onRoute', (route) => {
-    const tier = (route.config as { tier?: RateTier } | undefined)?.tier;
+    const { tier, rateUnits } = (route.config ?? {}) as { tier?: RateTier; rateUnits?: (request: FastifyRequest) => number };
     if (tier === undefined) return;
     const limit = limits[tier];
     const policy = `"${tier}";q=${limit};w=${WINDOW_MS / 1000}`;
@@ -181,7 +272,7 @@ export function registerRateLimit(app: FastifyInstance, options: RateLimitOption
     const hook = (request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void) => {
       let result: WindowCount | Promise<WindowCount>;
       try {
-        result = store.hit(`${tier}:${clientKeyOf(request, hasher)}`, WINDOW_MS);
+        result = store.hit(`${tier}:${clientKeyOf(request, hasher)}`, WINDOW_MS, limit, rateUnits ? rateUnits(request) : 1);
       } catch (error) {
         options.onError?.(error);
         return done();
@@ -198,8 +289,10 @@ export function registerRateLimit(app: FastifyInstance, options: RateLimitOption
         apply(reply, result, done);
       }
     };
-    const existing = route.onRequest === undefined ? [] : Array.isArray(route.onRequest) ? route.onRequest : [route.onRequest];
-    route.onRequest = [...existing, hook];
+    const stage = rateUnits ? 'preHandler' : 'onRequest';
+    const current = route[stage];
+    const existing = current === undefined ? [] : Array.isArray(current) ? current : [current];
+    route[stage] = [...existing, hook] as typeof current;
   });
   app.addHook('onClose', async () => store.close());
 }

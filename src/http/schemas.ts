@@ -121,6 +121,15 @@ export const ServerStatus = Type.Object(
     }),
     checked_at: Type.String({ format: 'date-time', description: 'Time of the ping this body represents.' }),
     srvRecord: Nullable(Type.Object({}, { additionalProperties: true })),
+    blocked: Type.Optional(
+      Nullable(
+        Type.Boolean({
+          description:
+            "Java only: on Mojang's blocked-servers list (host, `*.` parent domains, IPv4 `a.b.c.*` patterns, as the vanilla client checks); null while no list is loaded.",
+        }),
+      ),
+    ),
+    queryResult: Type.Optional(Type.Ref('QueryResult')),
   },
   {
     $id: 'ServerStatus',
@@ -129,4 +138,80 @@ export const ServerStatus = Type.Object(
       'Extra fields appear where a server sends them: Bedrock `edition`, `serverGuid`, `levelName`, `gameMode`, ' +
       '`gameModeId`, `portIPv4`, `portIPv6`; Java `enforcesSecureChat`, Forge/NeoForge mod lists.',
   },
+);
+
+/** Query (GS4 full stat) result: `queryResult` with `?query=true`. */
+export const QueryResult = Type.Union(
+  [
+    Type.Object(
+      {
+        players: Type.Array(Type.String(), { description: 'Every player name the server lists (up to 1,000).' }),
+        plugins: Type.Object(
+          {
+            name: Type.String({ description: 'Server software before the `:` of `plugins`; `vanilla` when empty.' }),
+            list: Type.Array(Type.String(), { description: '`Name Version` entries after the `:`.' }),
+          },
+          { description: 'The `plugins` string parsed: `Paper on 1.20.4: WorldEdit 7.2; Vault 1.7`.' },
+        ),
+        software: Nullable(Type.String({ description: 'The `version` field, e.g. `1.20.4`.' })),
+        map: Nullable(Type.String({ description: 'World (level) name.' })),
+        gameType: Nullable(Type.String({ description: '`SMP` on Java servers.' })),
+        gameId: Nullable(Type.String({ description: '`MINECRAFT` (Java) or `MINECRAFTPE` (Bedrock servers).' })),
+        hostname: Nullable(Type.String({ description: 'The MOTD as Query sends it (vanilla loses non-Latin-1 characters).' })),
+        playersOnline: Nullable(Type.Integer({ minimum: 0 })),
+        playersMax: Nullable(Type.Integer({ minimum: 0 })),
+        hostPort: Nullable(Type.Integer({ minimum: 1, maximum: 65535, description: 'Game port the server advertises.' })),
+        hostIp: Nullable(Type.String({ description: 'Address the server advertises (`server-ip`), as sent.' })),
+      },
+      { additionalProperties: false },
+    ),
+    Type.Object(
+      { error: Type.String({ description: 'Why the query failed: `timed out`, `connection refused`, `invalid response`, …' }) },
+      { additionalProperties: false },
+    ),
+  ],
+  {
+    $id: 'QueryResult',
+    description:
+      'Only with `?query=true`. The status fields stay as the ping gave them; a server with query disabled gives `{ "error": … }` and stays `online`.',
+  },
+);
+
+/** One bulk entry that could not be looked up: same codes as the single endpoint. */
+export const BulkError = Type.Object(
+  {
+    address: Type.String(),
+    error: Type.String({ description: 'Error code, as the single endpoint gives it (`invalid_address`, `host_not_found`, …).' }),
+    message: Type.String(),
+  },
+  { $id: 'BulkError', additionalProperties: false },
+);
+
+export const BulkRequest = Type.Object(
+  {
+    servers: Type.Array(
+      Type.Object(
+        {
+          address: Type.String({ minLength: 1, maxLength: 255, description: 'As in `/status/{address}`.' }),
+          bedrock: Type.Optional(Type.Boolean({ default: false })),
+          legacy: Type.Optional(Type.Boolean({ default: false })),
+          query: Type.Optional(Type.Boolean({ default: false, description: 'Also run a Query (`queryResult`).' })),
+          queryPort: Type.Optional(Type.Integer({ minimum: 1, maximum: 65535 })),
+        },
+        { additionalProperties: false },
+      ),
+      { minItems: 1, maxItems: 50 },
+    ),
+  },
+  { $id: 'BulkRequest', additionalProperties: false },
+);
+export type BulkRequest = Static<typeof BulkRequest>;
+
+export const BulkResponse = Type.Object(
+  {
+    results: Type.Array(Type.Union([Type.Ref('ServerStatus'), Type.Ref('BulkError')]), {
+      description: 'One per requested server, in the same order.',
+    }),
+  },
+  { $id: 'BulkResponse' },
 );

@@ -16,6 +16,8 @@
 export { pingJava, queryJavaStatus, parseJavaStatus } from './java.js';
 export { pingLegacy, queryLegacyStatus } from './legacy.js';
 export { pingBedrock, queryBedrockStatus } from './bedrock.js';
+export { queryServer, queryFullStat, decodeFullStat, decodeQueryHandshake, encodeQueryHandshake, encodeFullStatRequest } from './query.js';
+export type { QueryResult, QueryPlugins } from './query.js';
 export type { ProbeOptions, ProbeTarget } from './target.js';
 export type { ModInfo, ModListInfo, ModLoader } from './forge.js';
 export type { BedrockAdvertisement } from './bedrock.js';

@@ -62,6 +62,9 @@ const MAX_DNS_NAME_LENGTH = 253;
 /** c-ares codes meaning "this name has no such record" (NXDOMAIN, NODATA). */
 const NO_RECORD_CODES = new Set(['ENOTFOUND', 'ENODATA']);
 
+/** Idle c-ares channels kept for reuse; creating one costs about as much as the look-up itself. */
+const MAX_IDLE_CHANNELS = 64;
+
 type Lookup<T> = { ok: true; value: T } | { ok: false; code: string | undefined; error: unknown };
 
 export class TargetResolver {
@@ -73,6 +76,7 @@ export class TargetResolver {
   private readonly now: () => number;
   /** Key (mode's use of SRV + name) → when the "no records" answer expires. */
   private readonly notFound = new LRUCache<string, number>({ max: NEGATIVE_CACHE_MAX });
+  private readonly idle: dns.Resolver[] = [];
 
   constructor(opts: TargetResolverOptions) {
     this.dnsServers = [...opts.dnsServers];
@@ -99,9 +103,9 @@ export class TargetResolver {
     const expires = this.notFound.get(negativeKey);
     if (expires !== undefined && this.now() < expires) throw new HostNotFoundError(address.host);
 
-    // One c-ares channel per query, so that cancel() on abort ends this query's look-ups only.
-    const resolver = new dns.Resolver({ timeout: this.timeoutMs, tries: this.tries });
-    if (this.dnsServers.length > 0) resolver.setServers(this.dnsServers);
+    // One c-ares channel per query at a time, so that cancel() on abort ends this query's
+    // look-ups only; channels are reused once their query is over.
+    const resolver = this.idle.pop() ?? this.newChannel();
     const onAbort = (): void => resolver.cancel();
     signal.addEventListener('abort', onAbort, { once: true });
     try {
@@ -117,7 +121,14 @@ export class TargetResolver {
       signal.removeEventListener('abort', onAbort);
       // Ends look-ups whose answers are no longer needed (the name's own A/AAAA after SRV).
       resolver.cancel();
+      if (this.idle.length < MAX_IDLE_CHANNELS) this.idle.push(resolver);
     }
+  }
+
+  private newChannel(): dns.Resolver {
+    const resolver = new dns.Resolver({ timeout: this.timeoutMs, tries: this.tries });
+    if (this.dnsServers.length > 0) resolver.setServers(this.dnsServers);
+    return resolver;
   }
 
   private async resolveName(

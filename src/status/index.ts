@@ -1,7 +1,7 @@
 /** The status service and its default wiring (real resolver, guard, protocol clients). */
 import type { Config } from '../config/index.js';
 import type { Clock } from '../core/clock.js';
-import { pingBedrock, pingJava, pingLegacy } from '../protocol/index.js';
+import { pingBedrock, pingJava, pingLegacy, queryServer } from '../protocol/index.js';
 import { AddressGuard, TargetResolver } from '../resolve/index.js';
 import type { Store } from '../store/types.js';
 import { MemoryStatusCache, type StatusCache } from './cache.js';
@@ -11,7 +11,9 @@ export { StatusService, STALE_WHILE_REVALIDATE_MS, SATURATION_STALE_MS } from '.
 export type { StatusServiceDeps, PingFunction, ProbeTarget, StatusObserver } from './service.js';
 export { MemoryStatusCache, type StatusCache, type CacheEntry, type StoredStatus } from './cache.js';
 export { serverId, uuidV5 } from './server-id.js';
-export type { StatusAnswer, StatusLookup, CacheState, LookupOptions } from './types.js';
+export type { StatusAnswer, StatusLookup, CacheState, LookupOptions, QueryRequest } from './types.js';
+export { Blocklist, blocklistCandidates, parseBlocklist, withBlockedFlag } from './blocklist.js';
+export { BackgroundRefresher } from './refresher.js';
 
 export interface StatusServiceOptions {
   config: Pick<Config, 'dnsServers' | 'targetAllowlist' | 'statusCacheTtlSeconds' | 'pingTimeoutMs' | 'maxConcurrentPings'>;
@@ -31,6 +33,7 @@ export function createStatusService(options: StatusServiceOptions): StatusServic
   return new StatusService({
     resolver: new TargetResolver({ dnsServers: config.dnsServers, guard, now: () => clock.now() }),
     ping: { java: pingJava, legacy: pingLegacy, bedrock: pingBedrock },
+    queryServer: (target) => queryServer(target),
     ...(options.icmp ? { icmp: options.icmp } : {}),
     cache: options.cache ?? new MemoryStatusCache({ now: () => clock.now() }),
     store: options.store ?? null,

@@ -9,6 +9,7 @@
  *    old is served stale instead of queueing; with none, the request fails fast with 503;
  *  - concurrent requests for one target share one ping (a Map of promises, deleted on settle).
  */
+import { LRUCache } from 'lru-cache';
 import { HostNotFoundError, ObserverError, ProbeError, TargetRefusedError } from '../core/errors.js';
 import type { Clock } from '../core/clock.js';
 import { roundLatency, type ProbeTarget } from '../protocol/target.js';
@@ -17,7 +18,8 @@ import { defaultPort, parseAddress, type ParsedAddress, type ResolvedTarget, que
 import type { Store } from '../store/types.js';
 import type { StatusCache, StoredStatus, CacheEntry } from './cache.js';
 import { serverId } from './server-id.js';
-import type { LookupOptions, StatusAnswer, StatusLookup } from './types.js';
+import type { LookupOptions, QueryRequest, StatusAnswer, StatusLookup } from './types.js';
+import type { QueryResult } from '../protocol/query.js';
 
 export type { ProbeTarget };
 
@@ -28,6 +30,8 @@ export type PingFunction = (target: ProbeTarget) => Promise<PingResult>;
 export interface StatusServiceDeps {
   resolver: { resolve(address: ParsedAddress, mode: QueryMode, signal: AbortSignal): Promise<ResolvedTarget> };
   ping: Record<QueryMode, PingFunction>;
+  /** Query (GS4 full stat) over UDP, for lookups with `query`; without it they get `queryResult.error`. */
+  queryServer?: (target: ProbeTarget) => Promise<QueryResult>;
   /** One ICMP echo; null when ICMP is unavailable. */
   icmp?: (ip: string, signal: AbortSignal) => Promise<boolean | null>;
   cache: StatusCache;
@@ -52,6 +56,9 @@ export const STALE_WHILE_REVALIDATE_MS = 5 * 60_000;
 /** How old a success may be to stand in for a fresh ping when the service is saturated. */
 export const SATURATION_STALE_MS = 24 * 60 * 60_000;
 
+/** A client's look-up of a server is recorded at most once per this period (trends count days). */
+export const LOOKUP_RECORD_INTERVAL_MS = 60_000;
+
 /** Errors a connection attempt may fail with where the next address is worth trying. */
 const TRY_NEXT_ADDRESS = new Set(['connection_refused', 'unreachable']);
 
@@ -61,6 +68,12 @@ const TRY_NEXT_ADDRESS = new Set(['connection_refused', 'unreachable']);
  * always in by then; a host that drops ICMP must not hold every answer for the whole budget.
  */
 const ICMP_GRACE_MS = 500;
+
+/**
+ * How long the Query may still take once the ping has settled: a server whose query port drops
+ * packets (query disabled behind a firewall) must not hold the answer for the whole budget.
+ */
+const QUERY_GRACE_MS = 1_000;
 
 /** Waiting for another instance's ping: first poll of the shared cache, backoff cap, count. */
 const JOIN_POLL_FIRST_MS = 20;
@@ -78,8 +91,22 @@ function settleWithin<T>(promise: Promise<T>, ms: number, fallback: T): Promise<
 export class StatusService implements StatusLookup {
   private readonly inFlight = new Map<string, Promise<StoredStatus>>();
   private pingsInFlight = 0;
+  /** Parsed addresses by the text asked for: a cache hit should not parse the same text again. */
+  private readonly parsed = new LRUCache<string, ParsedAddress>({ max: 10_000 });
+  /** Client+server pairs recorded within the last LOOKUP_RECORD_INTERVAL_MS. */
+  private readonly recentLookups: LRUCache<string, true>;
+  /** The `stale: true` copy of a stored status, made once per stored status. */
+  private readonly staleCopies = new WeakMap<StoredStatus, ServerStatus>();
 
-  constructor(private readonly deps: StatusServiceDeps) {}
+  constructor(private readonly deps: StatusServiceDeps) {
+    this.recentLookups = new LRUCache<string, true>({
+      max: 50_000,
+      ttl: LOOKUP_RECORD_INTERVAL_MS,
+      ttlAutopurge: false,
+      ttlResolution: 0,
+      perf: { now: () => deps.clock.now() },
+    });
+  }
 
   /** Pings in flight right now (coalesced requests count once). */
   get activePings(): number {
@@ -87,13 +114,24 @@ export class StatusService implements StatusLookup {
   }
 
   async lookup(address: string, mode: QueryMode, options: LookupOptions = {}): Promise<StatusAnswer> {
-    const parsed = parseAddress(address);
-    const key = `${mode}|${parsed.host}|${parsed.port ?? ''}`;
+    let parsed = this.parsed.get(address);
+    if (parsed === undefined) {
+      parsed = parseAddress(address);
+      this.parsed.set(address, parsed);
+    }
+    const query = options.query;
+    const key = `${mode}|${parsed.host}|${parsed.port ?? ''}${query ? `|q${query.port ?? ''}` : ''}`;
     const { store, clock } = this.deps;
     const entry = await this.deps.cache.get(key);
     const id = entry?.latest.status.server_id ?? serverId(editionOf(mode), parsed.host, parsed.port ?? defaultPort(mode));
-    store?.count({ serverQueries: 1 });
-    if (store && options.clientKey) store.recordLookup(id, options.clientKey);
+    if (!options.background) store?.count({ serverQueries: 1 });
+    if (store && options.clientKey) {
+      const pair = `${id}|${options.clientKey}`;
+      if (!this.recentLookups.has(pair)) {
+        this.recentLookups.set(pair, true);
+        store.recordLookup(id, options.clientKey);
+      }
+    }
 
     const ttlMs = this.deps.ttlSeconds * 1000;
     const now = clock.now();
@@ -106,7 +144,7 @@ export class StatusService implements StatusLookup {
     if (last && entry?.latest.status.online && now < last.checkedAt + ttlMs + STALE_WHILE_REVALIDATE_MS) {
       // Stale-while-revalidate: one background refresh, unless every ping slot is taken (the
       // stale answer then stands alone); its failure is logged, never thrown.
-      if (!saturated) this.refresh(key, parsed, mode, id).catch((error: unknown) => this.deps.onError?.(error, 'background refresh'));
+      if (!saturated) this.refresh(key, parsed, mode, id, undefined, query).catch((error: unknown) => this.deps.onError?.(error, 'background refresh'));
       return this.answer(last, 'STALE', 0, true);
     }
     if (saturated) {
@@ -115,14 +153,19 @@ export class StatusService implements StatusLookup {
         headers: { 'Retry-After': '5' },
       });
     }
-    const fresh = await this.refresh(key, parsed, mode, id, options.beforePing);
+    const fresh = await this.refresh(key, parsed, mode, id, options.beforePing, query);
     return this.answer(fresh, 'MISS', Math.max(0, fresh.checkedAt + ttlMs - clock.now()));
   }
 
   private answer(stored: StoredStatus, cache: StatusAnswer['cache'], freshMs: number, stale = false): StatusAnswer {
+    let status = stored.status;
+    if (stale) {
+      status = this.staleCopies.get(stored) ?? { ...stored.status, stale: true };
+      this.staleCopies.set(stored, status);
+    }
     this.deps.observe?.cacheResult?.(cache);
     return {
-      status: stale ? { ...stored.status, stale: true } : stored.status,
+      status,
       cache,
       maxAgeSeconds: Math.max(0, Math.floor(freshMs / 1000)),
     };
@@ -133,11 +176,18 @@ export class StatusService implements StatusLookup {
    * here, synchronously, before the first await (a shared cache's claim and reads), so that
    * concurrent look-ups never start more than `maxConcurrentPings` pings.
    */
-  private refresh(key: string, parsed: ParsedAddress, mode: QueryMode, id: string, beforePing?: BeforePing): Promise<StoredStatus> {
+  private refresh(
+    key: string,
+    parsed: ParsedAddress,
+    mode: QueryMode,
+    id: string,
+    beforePing?: BeforePing,
+    query?: QueryRequest,
+  ): Promise<StoredStatus> {
     const pending = this.inFlight.get(key);
     if (pending) return pending;
     this.pingsInFlight += 1;
-    const promise = this.pingOrJoin(key, parsed, mode, id, beforePing).finally(() => {
+    const promise = this.pingOrJoin(key, parsed, mode, id, beforePing, query).finally(() => {
       this.pingsInFlight -= 1;
       this.inFlight.delete(key);
     });
@@ -152,9 +202,16 @@ export class StatusService implements StatusLookup {
    * for its result to land in the cache, polling with backoff on the injected clock, and fall
    * back to their own ping if it does not land within the ping budget.
    */
-  private async pingOrJoin(key: string, parsed: ParsedAddress, mode: QueryMode, id: string, beforePing?: BeforePing): Promise<StoredStatus> {
+  private async pingOrJoin(
+    key: string,
+    parsed: ParsedAddress,
+    mode: QueryMode,
+    id: string,
+    beforePing?: BeforePing,
+    query?: QueryRequest,
+  ): Promise<StoredStatus> {
     const { cache, clock } = this.deps;
-    if (!cache.claim) return this.pingAndStore(key, parsed, mode, id, beforePing);
+    if (!cache.claim) return this.pingAndStore(key, parsed, mode, id, beforePing, query);
     const budget = this.deps.pingTimeoutMs + 1_000;
     const fresh = (entry: CacheEntry) => clock.now() < entry.latest.checkedAt + this.deps.ttlSeconds * 1000;
     const seen = await cache.get(key, { skipL1: true });
@@ -165,7 +222,7 @@ export class StatusService implements StatusLookup {
       try {
         const again = await cache.get(key, { skipL1: true });
         if (again && fresh(again)) return again.latest;
-        return await this.pingAndStore(key, parsed, mode, id, beforePing);
+        return await this.pingAndStore(key, parsed, mode, id, beforePing, query);
       } finally {
         await cache.release?.(key, token);
       }
@@ -178,13 +235,20 @@ export class StatusService implements StatusLookup {
       const entry = await cache.get(key, { skipL1: true });
       if (entry && entry.latest.checkedAt !== before) return entry.latest;
     }
-    return this.pingAndStore(key, parsed, mode, id, beforePing);
+    return this.pingAndStore(key, parsed, mode, id, beforePing, query);
   }
 
-  private async pingAndStore(key: string, parsed: ParsedAddress, mode: QueryMode, id: string, beforePing?: BeforePing): Promise<StoredStatus> {
+  private async pingAndStore(
+    key: string,
+    parsed: ParsedAddress,
+    mode: QueryMode,
+    id: string,
+    beforePing?: BeforePing,
+    query?: QueryRequest,
+  ): Promise<StoredStatus> {
     await beforePing?.();
     const { cache, clock, store } = this.deps;
-    const stored = await this.query(parsed, mode, id);
+    const stored = await this.query(parsed, mode, id, query);
     const previous = await cache.get(key);
     const entry: CacheEntry = {
       latest: stored,
@@ -215,12 +279,12 @@ export class StatusService implements StatusLookup {
   }
 
   /** Resolve, guard and ping within one deadline; every failure but 400/404 is `online: false`. */
-  private async query(parsed: ParsedAddress, mode: QueryMode, id: string): Promise<StoredStatus> {
+  private async query(parsed: ParsedAddress, mode: QueryMode, id: string, query?: QueryRequest): Promise<StoredStatus> {
     // One deadline for the whole query; `done` also ends what is left (an ICMP echo) once we return.
     const done = new AbortController();
     const started = performance.now();
     try {
-      const stored = await this.queryWithin(parsed, mode, id, AbortSignal.any([AbortSignal.timeout(this.deps.pingTimeoutMs), done.signal]));
+      const stored = await this.queryWithin(parsed, mode, id, AbortSignal.any([AbortSignal.timeout(this.deps.pingTimeoutMs), done.signal]), query);
       this.deps.observe?.ping?.(mode, stored.status.online, (performance.now() - started) / 1000);
       return stored;
     } finally {
@@ -228,7 +292,13 @@ export class StatusService implements StatusLookup {
     }
   }
 
-  private async queryWithin(parsed: ParsedAddress, mode: QueryMode, id: string, signal: AbortSignal): Promise<StoredStatus> {
+  private async queryWithin(
+    parsed: ParsedAddress,
+    mode: QueryMode,
+    id: string,
+    signal: AbortSignal,
+    query?: QueryRequest,
+  ): Promise<StoredStatus> {
     const base = offlineStatus(
       queryEcho(parsed, mode),
       { server_id: id },
@@ -239,7 +309,8 @@ export class StatusService implements StatusLookup {
     } catch (error) {
       if (error instanceof HostNotFoundError || error instanceof TargetRefusedError) throw error;
       if (error instanceof ObserverError && error.statusCode < 500) throw error;
-      return this.stamp({ ...base, error: this.publicError(error, 'resolving') });
+      const message = this.publicError(error, 'resolving');
+      return this.stamp({ ...base, error: message, ...(query ? { queryResult: { error: message } } : {}) });
     }
     base.query.port = target.port;
     base.srvRecord = target.srvRecord;
@@ -248,6 +319,7 @@ export class StatusService implements StatusLookup {
     // asked instead: `icmp` always describes `ip_address`.
     const echo = (ip: string | undefined) => (this.deps.icmp && ip ? this.deps.icmp(ip, signal).catch(() => null) : null);
     let icmp = echo(target.ips[0]);
+    const queried = query && target.ips[0] ? this.runQuery(target.ips[0], query.port ?? target.port, target.host, signal) : null;
 
     let result: PingResult | null = null;
     let failure: unknown = null;
@@ -262,7 +334,9 @@ export class StatusService implements StatusLookup {
       }
     }
     if (result && base.ip_address !== target.ips[0]) icmp = echo(base.ip_address ?? undefined);
+    const queryDone = queried ? settleWithin(queried, QUERY_GRACE_MS, { error: 'timed out' }) : null;
     base.icmp = icmp ? await settleWithin(icmp, ICMP_GRACE_MS, false) : null;
+    if (queryDone) base.queryResult = await queryDone;
     if (!result) return this.stamp({ ...base, error: this.publicError(failure, 'pinging') });
     return this.stamp({
       ...result.extra,
@@ -274,6 +348,14 @@ export class StatusService implements StatusLookup {
       favicon: result.favicon,
       roundTripLatency: roundLatency(result.latencyMs),
     });
+  }
+
+  /** The Query beside the ping, on the same deadline; a failure is `{ error }`, never thrown. */
+  private runQuery(ip: string, port: number, hostname: string, signal: AbortSignal): Promise<QueryResult | { error: string }> {
+    if (!this.deps.queryServer) return Promise.resolve({ error: 'query not available' });
+    return this.deps
+      .queryServer({ ip, port, hostname, signal })
+      .catch((error: unknown) => ({ error: this.publicError(error, 'querying') }));
   }
 
   private stamp(status: ServerStatus): StoredStatus {

@@ -19,6 +19,15 @@ export interface LookupOptions {
    * client's status budget (http/ping-budget.ts).
    */
   beforePing?: () => void | Promise<void>;
+  /** Also run a Query (GS4 full stat) beside the ping; the answer gets `queryResult`. Part of the cache key. */
+  query?: QueryRequest;
+  /** A look-up by the background refresher: not counted as a user's server query. */
+  background?: boolean;
+}
+
+export interface QueryRequest {
+  /** UDP port of the Query; default: the game port. */
+  port?: number;
 }
 
 /**

@@ -24,6 +24,7 @@ import { scoreValue } from './ranking.js';
 import { ReadFallback } from './read-fallback.js';
 import type { Database, Dialect } from './schema.js';
 import type { CheckRecord, CounterIncrements, HistoryStore, Statistics, StoreHealth, TrendPage, TrendServer } from './types.js';
+import { readServerHistory, type HistoryRange, type ServerHistory } from './uptime-history.js';
 import { WriteQueue, type BatchWriter, type WriteQueueOptions } from './write-queue.js';
 
 export interface StoreOptions {
@@ -294,6 +295,15 @@ export class KyselyHistoryStore implements HistoryStore {
         checked_at: new Date(Number(r.checked_at)).toISOString(),
       })),
     };
+  }
+
+  /** With the reads' deadline and fallback: the last good answer marked stale, or 503. */
+  async history(serverId: string, range: HistoryRange): Promise<ServerHistory | null> {
+    const answer = await this.reads.read(`history:${serverId}:${range}`, async () => ({
+      history: await readServerHistory(this.db, serverId, range, this.clock.now()),
+    }));
+    if (answer.history === null) return null;
+    return answer.stale ? { ...answer.history, stale: true } : answer.history;
   }
 
   prune(): Promise<void> {

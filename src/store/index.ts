@@ -29,6 +29,7 @@ export { InvalidCursorError } from './errors.js';
 export { StoreUnavailableError } from './read-fallback.js';
 export { TREND_SCORE_FORMULA } from './ranking.js';
 export { serverAddress, type StoreOptions } from './history-store.js';
+export { HISTORY_RANGES, HISTORY_RANGE_NAMES, bucketWindow, type HistoryBucket, type HistoryRange, type ServerHistory } from './uptime-history.js';
 
 export async function openStore(
   config: Pick<Config, 'database' | 'checkRetentionDays'>,

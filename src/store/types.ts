@@ -3,6 +3,7 @@
  * statistics from. Implemented over SQLite (embedded default) and PostgreSQL.
  */
 import type { Edition } from '../core/types.js';
+import type { HistoryRange, ServerHistory } from './uptime-history.js';
 
 /** One performed ping, as handed over by the status service. */
 export interface CheckRecord {
@@ -116,6 +117,11 @@ export interface Store {
   trends(limit: number, cursor: string | null): Promise<TrendPage>;
   /** The /stats body; computed at most once per 60 seconds (the result is cached); deadline as trends. */
   stats(): Promise<Statistics>;
+  /**
+   * One server's uptime and players over `range`, in buckets (see uptime-history.ts); null
+   * when the server has never been checked (or its checks were all pruned with it).
+   */
+  history(serverId: string, range: HistoryRange): Promise<ServerHistory | null>;
   /** State of the database as the writes see it, and of the write buffer. */
   health(): StoreHealth;
   /** Writes everything queued (giving up, and reporting, after a few seconds) and releases connections. */

@@ -104,6 +104,12 @@ describe('loadConfig', () => {
     ['RATE_LIMIT_MEDIA', 'lots'],
     ['STATUS_CACHE_TTL', '0'],
     ['PING_TIMEOUT_MS', '10'],
+    // Issue 15: blocklist and background refresher.
+    ['BLOCKLIST_SOURCE', 'http://example.com/list'],
+    ['BLOCKLIST_SOURCE', 'ftp://127.0.0.1/list'],
+    ['BLOCKLIST_REFRESH_MINUTES', '0'],
+    ['REFRESH_WINDOW_MINUTES', 'soon'],
+    ['REFRESH_PINGS_PER_MINUTE', '-1'],
   ])('refuses %s=%s with one line naming the variable', (name, value) => {
     let error: unknown;
     try {
@@ -115,6 +121,13 @@ describe('loadConfig', () => {
     const message = (error as Error).message;
     expect(message).toContain(name);
     expect(message).not.toContain('\n');
+  });
+
+  it('reads LOG_REQUESTS: off by default, true/false, anything else refused', () => {
+    expect(loadConfig({}).logRequests).toBe(false);
+    expect(loadConfig({ LOG_REQUESTS: 'true' }).logRequests).toBe(true);
+    expect(loadConfig({ LOG_REQUESTS: 'off' }).logRequests).toBe(false);
+    expect(() => loadConfig({ LOG_REQUESTS: 'sometimes' })).toThrow(/LOG_REQUESTS/);
   });
 
   describe('REDIS_COMMAND_TIMEOUT_MS', () => {
@@ -157,5 +170,30 @@ describe('loadConfig: metrics (METRICS_TOKEN, METRICS_PORT)', () => {
 
   it('refuses METRICS_PORT equal to PORT', () => {
     expect(() => loadConfig({ PORT: '8080', METRICS_PORT: '8080' })).toThrow(/METRICS_PORT/);
+  });
+});
+
+describe('loadConfig: blocklist and background refresher (issue 15)', () => {
+  it('has defaults: no list, hourly reloads, a 30-minute window at 30 pings a minute', () => {
+    expect(loadConfig({})).toMatchObject({
+      blocklistSource: null,
+      blocklistRefreshMinutes: 60,
+      refreshWindowMinutes: 30,
+      refreshPingsPerMinute: 30,
+    });
+  });
+
+  it('reads a file path, an https URL and an http URL to a loopback host', () => {
+    const read = (source: string) => loadConfig({ BLOCKLIST_SOURCE: source }).blocklistSource;
+    expect(read('./data/blockedservers.txt')).toEqual({ kind: 'file', path: './data/blockedservers.txt' });
+    expect(read('/var/lib/observer/list')).toEqual({ kind: 'file', path: '/var/lib/observer/list' });
+    expect(read('https://sessionserver.mojang.com/blockedservers')).toEqual({
+      kind: 'url',
+      url: 'https://sessionserver.mojang.com/blockedservers',
+    });
+    expect(read('http://127.0.0.1:8000/list')).toEqual({ kind: 'url', url: 'http://127.0.0.1:8000/list' });
+    expect(read('http://[::1]:8000/list')).toEqual({ kind: 'url', url: 'http://[::1]:8000/list' });
+    const config = loadConfig({ BLOCKLIST_REFRESH_MINUTES: '5', REFRESH_WINDOW_MINUTES: '10', REFRESH_PINGS_PER_MINUTE: '0' });
+    expect(config).toMatchObject({ blocklistRefreshMinutes: 5, refreshWindowMinutes: 10, refreshPingsPerMinute: 0 });
   });
 });

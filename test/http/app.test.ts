@@ -232,7 +232,7 @@ describe('OpenAPI', () => {
 describe('logging', () => {
   it('logs request id, route, status and duration, never the client address or user agent', async () => {
     const { lines, stream } = logCapture();
-    app = await testApp({ TRUST_PROXY: 'true' }, { logger: { level: 'info', stream } });
+    app = await testApp({ TRUST_PROXY: 'true', LOG_REQUESTS: 'true' }, { logger: { level: 'info', stream } });
     await app.inject({
       method: 'GET',
       url: '/api/v1/nothing',
@@ -247,5 +247,26 @@ describe('logging', () => {
     expect(all).not.toContain('198.51.100.44');
     expect(all).not.toContain('203.0.113.201');
     expect(all).not.toContain('DistinctiveAgent');
+  });
+});
+
+describe('logging without LOG_REQUESTS (the default)', () => {
+  it('writes no access line for a normal request', async () => {
+    const { lines, stream } = logCapture();
+    app = await testApp({}, { logger: { level: 'info', stream } });
+    expect((await app.inject({ url: '/api/v1/status' })).statusCode).toBe(200);
+    expect((await app.inject({ url: '/api/v1/nothing' })).statusCode).toBe(404);
+    expect(lines.filter((l) => l.includes('request completed'))).toEqual([]);
+  });
+
+  it('still logs a slow request as a warning, without the client address', async () => {
+    const { lines, stream } = logCapture();
+    // Every request counts as slow with a threshold of 0 ms.
+    app = await testApp({ TRUST_PROXY: 'true' }, { logger: { level: 'info', stream }, slowRequestMs: 0 });
+    await app.inject({ url: '/api/v1/status', remoteAddress: '198.51.100.45', headers: { 'x-forwarded-for': '203.0.113.202' } });
+    const slow = lines.map((l) => JSON.parse(l) as Record<string, unknown>).find((e) => e.msg === 'slow request');
+    expect(slow).toMatchObject({ level: 40, reqId: expect.any(String), route: '/api/v1/status', statusCode: 200, durationMs: expect.any(Number) });
+    expect(lines.join('\n')).not.toContain('198.51.100.45');
+    expect(lines.join('\n')).not.toContain('203.0.113.202');
   });
 });

@@ -214,7 +214,7 @@ describe('privacy', () => {
   it('writes neither the client IP nor its user agent to the database or the log', async () => {
     const path = join(dir, `privacy-${randomUUID()}.db`);
     const logPath = join(dir, `privacy-${randomUUID()}.log`);
-    const config = loadConfig({ DATABASE_URL: `sqlite:${path}`, TRUST_PROXY: 'true', LOG_LEVEL: 'trace' });
+    const config = loadConfig({ DATABASE_URL: `sqlite:${path}`, TRUST_PROXY: 'true', LOG_LEVEL: 'trace', LOG_REQUESTS: 'true' });
     const store = await openStore(config, clock);
     stores.push(store);
     const log = createWriteStream(logPath);

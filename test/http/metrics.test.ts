@@ -132,6 +132,22 @@ describe('GET /metrics', () => {
     }
   });
 
+  it('keeps answering (with its token) during maintenance, while the API answers 503', async () => {
+    const { app } = await composeApp(testConfig({ DATABASE_URL: database(), METRICS_TOKEN: TOKEN, MAINTENANCE_MODE: 'true' }), {
+      logger: false,
+      icmp: null,
+    });
+    try {
+      expect((await app.inject({ url: '/api/v1/stats' })).statusCode).toBe(503);
+      expect((await app.inject({ url: '/metrics' })).statusCode).toBe(401);
+      const res = await app.inject({ url: '/metrics', headers: { authorization: `Bearer ${TOKEN}` } });
+      expect(res.statusCode).toBe(200);
+      expect(value(parseExposition(res.body), 'observer_http_requests_total', { route: '/api/v1/stats', status: '503' })).toBe(1);
+    } finally {
+      await app.close();
+    }
+  });
+
   it('reports the Redis state when REDIS_URL is set', async () => {
     const { app } = await composeApp(testConfig({ DATABASE_URL: database(), METRICS_TOKEN: TOKEN, REDIS_URL }), { logger: false, icmp: null });
     try {

@@ -31,7 +31,7 @@ describe('privacy', () => {
     const db = join(dir, 'observer.db');
     const logPath = join(dir, 'observer.log');
     const log = createWriteStream(logPath);
-    const { app, store } = await composeApp(testConfig({ DATABASE_URL: `sqlite:${db}`, TRUST_PROXY: 'true', LOG_LEVEL: 'trace' }), {
+    const { app, store } = await composeApp(testConfig({ DATABASE_URL: `sqlite:${db}`, TRUST_PROXY: 'true', LOG_LEVEL: 'trace', LOG_REQUESTS: 'true' }), {
       logger: { level: 'trace', stream: log },
     });
     try {

@@ -4,13 +4,12 @@
  * the client's UDP socket is released every time.
  */
 import dgram from 'node:dgram';
-import { getEventListeners } from 'node:events';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ProbeError } from '../../src/core/errors.js';
 import { OFFLINE_MESSAGE_MAGIC } from '../../src/protocol/bedrock.js';
 import { pingBedrock } from '../../src/protocol/index.js';
 import { fixture } from './fixtures.js';
-import { openResources, resourcesBackTo } from './hostile.js';
+import { probeUdp } from './hostile.js';
 
 const sockets: dgram.Socket[] = [];
 afterEach(() => {
@@ -32,23 +31,8 @@ function goodPong(ping: Buffer): Buffer {
   return reply;
 }
 
-async function probe(port: number, deadlineMs: number) {
-  const baseline = openResources('UDPWrap');
-  const controller = new AbortController();
-  const timer = setTimeout(() => controller.abort(), deadlineMs);
-  try {
-    const outcome = await pingBedrock({ ip: '127.0.0.1', port, hostname: 'x', signal: controller.signal }).then(
-      (result) => ({ result, error: undefined as unknown }),
-      (error: unknown) => ({ result: undefined, error }),
-    );
-    return {
-      ...outcome,
-      abortListeners: getEventListeners(controller.signal, 'abort').length,
-      socketReleased: await resourcesBackTo('UDPWrap', baseline),
-    };
-  } finally {
-    clearTimeout(timer);
-  }
+function probe(port: number, deadlineMs: number) {
+  return probeUdp((signal) => pingBedrock({ ip: '127.0.0.1', port, hostname: 'x', signal }), deadlineMs);
 }
 
 async function expectFailure(port: number, code: string, deadlineMs = 1000) {

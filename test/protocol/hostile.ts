@@ -2,6 +2,7 @@
  * Hostile servers for the failure tests: real sockets on loopback, port 0. Each records its
  * accepted connections so that a test can check the client closed its socket.
  */
+import { getEventListeners } from 'node:events';
 import net from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 
@@ -95,4 +96,27 @@ export async function resourcesBackTo(kind: string, count: number, withinMs = 20
     await sleep(10);
   }
   return false;
+}
+
+/**
+ * Runs a UDP probe under a deadline of `deadlineMs` and reports how it ended: its result or
+ * error, the abort listeners it left on the signal, and whether its socket was released.
+ */
+export async function probeUdp<T>(run: (signal: AbortSignal) => Promise<T>, deadlineMs: number) {
+  const baseline = openResources('UDPWrap');
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(), deadlineMs);
+  try {
+    const outcome = await run(controller.signal).then(
+      (result) => ({ result, error: undefined as unknown }),
+      (error: unknown) => ({ result: undefined, error }),
+    );
+    return {
+      ...outcome,
+      abortListeners: getEventListeners(controller.signal, 'abort').length,
+      socketReleased: await resourcesBackTo('UDPWrap', baseline),
+    };
+  } finally {
+    clearTimeout(timer);
+  }
 }

@@ -37,7 +37,7 @@ afterEach(async () => {
 });
 
 async function shared(options: ConstructorParameters<typeof SharedRedis>[1] = {}) {
-  const redis = new SharedRedis(own.url, { commandTimeoutMs: 100, probeIntervalMs: 100, ...options });
+  const redis = new SharedRedis(own.url, { commandTimeoutMs: 100, probeIntervalMs: 100, openAfterMs: 150, ...options });
   opened.push(redis);
   expect(await redis.ready(5_000)).toBe(true);
   return redis;
@@ -125,24 +125,57 @@ describe('SharedRedis', () => {
 });
 
 describe('Redis rate-limit store', () => {
-  it('shares one count between instances, and counts locally while Redis is down', async () => {
+  it('near the limit, counts every hit in Redis: one count between instances', async () => {
     const [a, b] = [await shared(), await shared()];
     const [ra, rb] = [new RedisRateLimitStore(a), new RedisRateLimitStore(b)];
     try {
-      expect((await ra.hit('status:c', 60_000)).count).toBe(1);
-      expect((await rb.hit('status:c', 60_000)).count).toBe(2);
-      expect((await ra.hit('status:c', 60_000)).count).toBe(3);
+      expect((await ra.hit('status:c', 60_000, 3)).count).toBe(1);
+      expect((await rb.hit('status:c', 60_000, 3)).count).toBe(2);
+      expect((await ra.hit('status:c', 60_000, 3)).count).toBe(3);
+      expect((await rb.hit('status:c', 60_000, 3)).count).toBe(4);
+    } finally {
+      ra.close();
+      rb.close();
+    }
+  });
 
+  it('far from the limit, counts locally and adds the hits to Redis in batches', async () => {
+    const [a, b] = [await shared(), await shared()];
+    const [ra, rb] = [new RedisRateLimitStore(a), new RedisRateLimitStore(b)];
+    const calls = async () => Number(/cmdstat_evalsha:calls=(\d+)/.exec(await a.run((r) => r.info('commandstats')))?.[1] ?? 0);
+    try {
+      const before = await calls();
+      for (let i = 0; i < 100; i += 1) {
+        await ra.hit('status:batch', 60_000, 1_000);
+        await rb.hit('status:batch', 60_000, 1_000);
+      }
+      const counter = async () => Number(await a.run((r) => r.get('observer:rl:status:batch')));
+      const end = Date.now() + 5_000;
+      for (let i = 0; i < 250 && Date.now() < end && (await counter()) < 200; i += 1) await new Promise((r) => setTimeout(r, 20));
+      expect(await counter()).toBe(200);
+      // A hit past a quarter of the limit is added in Redis at once, and answers the shared count.
+      expect((await ra.hit('status:batch', 60_000, 300)).count).toBe(201);
+      expect((await calls()) - before).toBeLessThan(50);
+    } finally {
+      ra.close();
+      rb.close();
+    }
+  });
+
+  it('counts locally while Redis is down: the limit still holds per instance', async () => {
+    const a = await shared();
+    const ra = new RedisRateLimitStore(a);
+    try {
+      expect((await ra.hit('status:d', 60_000, 3)).count).toBe(1);
       own.pause();
       // While the command times out, and once the breaker is open, counts are local: they
       // still grow per instance, so the limit still holds.
       const local = [];
-      for (let i = 0; i < 5; i += 1) local.push((await ra.hit('status:c', 60_000)).count);
+      for (let i = 0; i < 5; i += 1) local.push((await ra.hit('status:d', 60_000, 3)).count);
       expect(local).toEqual([1, 2, 3, 4, 5]);
       expect(a.available).toBe(false);
     } finally {
       ra.close();
-      rb.close();
     }
   });
 });

@@ -145,3 +145,39 @@ describe('StatusService cache (fake clock, real server)', () => {
     expect(await cache.get('k49')).toBeDefined();
   });
 });
+
+describe('StatusService look-up recording', () => {
+  it('records a client+server pair at most once a minute, on a real SQLite store', async () => {
+    const { mkdtempSync, rmSync } = await import('node:fs');
+    const { tmpdir } = await import('node:os');
+    const { join } = await import('node:path');
+    const { openStore } = await import('../../src/store/index.js');
+    const dir = mkdtempSync(join(tmpdir(), 'observer-lookups-'));
+    const clock = new FakeClock();
+    const config = testConfig({ DATABASE_URL: `sqlite:${join(dir, 'observer.db')}` });
+    const store = await openStore(config, clock);
+    const recorded: string[] = [];
+    const recordLookup = store.recordLookup.bind(store);
+    store.recordLookup = (serverId, clientKey) => {
+      recorded.push(clientKey);
+      recordLookup(serverId, clientKey);
+    };
+    try {
+      const status = createStatusService({ config, clock, icmp: null, store });
+      const address = `127.0.0.1:${server.port}`;
+      for (let i = 0; i < 20; i++) await status.lookup(address, 'java', { clientKey: 'client-a' });
+      await status.lookup(address, 'java', { clientKey: 'client-b' });
+      expect(recorded).toEqual(['client-a', 'client-b']);
+      clock.advance(61_000);
+      await status.lookup(address, 'java', { clientKey: 'client-a' });
+      expect(recorded).toEqual(['client-a', 'client-b', 'client-a']);
+      // Both clients count for the trend ranking.
+      await store.flush();
+      const trends = await store.trends(10, null);
+      expect(trends.data[0]).toMatchObject({ hostname: '127.0.0.1', port: server.port });
+    } finally {
+      await store.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});

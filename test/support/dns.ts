@@ -39,15 +39,22 @@ export async function startPrivateDns(lines: string[]): Promise<PrivateDns> {
   const { Resolver } = await import('node:dns/promises');
   const resolver = new Resolver({ timeout: 200, tries: 1 });
   resolver.setServers([`127.0.0.1:${port}`]);
-  for (let attempt = 0; ; attempt += 1) {
+  // dnsmasq starts in a few milliseconds, but a loaded machine may take seconds.
+  const deadline = Date.now() + 15_000;
+  for (;;) {
     if (child.exitCode !== null) throw new Error(`dnsmasq exited: ${stderr.trim()}`);
     try {
       await resolver.resolveSrv('_probe._tcp.ready.invalid');
       break;
     } catch (error) {
-      // NXDOMAIN / no data means it answers.
-      if ((error as { code?: string }).code !== 'ETIMEOUT' && (error as { code?: string }).code !== 'ECONNREFUSED') break;
-      if (attempt > 100) throw new Error(`dnsmasq did not answer on port ${port}: ${stderr.trim()}`);
+      // Any DNS answer (REFUSED, NXDOMAIN, no data) means it is up.
+      const code = (error as { code?: string }).code;
+      if (code !== 'ETIMEOUT' && code !== 'ECONNREFUSED') break;
+      if (Date.now() > deadline) {
+        child.kill('SIGTERM');
+        throw new Error(`dnsmasq did not answer on port ${port}: ${stderr.trim()}`);
+      }
+      await new Promise((resolve) => setTimeout(resolve, 50));
     }
   }
   return {

@@ -3,23 +3,34 @@ import { Type } from 'typebox';
 import type { Config } from '../../config/index.js';
 import type { ClientHasher } from '../../core/client-hash.js';
 import { parseQueryMode } from '../../resolve/index.js';
-import type { StatusLookup } from '../../status/types.js';
+import type { LookupOptions, StatusLookup } from '../../status/types.js';
 import { clientKeyOf } from '../client-key.js';
 import { tierConfig } from '../rate-limit.js';
 import { BooleanFlag } from '../schemas.js';
 
 /**
- * A cached status is the same object on every hit: serialise it once. (The body still matches
- * the response schema; tests check it against the OpenAPI document.)
+ * A cached status is the same object on every hit: serialise it once, to the bytes sent. (The
+ * body still matches the response schema; tests check it against the OpenAPI document.)
  */
-const bodies = new WeakMap<object, string>();
-function serialized(status: object): string {
+const bodies = new WeakMap<object, Buffer>();
+export function serialized(status: object): Buffer {
   let body = bodies.get(status);
   if (body === undefined) {
-    body = JSON.stringify(status);
+    body = Buffer.from(JSON.stringify(status));
     bodies.set(status, body);
   }
   return body;
+}
+
+/** Look-up options for a request's `query`/`queryPort` (shared with the bulk route). */
+export function statusLookupOptions(query: boolean | undefined, queryPort: number | undefined, clientKey: string): LookupOptions {
+  return query ? { clientKey, query: queryPort === undefined ? {} : { port: queryPort } } : { clientKey };
+}
+
+/** `Cache-Control` values by max-age, built once each. */
+const cacheControls: string[] = [];
+function cacheControl(maxAgeSeconds: number): string {
+  return (cacheControls[maxAgeSeconds] ??= `public, max-age=${maxAgeSeconds}`);
 }
 
 /** GET /status/{address}: the server status. */
@@ -44,6 +55,13 @@ export const statusRoutes: FastifyPluginAsyncTypebox<{ status: StatusLookup; con
         querystring: Type.Object({
           legacy: BooleanFlag('Use the pre-1.7.2 Java ping protocol.'),
           bedrock: BooleanFlag('Use the Bedrock query; the default port becomes 19132.'),
+          query: BooleanFlag(
+            'Also run a Query (GS4 full stat, UDP) beside the ping, within the same timeout: adds `queryResult` ' +
+              '(player names, plugins, software, map). Cached separately from the plain status.',
+          ),
+          queryPort: Type.Optional(
+            Type.Integer({ minimum: 1, maximum: 65535, description: 'UDP port of the Query (`query.port`); default: the game port. Only with `query=true`.' }),
+          ),
         }),
         response: {
           200: Type.Ref('ServerStatus'),
@@ -56,10 +74,14 @@ export const statusRoutes: FastifyPluginAsyncTypebox<{ status: StatusLookup; con
     },
     async (request, reply) => {
       const mode = parseQueryMode(request.query.legacy, request.query.bedrock);
-      const answer = await status.lookup(request.params.address, mode, { clientKey: clientKeyOf(request, hasher) });
-      reply.header('X-Cache', answer.cache);
-      reply.header('Cache-Control', `public, max-age=${answer.maxAgeSeconds}`);
-      reply.type('application/json; charset=utf-8');
+      const answer = await status.lookup(
+        request.params.address,
+        mode,
+        statusLookupOptions(request.query.query, request.query.queryPort, clientKeyOf(request, hasher)),
+      );
+      reply.header('x-cache', answer.cache);
+      reply.header('cache-control', cacheControl(answer.maxAgeSeconds));
+      reply.header('content-type', 'application/json; charset=utf-8');
       return serialized(answer.status);
     },
   );

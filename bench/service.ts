@@ -1,0 +1,291 @@
+/**
+ * Observer as users run it, next to what they would write instead (issue 11).
+ *
+ *   npm run bench -- service        (or: npx tsx bench/service.ts)
+ *
+ * Builds the service and starts `node dist/main.js` (what `npm start` runs) in its own process,
+ * in the default configuration plus only the test network's settings (DNS_SERVERS,
+ * TARGET_ALLOWLIST, TRUST_PROXY, rate limits raised out of the way, a temporary SQLite file).
+ * Beside it runs bench/baseline/server.mjs (Fastify 5 + minecraft-server-util + lru-cache),
+ * and a canned-bytes Java status server (bench/minimal-server.ts) that both ping. Load comes
+ * from bench/load-worker.mjs (autocannon) in a child process, one side at a time, in
+ * interleaved rounds (Observer, baseline, Observer, baseline, …):
+ *   - health          GET /api/v1/status
+ *   - cached status   GET /api/v1/status/<one name>:<port>
+ *   - uncached status GET /api/v1/status/<n>.any.observer.test:<port>, a new name per request
+ *                     (dnsmasq answers every *.any.observer.test with 127.0.0.1)
+ * Prints requests/s, p50 and p99 latency, the peak RSS of each service during each phase, the
+ * CPU time each service spent per request (robust to a noisy shared machine), the pings the
+ * status server answered, and the ratios. All traffic stays on loopback. Environment knobs: BENCH_ROUNDS (2),
+ * BENCH_SECONDS (5), BENCH_SKIP_BUILD=1, BENCH_ONLY=<phase name part>, BENCH_OBSERVER_ENV
+ * (extra settings, `A=1,B=2`), BENCH_NODE_ARGS (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`).
+ */
+import { execFileSync, fork, spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import net from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
+const DNS = '127.0.0.1:5353';
+
+interface LoadResult {
+  rps: number;
+  p50: number;
+  p99: number;
+  non2xx: number;
+  errors: number;
+  timeouts: number;
+  total: number;
+  statusCodes: Record<string, { count: number }>;
+}
+
+interface Side {
+  name: string;
+  child: ChildProcess;
+  base: string;
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+async function waitForHealth(base: string, child: ChildProcess): Promise<void> {
+  const deadline = Date.now() + 30_000;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`service exited with ${child.exitCode}`);
+    try {
+      if ((await fetch(`${base}/api/v1/status`)).ok) return;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error(`no answer from ${base} within 30 s`);
+}
+
+/** Resident set size of a process in bytes (Linux /proc), or NaN where unavailable. */
+function rssOf(pid: number | undefined): number {
+  try {
+    const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return match ? Number(match[1]) * 1024 : NaN;
+  } catch {
+    return NaN;
+  }
+}
+
+function runLoad(options: { url: string; connections: number; seconds: number; distinct?: string }): Promise<LoadResult> {
+  return new Promise((resolve, reject) => {
+    const worker = spawn(process.execPath, [join(ROOT, 'bench/load-worker.mjs'), JSON.stringify(options)], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    let out = '';
+    worker.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
+    worker.on('error', reject);
+    worker.on('exit', (code) => (code === 0 ? resolve(JSON.parse(out) as LoadResult) : reject(new Error(`load worker exited with ${code}`))));
+  });
+}
+
+/** Status requests the canned-bytes server has answered so far. */
+function pingsAnswered(): Promise<number> {
+  return new Promise((resolve) => {
+    mcServer.once('message', (message) => resolve((message as { count: number }).count));
+    mcServer.send('count');
+  });
+}
+
+/** CPU time (user + system) a process has used so far, in milliseconds (Linux /proc). */
+function cpuMsOf(pid: number | undefined): number {
+  try {
+    // Fields after the command name (which is in parentheses): utime and stime are 14th and 15th.
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS;
+  } catch {
+    return NaN;
+  }
+}
+const CLOCK_TICKS = Number(execFileSync('getconf', ['CLK_TCK']).toString().trim()) || 100;
+
+type Measured = LoadResult & { peakRss: number; pings: number; cpuMs: number };
+
+/**
+ * Load on one side while sampling its RSS; returns the load figures, the peak RSS seen and the
+ * pings the status server answered meanwhile (proof that uncached requests really pinged).
+ */
+async function measure(side: Side, options: Parameters<typeof runLoad>[0]): Promise<Measured> {
+  const pingsBefore = await pingsAnswered();
+  const cpuBefore = cpuMsOf(side.child.pid);
+  let peakRss = rssOf(side.child.pid);
+  const sampler = setInterval(() => {
+    const rss = rssOf(side.child.pid);
+    if (rss > peakRss || Number.isNaN(peakRss)) peakRss = rss;
+  }, 100);
+  try {
+    const result = await runLoad(options);
+    const cpuMs = cpuMsOf(side.child.pid) - cpuBefore;
+    return { ...result, peakRss, pings: (await pingsAnswered()) - pingsBefore, cpuMs };
+  } finally {
+    clearInterval(sampler);
+  }
+}
+
+const fmt = (n: number, digits = 0) => n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
+const mib = (bytes: number) => `${fmt(bytes / 1024 / 1024)} MiB`;
+
+// 1. Build as `npm start` does (its prestart step), unless told the build is current.
+if (process.env.BENCH_SKIP_BUILD !== '1') execFileSync('npm', ['run', 'build', '--silent'], { cwd: ROOT, stdio: 'inherit' });
+
+// 2. The canned-bytes status server both services ping.
+const mcServer = fork(join(ROOT, 'bench/minimal-server.ts'), ['--serve'], { execArgv: process.execArgv, stdio: 'inherit' });
+const mcPort = await new Promise<number>((resolve, reject) => {
+  mcServer.once('message', (message) => resolve((message as { port: number }).port));
+  mcServer.once('exit', (code) => reject(new Error(`minimal server exited with ${code}`)));
+});
+
+// 3. Observer, as `npm start` runs it, with only the test network's settings.
+const dataDir = mkdtempSync(join(tmpdir(), 'observer-bench-'));
+const observerPort = await freePort();
+const observerEnv: Record<string, string> = {
+  PATH: process.env.PATH ?? '',
+  HOME: process.env.HOME ?? '',
+  NODE_ENV: 'production',
+  HOST: '127.0.0.1',
+  PORT: String(observerPort),
+  DATABASE_URL: `sqlite:${join(dataDir, 'observer.db')}`,
+  DNS_SERVERS: DNS,
+  TARGET_ALLOWLIST: '127.0.0.0/8,::1/128',
+  TRUST_PROXY: 'true',
+  RATE_LIMIT_STATUS: '10000000',
+  RATE_LIMIT_GENERAL: '10000000',
+  RATE_LIMIT_MEDIA: '10000000',
+};
+// Extra settings for experiments (e.g. BENCH_OBSERVER_ENV='ICMP=off,LOG_REQUESTS=true').
+for (const pair of (process.env.BENCH_OBSERVER_ENV ?? '').split(',').filter(Boolean)) {
+  const at = pair.indexOf('=');
+  observerEnv[pair.slice(0, at)] = pair.slice(at + 1);
+}
+const observerArgs = [...(process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean), 'dist/main.js'];
+const observer = spawn(process.execPath, observerArgs, { cwd: ROOT, env: observerEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+// What `npm start` does with the logs: they cross a pipe and are read on the other side.
+let logLines = 0;
+let stderrText = '';
+observer.stdout.on('data', (chunk: Buffer) => {
+  for (const byte of chunk) if (byte === 0x0a) logLines += 1;
+});
+observer.stderr.on('data', (chunk: Buffer) => {
+  if (stderrText.length < 4000) stderrText += chunk.toString();
+});
+
+// 4. The baseline.
+const baseline = spawn(process.execPath, [join(ROOT, 'bench/baseline/server.mjs')], {
+  cwd: ROOT,
+  env: { PATH: process.env.PATH ?? '', DNS_SERVERS: DNS, NODE_ENV: 'production' },
+  stdio: ['ignore', 'pipe', 'inherit'],
+});
+const baselinePort = await new Promise<number>((resolve, reject) => {
+  baseline.stdout.once('data', (chunk: Buffer) => resolve((JSON.parse(chunk.toString()) as { port: number }).port));
+  baseline.once('exit', (code) => reject(new Error(`baseline exited with ${code}`)));
+});
+
+const sides: Side[] = [
+  { name: 'observer', child: observer, base: `http://127.0.0.1:${observerPort}` },
+  { name: 'baseline', child: baseline, base: `http://127.0.0.1:${baselinePort}` },
+];
+const cleanup = () => {
+  for (const child of [observer, baseline, mcServer]) if (child.exitCode === null) child.kill('SIGTERM');
+  rmSync(dataDir, { recursive: true, force: true });
+};
+process.on('exit', cleanup);
+
+try {
+  await waitForHealth(sides[0]!.base, observer);
+} catch (error) {
+  process.stderr.write(stderrText);
+  throw error;
+}
+await waitForHealth(sides[1]!.base, baseline);
+
+// Both must really answer online from the status server before anything is timed.
+const cachedPath = `/api/v1/status/cached.any.observer.test:${mcPort}`;
+for (const side of sides) {
+  for (const path of [cachedPath, `/api/v1/status/check-${side.name}.any.observer.test:${mcPort}`]) {
+    const body = (await (await fetch(side.base + path)).json()) as { online?: boolean; error?: string };
+    if (body.online !== true) throw new Error(`${side.name} ${path}: not online (${JSON.stringify(body).slice(0, 300)})`);
+  }
+}
+
+interface Phase {
+  name: string;
+  path: string;
+  connections: number;
+  distinct?: boolean;
+}
+const phases: Phase[] = [
+  { name: 'health', path: '/api/v1/status', connections: 32 },
+  { name: 'cached status (one target)', path: cachedPath, connections: 32 },
+  { name: 'uncached status (a new name per request)', path: `/api/v1/status/{n}.any.observer.test:${mcPort}`, connections: 64, distinct: true },
+].filter((phase) => phase.name.includes(process.env.BENCH_ONLY ?? ''));
+
+console.log(`== Observer (node dist/main.js, default config) vs baseline (Fastify + minecraft-server-util + lru-cache)`);
+console.log(`   ${ROUNDS} interleaved rounds of ${SECONDS} s per side and phase after a 1 s warm-up; figures are the mean of the rounds\n`);
+
+const results: Record<string, Record<string, Array<Measured>>> = {};
+let runId = 0;
+const runTag = Date.now().toString(36);
+for (const phase of phases) {
+  for (const side of sides) {
+    const opts = { url: side.base + phase.path, connections: phase.connections, seconds: 1 };
+    await runLoad(phase.distinct ? { ...opts, distinct: `w${runTag}${runId++}` } : opts);
+  }
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const side of sides) {
+      const opts = { url: side.base + phase.path, connections: phase.connections, seconds: SECONDS };
+      const r = await measure(side, phase.distinct ? { ...opts, distinct: `r${runTag}${runId++}` } : opts);
+      ((results[phase.name] ??= {})[side.name] ??= []).push(r);
+    }
+  }
+}
+
+const mean = (list: number[]) => list.reduce((a, b) => a + b, 0) / list.length;
+const targets: Record<string, string> = {
+  health: '>= 0.90 (a bare Fastify route)',
+  'cached status (one target)': '>= 1.00, aim 1.50',
+  'uncached status (a new name per request)': '>= 1.50',
+};
+for (const phase of phases) {
+  console.log(`${phase.name}, ${phase.connections} connections`);
+  const rps: Record<string, number> = {};
+  const cpuPerRequest: Record<string, number> = {};
+  for (const side of sides) {
+    const list = results[phase.name]![side.name]!;
+    rps[side.name] = mean(list.map((r) => r.rps));
+    cpuPerRequest[side.name] = (list.reduce((n, r) => n + r.cpuMs, 0) * 1000) / list.reduce((n, r) => n + r.total, 0);
+    const failures = list.reduce((n, r) => n + r.non2xx + r.errors + r.timeouts, 0);
+    const codes = new Map<string, number>();
+    for (const r of list) for (const [code, { count }] of Object.entries(r.statusCodes)) codes.set(code, (codes.get(code) ?? 0) + count);
+    const odd = [...codes].filter(([code]) => !code.startsWith('2')).map(([code, n]) => `${code}×${n}`);
+    console.log(
+      `  ${side.name.padEnd(9)} ${fmt(rps[side.name]!).padStart(7)} req/s  p50 ${fmt(mean(list.map((r) => r.p50)), 1).padStart(5)} ms` +
+        `  p99 ${fmt(mean(list.map((r) => r.p99)), 1).padStart(6)} ms  peak RSS ${mib(Math.max(...list.map((r) => r.peakRss)))}` +
+        `  CPU ${fmt(cpuPerRequest[side.name]!).padStart(4)} µs/req  pings ${fmt(mean(list.map((r) => r.pings / SECONDS)))}/s` +
+        (failures > 0 ? `  (failed: ${failures} ${odd.join(' ')})` : ''),
+    );
+  }
+  console.log(`  ratio observer / baseline: ${fmt(rps.observer! / rps.baseline!, 2)}x (target ${targets[phase.name]})`);
+  // On a shared machine the load generator or a neighbour may set the pace; CPU time per
+  // request is what each service itself spends, whoever is the limit.
+  console.log(`  CPU per request, baseline / observer: ${fmt(cpuPerRequest.baseline! / cpuPerRequest.observer!, 2)}x (above 1: Observer spends less)\n`);
+}
+console.log(`Observer log lines written during the run: ${logLines}`);
+process.exit(0);

@@ -1,0 +1,158 @@
+/**
+ * Background refresher: keeps /trends fresh without waiting for users. It re-checks the servers
+ * looked up in the last `windowMinutes`, most looked-up first, at most `pingsPerMinute` a
+ * minute, each no more often than the status cache TTL. With Redis, instances share the work:
+ * a target is refreshed by the one instance that wins `SET key NX PX ttl` for it in the current
+ * TTL window; the others skip it (while Redis is down, each instance refreshes on its own).
+ * `stop()` ends the loop and waits for the look-up in flight.
+ */
+import type { Clock } from '../core/clock.js';
+import { ObserverError } from '../core/errors.js';
+import type { QueryMode } from '../core/types.js';
+import type { SharedRedis } from '../redis/shared-redis.js';
+import type { LookupOptions, StatusAnswer, StatusLookup } from './types.js';
+
+/** Targets remembered at once; the least recently looked up go first. */
+export const MAX_TRACKED_TARGETS = 10_000;
+
+interface Tracked {
+  address: string;
+  mode: QueryMode;
+  query: LookupOptions['query'];
+  lookups: number;
+  lastLookup: number;
+  lastRefresh: number;
+}
+
+export interface RefresherOptions {
+  /** The status service itself (not the tracking wrapper, so refreshes are not counted as look-ups). */
+  status: StatusLookup;
+  clock: Clock;
+  windowMinutes: number;
+  pingsPerMinute: number;
+  ttlSeconds: number;
+  redis?: SharedRedis | null;
+  redisPrefix?: string;
+  onError?: (error: unknown, context: string) => void;
+}
+
+export class BackgroundRefresher {
+  private readonly targets = new Map<string, Tracked>();
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<void> | undefined;
+  private stopped = true;
+  /** Refreshes done by this instance (for tests and health). */
+  refreshed = 0;
+
+  constructor(private readonly options: RefresherOptions) {}
+
+  /** Notes a user's look-up (called by `tracking`). */
+  noteLookup(address: string, mode: QueryMode, options: LookupOptions = {}): void {
+    const key = `${mode}|${address.trim().toLowerCase()}|${options.query ? `q${options.query.port ?? ''}` : ''}`;
+    const now = this.options.clock.now();
+    const known = this.targets.get(key);
+    if (known) {
+      this.targets.delete(key);
+      known.lookups += 1;
+      known.lastLookup = now;
+      this.targets.set(key, known);
+      return;
+    }
+    if (this.targets.size >= MAX_TRACKED_TARGETS) {
+      const oldest = this.targets.keys().next().value;
+      if (oldest !== undefined) this.targets.delete(oldest);
+    }
+    this.targets.set(key, { address, mode, query: options.query, lookups: 1, lastLookup: now, lastRefresh: now });
+  }
+
+  /** A StatusLookup that notes every successful look-up of `inner` here. */
+  tracking(inner: StatusLookup): StatusLookup {
+    return {
+      lookup: async (address, mode, options) => {
+        const answer: StatusAnswer = await inner.lookup(address, mode, options);
+        this.noteLookup(address, mode, options);
+        return answer;
+      },
+    };
+  }
+
+  start(): void {
+    if (!this.stopped) return;
+    this.stopped = false;
+    this.schedule();
+  }
+
+  /** Stops the loop; resolves once the refresh in flight (if any) has settled. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    await this.running;
+  }
+
+  private schedule(): void {
+    if (this.stopped) return;
+    const interval = 60_000 / this.options.pingsPerMinute;
+    this.timer = setTimeout(() => {
+      this.running = this.tick()
+        .then(() => undefined)
+        .catch((error: unknown) => this.options.onError?.(error, 'background refresh'))
+        .finally(() => {
+          this.running = undefined;
+          this.schedule();
+        });
+    }, interval);
+    this.timer.unref();
+  }
+
+  /** The most looked-up target due for a refresh, or undefined. Forgets targets out of the window. */
+  private next(): [string, Tracked] | undefined {
+    const now = this.options.clock.now();
+    const windowStart = now - this.options.windowMinutes * 60_000;
+    const ttlMs = this.options.ttlSeconds * 1000;
+    let best: [string, Tracked] | undefined;
+    for (const [key, target] of this.targets) {
+      if (target.lastLookup < windowStart) {
+        this.targets.delete(key);
+        continue;
+      }
+      if (now - target.lastRefresh < ttlMs) continue;
+      if (!best || target.lookups > best[1].lookups) best = [key, target];
+    }
+    return best;
+  }
+
+  /** Refreshes one target; the tick is spent even when another instance holds it. */
+  async tick(): Promise<boolean> {
+    const picked = this.next();
+    if (!picked) return false;
+    const [key, target] = picked;
+    const now = this.options.clock.now();
+    target.lastRefresh = now;
+    if (!(await this.claim(key, now))) return false;
+    try {
+      await this.options.status.lookup(target.address, target.mode, {
+        background: true,
+        ...(target.query ? { query: target.query } : {}),
+      });
+    } catch (error) {
+      // A name that stopped resolving, or a busy service: expected, and retried next window.
+      if (error instanceof ObserverError) return false;
+      throw error;
+    }
+    this.refreshed += 1;
+    return true;
+  }
+
+  /** With Redis: one instance per target per TTL window. Without it (or when it fails): this one. */
+  private async claim(key: string, now: number): Promise<boolean> {
+    const { redis } = this.options;
+    if (!redis) return true;
+    const ttlMs = this.options.ttlSeconds * 1000;
+    const window = Math.floor(now / ttlMs);
+    const claimKey = `${this.options.redisPrefix ?? 'observer:refresh:'}${key}:${window}`;
+    // Redis down (breaker open, or the command fails): this instance refreshes on its own.
+    const won = await redis.tryRun((r) => r.set(claimKey, '1', 'PX', ttlMs, 'NX'), () => 'OK' as const);
+    return won === 'OK';
+  }
+}

@@ -1,0 +1,48 @@
+import { describe, expect, it } from 'vitest';
+import { ClientHasher, type DailySecretSource } from '../../src/core/client-hash.js';
+import { FakeClock } from '../support/clock.js';
+
+describe('ClientHasher (memoised per address)', () => {
+  it('gives one address one opaque key all day, and a new one the next day', () => {
+    const clock = new FakeClock();
+    const hasher = new ClientHasher(clock);
+    const first = hasher.hash('203.0.113.7');
+    expect(first).toMatch(/^[A-Za-z0-9_-]{22}$/);
+    expect(first).not.toContain('203.0.113.7');
+    expect(hasher.hash('203.0.113.7')).toBe(first);
+    expect(hasher.hash('203.0.113.8')).not.toBe(first);
+    // IPv6 clients are grouped by /64, IPv4-mapped addresses count as their IPv4 address.
+    expect(hasher.hash('2001:db8:1:2::1')).toBe(hasher.hash('2001:db8:1:2:ffff::9'));
+    expect(hasher.hash('::ffff:203.0.113.7')).toBe(first);
+
+    clock.advance(24 * 60 * 60_000);
+    const nextDay = hasher.hash('203.0.113.7');
+    expect(nextDay).not.toBe(first);
+    expect(hasher.hash('203.0.113.7')).toBe(nextDay);
+  });
+
+  it('stays correct past the memo bound', () => {
+    const hasher = new ClientHasher(new FakeClock());
+    const key = hasher.hash('198.51.100.1');
+    for (let i = 0; i < 12_000; i++) hasher.hash(`10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`);
+    expect(hasher.hash('198.51.100.1')).toBe(key);
+  });
+
+  it('drops keys made with the local secret once the shared secret arrives', async () => {
+    let deliver: (secret: string) => void = () => {};
+    const source: DailySecretSource = { secretFor: () => new Promise((resolve) => (deliver = resolve)) };
+    const clock = new FakeClock();
+    const early = new ClientHasher(clock, source);
+    const before = early.hash('203.0.113.9');
+    const ready = early.ready();
+    deliver('shared secret of the day');
+    await ready;
+    const after = early.hash('203.0.113.9');
+    expect(after).not.toBe(before);
+
+    // Another instance with the same shared secret computes the same key.
+    const other = new ClientHasher(clock, { secretFor: async () => 'shared secret of the day' });
+    await other.ready();
+    expect(other.hash('203.0.113.9')).toBe(after);
+  });
+});

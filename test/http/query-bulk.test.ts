@@ -1,0 +1,331 @@
+/**
+ * `?query=true`, POST /status/bulk and `blocked` through the HTTP API, against the real Java and
+ * Bedrock fixture servers plus a Query responder serving real servers' reply bytes on the same
+ * port number (UDP beside TCP, as a server with `enable-query=true` does).
+ */
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { composeApp } from '../../src/compose.js';
+import { buildApp } from '../../src/http/app.js';
+import { SharedRedis } from '../../src/redis/shared-redis.js';
+import { systemClock } from '../../src/core/clock.js';
+import { Blocklist, createStatusService, withBlockedFlag } from '../../src/status/index.js';
+import { fixture } from '../protocol/fixtures.js';
+import { startQueryResponder, VANILLA_1_8_RESULT, type QueryResponder } from '../protocol/query-responder.js';
+import { testConfig } from '../support/app.js';
+import { freeUdpPort, startBedrockServer, startJavaServer, type RunningBedrockServer, type RunningJavaServer } from '../support/minecraft.js';
+import { openApiValidator } from '../support/openapi.js';
+import { REDIS_URL } from '../support/services.js';
+
+const sha1 = (text: string) => createHash('sha1').update(text).digest('hex');
+
+async function appWith(env: Record<string, string> = {}, blocklist: Blocklist | null = null) {
+  const config = testConfig(env);
+  const service = createStatusService({ config, clock: systemClock, icmp: null });
+  const app = await buildApp({ config, status: withBlockedFlag(service, blocklist), logger: false });
+  await app.ready();
+  return app;
+}
+
+let app: Awaited<ReturnType<typeof appWith>>;
+let java: RunningJavaServer;
+let plainJava: RunningJavaServer;
+let bedrock: RunningBedrockServer;
+let query: QueryResponder;
+let bedrockQuery: QueryResponder;
+let validate: Awaited<ReturnType<typeof openApiValidator>>;
+let blocklist: Blocklist;
+
+beforeAll(async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'observer-blocklist-'));
+  const listFile = join(dir, 'blockedservers.txt');
+  // 127.0.0.* blocks every loopback literal; `*.blocked.any.observer.test` a whole domain.
+  writeFileSync(listFile, `${sha1('127.0.0.*')}\n${sha1('*.blocked.any.observer.test')}\n`);
+  blocklist = new Blocklist({ source: { kind: 'file', path: listFile }, refreshMinutes: 60 });
+  expect(await blocklist.load()).toBe(true);
+  app = await appWith({ RATE_LIMIT_STATUS: '1000' }, blocklist);
+  validate = await openApiValidator(app);
+  java = await startJavaServer({ motd: 'Query me', onlinePlayers: 3 });
+  plainJava = await startJavaServer({ motd: 'No query here' });
+  query = await startQueryResponder({ body: fixture('query-vanilla-1.8.hex'), port: java.port });
+  const udp = await freeUdpPort();
+  bedrock = await startBedrockServer({ port: udp });
+  bedrockQuery = await startQueryResponder({ body: fixture('query-pocketmine.hex') });
+});
+afterAll(async () => {
+  await app.close();
+  await java.close();
+  await plainJava.close();
+  await bedrock.close();
+  await query.close();
+  await bedrockQuery.close();
+});
+
+const get = (url: string, target = app) => target.inject({ method: 'GET', url });
+const bulk = (payload: unknown, target = app) =>
+  target.inject({ method: 'POST', url: '/api/v1/status/bulk', payload: payload as object });
+
+describe('GET /status/{address}?query=true', () => {
+  it('adds queryResult from the Query beside the ping; the status fields stay the ping’s', async () => {
+    const res = await get(`/api/v1/status/127.0.0.1:${java.port}?query=true`);
+    expect(res.statusCode).toBe(200);
+    const body = res.json();
+    expect(validate('ServerStatus', body)).toEqual([]);
+    expect(body.online).toBe(true);
+    expect(body.players.online).toBe(3);
+    expect(body.motd.clean).toBe('Query me');
+    expect(body.query).toEqual({ host: '127.0.0.1', port: java.port, legacy: false, bedrock: false });
+    expect(body.queryResult).toEqual(VANILLA_1_8_RESULT);
+  });
+
+  it('sends no UDP packet and has no queryResult without query=true; the flag is part of the cache key', async () => {
+    const target = await startJavaServer();
+    const responder = await startQueryResponder({ body: fixture('query-vanilla-1.8.hex'), port: target.port });
+    try {
+      const plain = await get(`/api/v1/status/127.0.0.1:${target.port}`);
+      expect(plain.json().online).toBe(true);
+      expect(plain.json()).not.toHaveProperty('queryResult');
+      expect(responder.received).toBe(0);
+      const queried = await get(`/api/v1/status/127.0.0.1:${target.port}?query=true`);
+      expect(queried.headers['x-cache']).toBe('MISS');
+      expect(queried.json().queryResult.players).toHaveLength(3);
+      expect((await get(`/api/v1/status/127.0.0.1:${target.port}?query=true`)).headers['x-cache']).toBe('HIT');
+      expect((await get(`/api/v1/status/127.0.0.1:${target.port}`)).json()).not.toHaveProperty('queryResult');
+      expect(responder.answered).toBe(1);
+    } finally {
+      await responder.close();
+      await target.close();
+    }
+  });
+
+  it('a server with query disabled: queryResult.error, still online', async () => {
+    const res = await get(`/api/v1/status/127.0.0.1:${plainJava.port}?query=true`);
+    const body = res.json();
+    expect(validate('ServerStatus', body)).toEqual([]);
+    expect(body.online).toBe(true);
+    expect(body.queryResult).toEqual({ error: 'connection refused' });
+  });
+
+  it('a query port that drops packets: queryResult "timed out" soon after the ping, not at the end of the budget', async () => {
+    // A 60 s budget: without the grace after the ping, this answer would outlive the test's 30 s.
+    const patient = await appWith({ PING_TIMEOUT_MS: '60000' });
+    const target = await startJavaServer();
+    const silent = await startQueryResponder({ body: fixture('query-vanilla-1.8.hex'), port: target.port, behaviour: 'silent' });
+    try {
+      const body = (await get(`/api/v1/status/127.0.0.1:${target.port}?query=true`, patient)).json();
+      expect(body.online).toBe(true);
+      expect(body.queryResult).toEqual({ error: 'timed out' });
+      expect(silent.received).toBeGreaterThanOrEqual(1);
+    } finally {
+      await patient.close();
+      await silent.close();
+      await target.close();
+    }
+  }, 30_000);
+
+  it('queryPort sends the Query to another port; on Bedrock too', async () => {
+    const res = await get(`/api/v1/status/127.0.0.1:${bedrock.port}?bedrock=true&query=true&queryPort=${bedrockQuery.port}`);
+    const body = res.json();
+    expect(validate('ServerStatus', body)).toEqual([]);
+    expect(body.online).toBe(true);
+    expect(body.queryResult).toMatchObject({ gameId: 'MINECRAFTPE', players: ['Alex', 'Steve'] });
+    expect(body).not.toHaveProperty('blocked');
+  });
+
+  it('queryPort out of range: 400', async () => {
+    const res = await get(`/api/v1/status/127.0.0.1:${java.port}?query=true&queryPort=70000`);
+    expect(res.statusCode).toBe(400);
+    expect(res.json().error).toBe('invalid_parameter');
+  });
+});
+
+describe('blocked', () => {
+  it('is true for an IPv4 matching a.b.c.* and for a name under a blocked domain', async () => {
+    const body = (await get(`/api/v1/status/127.0.0.1:${plainJava.port}`)).json();
+    expect(body.blocked).toBe(true);
+    expect(validate('ServerStatus', body)).toEqual([]);
+    const named = (await get(`/api/v1/status/mc.blocked.any.observer.test:${plainJava.port}`)).json();
+    expect(named.blocked).toBe(true);
+  });
+
+  it('is null while no list is loaded, false when loaded and not listed', async () => {
+    const none = await appWith({}, null);
+    const empty = new Blocklist({ source: { kind: 'file', path: '/nonexistent/observer-list' }, refreshMinutes: 60 });
+    expect(await empty.load()).toBe(false);
+    const notLoaded = await appWith({}, empty);
+    try {
+      expect((await get(`/api/v1/status/127.0.0.1:${plainJava.port}`, none)).json().blocked).toBeNull();
+      expect((await get(`/api/v1/status/127.0.0.1:${plainJava.port}`, notLoaded)).json().blocked).toBeNull();
+      const dir = mkdtempSync(join(tmpdir(), 'observer-blocklist-'));
+      writeFileSync(join(dir, 'list'), `${sha1('*.elsewhere.test')}\n`);
+      const other = new Blocklist({ source: { kind: 'file', path: join(dir, 'list') }, refreshMinutes: 60 });
+      await other.load();
+      const loaded = await appWith({}, other);
+      expect((await get(`/api/v1/status/127.0.0.1:${plainJava.port}`, loaded)).json().blocked).toBe(false);
+      await loaded.close();
+    } finally {
+      await none.close();
+      await notLoaded.close();
+    }
+  });
+});
+
+describe('POST /status/bulk', () => {
+  it('answers every entry in order: statuses and error objects with the single endpoint’s codes', async () => {
+    const res = await bulk({
+      servers: [
+        { address: `127.0.0.1:${java.port}`, query: true },
+        { address: 'not a host!' },
+        { address: `127.0.0.1:${bedrock.port}`, bedrock: true },
+        { address: 'nx-bulk.observer.test' },
+        { address: `127.0.0.1:${java.port}`, legacy: true, bedrock: true },
+        { address: `127.0.0.1:${plainJava.port}` },
+      ],
+    });
+    expect(res.statusCode).toBe(200);
+    const body = res.json();
+    expect(validate('BulkResponse', body)).toEqual([]);
+    const r = body.results;
+    expect(r).toHaveLength(6);
+    expect(r[0]).toMatchObject({ online: true, queryResult: { software: '1.8' } });
+    expect(r[1]).toEqual({ address: 'not a host!', error: 'invalid_address', message: expect.any(String) });
+    expect(r[2]).toMatchObject({ online: true, query: { bedrock: true, port: bedrock.port } });
+    expect(r[3]).toMatchObject({ address: 'nx-bulk.observer.test', error: 'host_not_found' });
+    expect(r[4]).toMatchObject({ error: 'invalid_query' });
+    expect(r[5]).toMatchObject({ online: true, motd: { clean: 'No query here' }, blocked: true });
+  });
+
+  it('shares the cache with the single endpoint: a cached entry costs no new ping', async () => {
+    const target = await startJavaServer();
+    try {
+      await get(`/api/v1/status/127.0.0.1:${target.port}`);
+      const before = target.connections();
+      const res = await bulk({ servers: Array.from({ length: 50 }, () => ({ address: `127.0.0.1:${target.port}` })) });
+      expect(res.statusCode).toBe(200);
+      expect(res.json().results).toHaveLength(50);
+      expect(target.connections()).toBe(before);
+    } finally {
+      await target.close();
+    }
+  });
+
+  it('coalesces duplicate cold entries into one ping', async () => {
+    const target = await startJavaServer();
+    try {
+      const res = await bulk({ servers: Array.from({ length: 20 }, () => ({ address: `127.0.0.1:${target.port}` })) });
+      expect(res.json().results.every((s: { online: boolean }) => s.online)).toBe(true);
+      expect(target.connections()).toBe(1);
+    } finally {
+      await target.close();
+    }
+  });
+
+  it('400 for more than 50 entries, none, or a malformed body', async () => {
+    const tooMany = await bulk({ servers: Array.from({ length: 51 }, () => ({ address: 'a.example' })) });
+    expect(tooMany.statusCode).toBe(400);
+    expect(validate('ErrorResponse', tooMany.json())).toEqual([]);
+    expect((await bulk({ servers: [] })).statusCode).toBe(400);
+    expect((await bulk({ servers: [{ host: 'x' }] })).statusCode).toBe(400);
+    const bad = await app.inject({
+      method: 'POST',
+      url: '/api/v1/status/bulk',
+      headers: { 'content-type': 'application/json' },
+      payload: '{"servers": [',
+    });
+    expect(bad.statusCode).toBe(400);
+    expect(bad.json().status).toBe('error');
+  });
+
+  it('413 body_too_large for a body over 16 KiB', async () => {
+    const res = await bulk({ servers: [{ address: 'x'.repeat(200) }], padding: 'y'.repeat(17 * 1024) });
+    expect(res.statusCode).toBe(413);
+    expect(res.json()).toMatchObject({ status: 'error', error: 'body_too_large' });
+  });
+
+  it('counts one unit per entry; a request that would exceed the limit is a 429 before any ping', async () => {
+    const limited = await appWith({ RATE_LIMIT_STATUS: '10' });
+    const target = await startJavaServer();
+    try {
+      const servers = (n: number) => Array.from({ length: n }, (_, i) => ({ address: `127.0.0.1:${target.port}`, legacy: i % 2 === 1 }));
+      const first = await bulk({ servers: servers(8) }, limited);
+      expect(first.statusCode).toBe(200);
+      expect(first.headers.ratelimit).toBe('"status";r=2;t=60');
+      const pingsBefore = target.connections();
+      const second = await bulk({ servers: [{ address: `127.0.0.1:${target.port}`, query: true }, ...servers(2)] }, limited);
+      expect(second.statusCode).toBe(429);
+      expect(second.json().error).toBe('rate_limited');
+      expect(second.headers['retry-after']).toBeDefined();
+      expect(target.connections()).toBe(pingsBefore);
+    } finally {
+      await limited.close();
+      await target.close();
+    }
+  });
+});
+
+describe('bulk units with Redis-backed limits', () => {
+  it('counts one unit per entry in the shared window too', async () => {
+    const redis = new SharedRedis(REDIS_URL);
+    expect(await redis.ready(5_000)).toBe(true);
+    const config = testConfig({ RATE_LIMIT_STATUS: '10' });
+    const shared = await buildApp({ config, status: createStatusService({ config, clock: systemClock, icmp: null }), redis, logger: false });
+    await shared.ready();
+    const target = await startJavaServer();
+    try {
+      const servers = (n: number) => Array.from({ length: n }, () => ({ address: `127.0.0.1:${target.port}` }));
+      const first = await bulk({ servers: servers(8) }, shared);
+      expect(first.statusCode).toBe(200);
+      expect(first.headers.ratelimit).toMatch(/^"status";r=2;t=\d+$/);
+      const pings = target.connections();
+      expect((await bulk({ servers: servers(3) }, shared)).statusCode).toBe(429);
+      expect(target.connections()).toBe(pings);
+    } finally {
+      await shared.close();
+      await target.close();
+      await redis.close();
+    }
+  });
+});
+
+describe('composeApp wiring', () => {
+  it('loads BLOCKLIST_SOURCE once started and stops its background work on close', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'observer-compose-'));
+    writeFileSync(join(dir, 'list'), `${sha1('127.0.0.*')}\n`);
+    const composed = await composeApp(
+      testConfig({ DATABASE_URL: `sqlite:${join(dir, 'db.sqlite')}`, BLOCKLIST_SOURCE: join(dir, 'list'), ICMP: 'off' }),
+      { logger: false },
+    );
+    try {
+      const url = `/api/v1/status/127.0.0.1:${plainJava.port}`;
+      expect((await get(url, composed.app)).json().blocked).toBeNull();
+      await composed.startBackground();
+      expect(composed.blocklist?.size).toBe(1);
+      const body = (await get(`${url}?query=true`, composed.app)).json();
+      expect(body.blocked).toBe(true);
+      expect(body.queryResult).toEqual({ error: 'connection refused' });
+    } finally {
+      await composed.app.close();
+    }
+    // Closed: the refresher loop is gone (its stop resolved), nothing keeps running.
+    expect(composed.refresher.refreshed).toBe(0);
+  });
+});
+
+describe('OpenAPI document', () => {
+  it('covers the bulk route, the query parameters and the new fields', async () => {
+    const doc = (await get('/api/v1/openapi.json')).json();
+    const bulkOp = doc.paths['/api/v1/status/bulk'].post;
+    expect(Object.keys(bulkOp.responses)).toEqual(expect.arrayContaining(['200', '400', '413', '429']));
+    expect(bulkOp.requestBody).toBeDefined();
+    const params = doc.paths['/api/v1/status/{address}'].get.parameters.map((p: { name: string }) => p.name);
+    expect(params).toEqual(expect.arrayContaining(['query', 'queryPort']));
+    const fields = doc.components.schemas.ServerStatus.properties;
+    expect(fields).toHaveProperty('blocked');
+    expect(fields).toHaveProperty('queryResult');
+    expect(doc.components.schemas).toHaveProperty('QueryResult');
+    expect(doc.components.schemas).toHaveProperty('BulkError');
+  });
+});

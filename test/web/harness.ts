@@ -1,0 +1,112 @@
+/// <reference lib="dom" />
+/**
+ * The web front as users meet it: the whole service (composeApp: SQLite store, status
+ * service, every route) on a loopback port, real Minecraft servers on loopback, and real
+ * headless Chromium. Every page opened through `open()` records console errors, requests to
+ * other origins and the bytes moved over the wire.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { chromium, type Browser, type BrowserContextOptions, type Page } from 'playwright-core';
+import { expect } from 'vitest';
+import { composeApp } from '../../src/compose.js';
+import { testConfig } from '../support/app.js';
+
+export interface Front {
+  origin: string;
+  app: Awaited<ReturnType<typeof composeApp>>['app'];
+  store: Awaited<ReturnType<typeof composeApp>>['store'];
+  close(): Promise<void>;
+}
+
+export async function startFront(env: Record<string, string> = {}): Promise<Front> {
+  const dir = mkdtempSync(join(tmpdir(), 'observer-web-'));
+  const config = testConfig({
+    DATABASE_URL: `sqlite:${join(dir, 'observer.db')}`,
+    RATE_LIMIT_STATUS: '100000',
+    RATE_LIMIT_GENERAL: '100000',
+    RATE_LIMIT_MEDIA: '100000',
+    LOG_LEVEL: 'silent',
+    ...env,
+  });
+  const { app, store } = await composeApp(config, { icmp: null, logger: false });
+  await app.listen({ host: '127.0.0.1', port: 0 });
+  const origin = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
+  return {
+    origin,
+    app,
+    store,
+    async close() {
+      await app.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+export function launchBrowser(): Promise<Browser> {
+  return chromium.launch({
+    executablePath: '/usr/bin/chromium',
+    args: [
+      '--no-sandbox',
+      '--disable-background-networking',
+      '--disable-gpu',
+      '--disable-component-update',
+      '--disable-sync',
+      '--no-first-run',
+      '--font-render-hinting=none',
+    ],
+  });
+}
+
+export interface Opened {
+  page: Page;
+  errors: string[];
+  foreign: string[];
+  /** Per response: URL, status, content type, bytes over the wire (headers + encoded body). */
+  responses: Array<{ url: string; status: number; type: string; bytes: Promise<number> }>;
+  close(): Promise<void>;
+}
+
+/** A fresh browser context (no cache) with the page at `path` loaded. */
+export async function open(browser: Browser, front: Front, path: string, options: BrowserContextOptions = {}): Promise<Opened> {
+  const context = await browser.newContext({ viewport: { width: 1024, height: 900 }, deviceScaleFactor: 1, ...options });
+  const page = await context.newPage();
+  const errors: string[] = [];
+  const foreign: string[] = [];
+  const responses: Opened['responses'] = [];
+  page.on('console', (m) => {
+    if (m.type() === 'error') errors.push(m.text());
+  });
+  page.on('pageerror', (e) => errors.push(String(e)));
+  page.on('request', (r) => {
+    const u = r.url();
+    if (u.startsWith('data:') || u === 'about:blank') return;
+    if (new URL(u).origin !== front.origin) foreign.push(u);
+  });
+  page.on('response', (r) => {
+    const sizes = r
+      .request()
+      .sizes()
+      .then((s) => s.responseHeadersSize + s.responseBodySize)
+      .catch(() => 0);
+    responses.push({ url: r.url(), status: r.status(), type: r.headers()['content-type'] ?? '', bytes: sizes });
+  });
+  await page.goto(`${front.origin}${path}`);
+  return {
+    page,
+    errors,
+    foreign,
+    responses,
+    async close() {
+      await context.close();
+    },
+  };
+}
+
+/** The page stayed clean: no console error, nothing asked of another origin. */
+export async function expectClean(opened: Opened): Promise<void> {
+  expect(opened.errors).toEqual([]);
+  expect(opened.foreign).toEqual([]);
+}

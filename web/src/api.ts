@@ -1,0 +1,106 @@
+/**
+ * The public API, as the pages use it. URLs are relative to the service root, found from
+ * this script's own URL (…/assets/app-HASH.js), so the front works under any proxy prefix.
+ */
+export const root = new URL('../', import.meta.url);
+
+export type Mode = 'java' | 'bedrock' | 'legacy';
+export const MODES: ReadonlyArray<{ mode: Mode; label: string }> = [
+  { mode: 'java', label: 'Java Edition' },
+  { mode: 'bedrock', label: 'Bedrock Edition' },
+  { mode: 'legacy', label: 'Legacy Java (before 1.7)' },
+];
+
+export interface Motd {
+  raw: string;
+  clean: string;
+  html: string;
+}
+
+export interface ServerStatus {
+  query: { host: string; port: number; legacy: boolean; bedrock: boolean };
+  server_id: string | null;
+  ip_address: string | null;
+  online: boolean;
+  error: string | null;
+  version: { name: string; protocol: number } | null;
+  players: { online: number; max: number; sample: Array<{ name?: unknown }> } | null;
+  motd: Motd | null;
+  favicon: string | null;
+  roundTripLatency: number | null;
+  stale: boolean;
+  checked_at: string;
+}
+
+export interface HistoryBucket {
+  time: string;
+  checks: number;
+  online: number;
+  players_avg: number | null;
+  players_max: number | null;
+}
+
+export interface ServerHistory {
+  range: string;
+  bucket_seconds: number;
+  checks: number;
+  online_checks: number;
+  uptime_percentage: number | null;
+  buckets: HistoryBucket[];
+  stale?: true;
+}
+
+export interface TrendServer {
+  server_id: string;
+  address: string;
+  edition: 'java' | 'bedrock';
+  players_online: number;
+  players_max: number;
+  uptime_percentage: number;
+}
+
+export interface Statistics {
+  totalChecks: number;
+  serverQueries: number;
+  onlineServers: number;
+  offlineServers: number;
+  activePlayers: number;
+  onlineRate: number;
+}
+
+/** An error answer of the API: its public message is meant for people. */
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** The query flags of a mode, for API and page URLs. */
+export function modeParams(mode: Mode): URLSearchParams {
+  const params = new URLSearchParams();
+  if (mode !== 'java') params.set(mode, 'true');
+  return params;
+}
+
+/** An absolute URL under the service root: `url('api/v1/stats')`. */
+export function url(path: string, params?: URLSearchParams): string {
+  const u = new URL(path, root);
+  if (params) u.search = params.toString();
+  return u.href;
+}
+
+export const addressPath = (address: string) => encodeURIComponent(address);
+
+export async function getJson<T>(path: string, params?: URLSearchParams, signal?: AbortSignal): Promise<T> {
+  const response = await fetch(url(path, params), { headers: { accept: 'application/json' }, ...(signal ? { signal } : {}) });
+  const body = (await response.json().catch(() => null)) as { error?: unknown; message?: unknown } | null;
+  if (!response.ok) {
+    const message = typeof body?.message === 'string' ? body.message : `The service answered ${response.status}.`;
+    throw new ApiError(response.status, typeof body?.error === 'string' ? body.error : 'error', message);
+  }
+  return body as T;
+}
