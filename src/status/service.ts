@@ -163,7 +163,17 @@ export class StatusService implements StatusLookup {
         headers: { 'Retry-After': '5' },
       });
     }
-    const fresh = await this.refresh(options.beforePing ? { ...job, beforePing: options.beforePing } : job);
+    const own: PingJob = options.beforePing ? { ...job, beforePing: options.beforePing } : job;
+    const joined = this.inFlight.has(key);
+    let fresh: StoredStatus;
+    try {
+      fresh = await this.refresh(own);
+    } catch (error) {
+      // The ping this request joined was refused by another client's spent budget (its
+      // beforePing): that refusal is not this client's, so it pings on its own budget.
+      if (!joined || !(error instanceof ObserverError) || error.code !== 'rate_limited') throw error;
+      fresh = await this.refresh(own);
+    }
     return this.answer(fresh, 'MISS', Math.max(0, fresh.checkedAt + ttlMs - clock.now()));
   }
 
