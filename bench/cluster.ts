@@ -99,7 +99,7 @@ await single.app.close();
 await shared.app.close();
 
 // 3. Instances behind nginx.
-const instanceEnv = { ...env, REDIS_URL: redis.url, TRUST_PROXY: 'true', LOG_LEVEL: 'warn' };
+const instanceEnv = { ...env, REDIS_URL: redis.url, TRUST_PROXY: '127.0.0.1/32', LOG_LEVEL: 'warn' };
 const instances: Instance[] = [];
 for (const name of ['n1', 'n2']) instances.push(await startInstance({ ...instanceEnv, DATABASE_URL: `sqlite:${join(dir, `${name}.db`)}` }));
 const oneBehind = await startNginx([instances[0]!.port]);

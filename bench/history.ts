@@ -194,8 +194,12 @@ try {
   async function groupCommitted(ms: number, withReader: boolean): Promise<number> {
     let queued = 0;
     let stop = false;
+    // SQLite reads settle in microtasks: the reader yields a turn each time, as HTTP readers do.
     const reader = async () => {
-      while (!stop) await store.trends(10, null);
+      while (!stop) {
+        await store.trends(10, null);
+        await new Promise((resolve) => setImmediate(resolve));
+      }
     };
     const readerDone = withReader ? reader() : Promise.resolve();
     const begin = performance.now();

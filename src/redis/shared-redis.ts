@@ -3,11 +3,11 @@
  *
  * Every command runs under a short timeout (REDIS_COMMAND_TIMEOUT_MS, 250 ms by default), and
  * the connection has no offline queue, so a dead or paused Redis fails a command at once or
- * within the timeout. A circuit breaker opens on the connection closing or after a few failed
- * commands in a row; while it is open no command is sent, `available` is false and callers
- * use their local implementation (memory cache, local rate limits, local coalescing). A probe
- * (PING) runs every `probeIntervalMs` while it is open and closes it when Redis answers again,
- * even a Redis restarted empty.
+ * within the timeout. A circuit breaker opens on the connection closing, or after a few failed
+ * commands in a row with no success for half a second; while it is open no command is sent,
+ * `available` is false and callers use their local implementation (memory cache, local rate
+ * limits, local coalescing). A probe (PING) runs every `probeIntervalMs` while it is open and
+ * closes it when Redis answers again, even a Redis restarted empty.
  */
 import { Redis } from 'ioredis';
 
@@ -20,6 +20,8 @@ export interface SharedRedisOptions {
   failureThreshold?: number;
   /** How often an open breaker probes Redis, milliseconds. */
   probeIntervalMs?: number;
+  /** Failures open the breaker only when no command has succeeded for this long, milliseconds. */
+  openAfterMs?: number;
   /** Hears about state changes (for the log). */
   onStateChange?: (state: RedisState, reason: string) => void;
 }
@@ -39,6 +41,8 @@ export class SharedRedis {
   readonly commandTimeoutMs: number;
   private readonly failureThreshold: number;
   private readonly probeIntervalMs: number;
+  private readonly openAfterMs: number;
+  private lastSuccessAt = 0;
   private readonly onStateChange: (state: RedisState, reason: string) => void;
   /** Open until the first connection is ready. */
   private open = true;
@@ -51,6 +55,7 @@ export class SharedRedis {
     this.commandTimeoutMs = options.commandTimeoutMs ?? DEFAULT_REDIS_COMMAND_TIMEOUT_MS;
     this.failureThreshold = options.failureThreshold ?? 3;
     this.probeIntervalMs = options.probeIntervalMs ?? 500;
+    this.openAfterMs = options.openAfterMs ?? 500;
     this.onStateChange = options.onStateChange ?? (() => {});
     this.client = new Redis(url, {
       commandTimeout: this.commandTimeoutMs,
@@ -106,15 +111,22 @@ export class SharedRedis {
     if (!this.available) throw new RedisUnavailableError();
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new RedisUnavailableError('Redis command timed out')), this.commandTimeoutMs);
+      // After a long busy tick the timers phase runs before the poll phase: a reply already in
+      // the socket would lose to its own timeout. setImmediate lets pending I/O land first.
+      timer = setTimeout(() => setImmediate(() => reject(new RedisUnavailableError('Redis command timed out'))), this.commandTimeoutMs);
     });
     try {
       const result = await Promise.race([command(this.client), timeout]);
       this.failures = 0;
+      this.lastSuccessAt = Date.now();
       return result;
     } catch (error) {
       this.failures += 1;
-      if (this.failures >= this.failureThreshold) this.trip(error instanceof Error ? error.message : String(error));
+      // Open on a run of failures with no success for a while: a busy instance whose replies
+      // come late now and then stays shared; a paused or dead Redis opens within a second.
+      if (this.failures >= this.failureThreshold && Date.now() - this.lastSuccessAt >= this.openAfterMs) {
+        this.trip(error instanceof Error ? error.message : String(error));
+      }
       throw error;
     } finally {
       clearTimeout(timer);
@@ -163,6 +175,7 @@ export class SharedRedis {
 
   private recover(reason: string): void {
     if (this.closed) return;
+    this.lastSuccessAt = Date.now();
     if (this.probe !== null) clearInterval(this.probe);
     this.probe = null;
     this.failures = 0;

@@ -313,7 +313,8 @@ export class StatusService implements StatusLookup {
     } catch (error) {
       if (error instanceof HostNotFoundError || error instanceof TargetRefusedError) throw error;
       if (error instanceof ObserverError && error.statusCode < 500) throw error;
-      return this.stamp({ ...base, error: this.publicError(error, 'resolving') });
+      const message = this.publicError(error, 'resolving');
+      return this.stamp({ ...base, error: message, ...(query ? { queryResult: { error: message } } : {}) });
     }
     base.query.port = target.port;
     base.srvRecord = target.srvRecord;

@@ -10,7 +10,9 @@ import { startInstance, uniqueDatabase, type Instance } from '../support/instanc
 import { startOwnRedis, type OwnRedis } from '../support/redis-process.js';
 import { DNS_SERVER, POSTGRES_URL } from '../support/services.js';
 
-const GENERAL_LIMIT = 5;
+// Under 4 every hit is counted in Redis at once (a quarter of the limit is under one hit), so
+// the limit is exact; the batched counting of larger limits is tested in test/redis.
+const GENERAL_LIMIT = 3;
 let redis: OwnRedis;
 let database: { url: string; drop: () => Promise<void> };
 let server: RunningJavaServer;
@@ -28,6 +30,11 @@ beforeAll(async () => {
     TRUST_PROXY: 'true',
     RATE_LIMIT_STATUS: '100000',
     RATE_LIMIT_GENERAL: String(GENERAL_LIMIT),
+    // On this shared two-core machine an instance's event loop can stall past the default
+    // 250 ms (cold code paths under 100 concurrent requests), and a claim that times out rightly
+    // falls back to a local ping: a second connection. A longer timeout keeps the count exact;
+    // test/redis/shared-redis.test.ts covers the timeout itself.
+    REDIS_COMMAND_TIMEOUT_MS: '1000',
   };
   // One at a time: the first runs the migrations.
   for (let i = 0; i < 3; i += 1) instances.push(await startInstance(env));
@@ -81,8 +88,8 @@ describe('three instances on Redis and PostgreSQL', () => {
     const path = `/api/v1/status/cold.any.observer.test:${server.port}`;
     const answers = await Promise.all(Array.from({ length: 300 }, (_, i) => get(instances[i % 3]!, path)));
     expect(answers.map((a) => a.status).every((s) => s === 200)).toBe(true);
-    expect(new Set(answers.map((a) => a.json().checked_at)).size).toBe(1);
-    expect(server.connections() - before).toBe(1);
+    expect(new Set(answers.map((a) => a.json().checked_at)).size, instances.map((i) => i.output()).join('\n')).toBe(1);
+    expect(server.connections() - before, instances.map((i) => i.output()).join('\n')).toBe(1);
   });
 
   it('share one rate limit per client', async () => {

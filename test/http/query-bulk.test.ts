@@ -109,6 +109,23 @@ describe('GET /status/{address}?query=true', () => {
     expect(body.queryResult).toEqual({ error: 'connection refused' });
   });
 
+  it('a query port that drops packets: queryResult "timed out" soon after the ping, not at the end of the budget', async () => {
+    // A 60 s budget: without the grace after the ping, this answer would outlive the test's 30 s.
+    const patient = await appWith({ PING_TIMEOUT_MS: '60000' });
+    const target = await startJavaServer();
+    const silent = await startQueryResponder({ body: fixture('query-vanilla-1.8.hex'), port: target.port, behaviour: 'silent' });
+    try {
+      const body = (await get(`/api/v1/status/127.0.0.1:${target.port}?query=true`, patient)).json();
+      expect(body.online).toBe(true);
+      expect(body.queryResult).toEqual({ error: 'timed out' });
+      expect(silent.received).toBeGreaterThanOrEqual(1);
+    } finally {
+      await patient.close();
+      await silent.close();
+      await target.close();
+    }
+  }, 30_000);
+
   it('queryPort sends the Query to another port; on Bedrock too', async () => {
     const res = await get(`/api/v1/status/127.0.0.1:${bedrock.port}?bedrock=true&query=true&queryPort=${bedrockQuery.port}`);
     const body = res.json();

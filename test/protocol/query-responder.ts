@@ -66,7 +66,7 @@ export async function startQueryResponder(options: ResponderOptions): Promise<Qu
   const token = options.token ?? -1_243_424;
   const behaviour = options.behaviour ?? 'honest';
   const host = options.host ?? '127.0.0.1';
-  const socket = dgram.createSocket('udp4');
+  const socket = dgram.createSocket(host.includes(':') ? 'udp6' : 'udp4');
   let other: dgram.Socket | undefined;
   const state = { received: 0, answered: 0 };
   await bind(socket, options.port ?? 0, host);

@@ -142,6 +142,13 @@ describe('queryServer against a UDP responder serving the fixtures', () => {
     expect(outcome.socketReleased).toBe(true);
   });
 
+  it('queries over IPv6 (::1)', async () => {
+    const server = await startQueryResponder({ body: fixture('query-pocketmine.hex'), host: '::1' });
+    responders.push(server);
+    const result = await queryServer({ ip: '::1', port: server.port, hostname: 'x', signal: AbortSignal.timeout(5000) });
+    expect(result.players).toEqual(['Alex', 'Steve']);
+  });
+
   it('sends a positive challenge token back as the server gave it', async () => {
     const server = await responder('honest', fixture('query-vanilla-1.8.hex'), 570350778);
     expect((await probe(server.port, 5000)).result?.software).toBe('1.8');

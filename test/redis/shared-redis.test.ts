@@ -37,7 +37,7 @@ afterEach(async () => {
 });
 
 async function shared(options: ConstructorParameters<typeof SharedRedis>[1] = {}) {
-  const redis = new SharedRedis(own.url, { commandTimeoutMs: 100, probeIntervalMs: 100, ...options });
+  const redis = new SharedRedis(own.url, { commandTimeoutMs: 100, probeIntervalMs: 100, openAfterMs: 150, ...options });
   opened.push(redis);
   expect(await redis.ready(5_000)).toBe(true);
   return redis;

@@ -4,10 +4,14 @@
  * stopping cleanly. Fake clock for the service and the refresher; real sockets.
  */
 import { randomUUID } from 'node:crypto';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SharedRedis } from '../../src/redis/shared-redis.js';
 import { BackgroundRefresher, createStatusService } from '../../src/status/index.js';
+import { openStore } from '../../src/store/index.js';
 import { testConfig } from '../support/app.js';
 import { FakeClock } from '../support/clock.js';
 import { startJavaServer, type RunningJavaServer } from '../support/minecraft.js';
@@ -67,6 +71,31 @@ describe('BackgroundRefresher', () => {
     expect(await connectionsReach(quiet, q + 1)).toBe(q + 1);
     expect(await refresher.tick()).toBe(false);
     expect(refresher.refreshed).toBe(2);
+  });
+
+  it('records its checks (fresh trends) without counting them as users\' server queries', async () => {
+    const clock = new FakeClock();
+    const dir = mkdtempSync(join(tmpdir(), 'observer-refresher-'));
+    const store = await openStore({ database: { kind: 'sqlite', path: join(dir, 'db.sqlite') }, checkRetentionDays: 30 }, clock, { statsCacheMs: 0 });
+    try {
+      const config = testConfig({ STATUS_CACHE_TTL: String(TTL_SECONDS) });
+      const service = createStatusService({ config, clock, store, icmp: null });
+      const refresher = new BackgroundRefresher({ status: service, clock, windowMinutes: 30, pingsPerMinute: 60, ttlSeconds: TTL_SECONDS });
+      await refresher.tracking(service).lookup(`127.0.0.1:${popular.port}`, 'java');
+      clock.advance(TTL_SECONDS * 1000);
+      expect(await refresher.tick()).toBe(true);
+      let stats = await store.stats();
+      for (let i = 0; i < 200 && stats.totalChecks < 2; i++) {
+        await sleep(10);
+        await store.flush();
+        stats = await store.stats();
+      }
+      expect(stats.totalChecks).toBe(2);
+      expect(stats.serverQueries).toBe(1);
+      expect(stats.recentChecks[0]?.checked_at).toBe(new Date(clock.now()).toISOString());
+    } finally {
+      await store.close();
+    }
   });
 
   it('forgets servers not looked up within the window', async () => {

@@ -8,6 +8,8 @@
  *    `store_unavailable` with Retry-After when there is none; never a 500;
  *  - health reports the database down and the buffer length;
  *  - once PostgreSQL is back, every check made during the outage is in the history.
+ * And a bound too small for an outage: the overflow is dropped, counted and reported, the
+ * rest written in order.
  */
 import { execFileSync } from 'node:child_process';
 import { chownSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
@@ -18,6 +20,7 @@ import { performance } from 'node:perf_hooks';
 import pg from 'pg';
 import { afterAll, beforeAll, expect, it, vi } from 'vitest';
 import { composeApp } from '../../src/compose.js';
+import { openStore } from '../../src/store/index.js';
 import { testConfig } from '../support/app.js';
 import { startJavaServer, type RunningJavaServer } from '../support/minecraft.js';
 
@@ -159,3 +162,48 @@ it('keeps answering through two immediate PostgreSQL stops, and writes every out
     await app.close();
   }
 }, 240_000);
+
+it('counts what overflows its bound during an outage, and writes the rest in order when PostgreSQL returns', async () => {
+  const url = `postgres://postgres@127.0.0.1:${port}/postgres`;
+  const errors: unknown[] = [];
+  const store = await openStore({ database: { kind: 'postgres', url }, checkRetentionDays: 30 }, undefined, {
+    onError: (error) => errors.push(error),
+    writes: { maxRows: 40, retryMinMs: 50, retryMaxMs: 200 },
+  });
+  try {
+    stopPg();
+    const t0 = Date.now();
+    for (let i = 0; i < 100; i++) {
+      store.recordCheck({
+        serverId: `00000000-0000-5000-8000-${String(i).padStart(12, '0')}`,
+        edition: 'java',
+        host: `overflow-${i}.example.com`,
+        port: 25565,
+        checkedAt: t0 + i,
+        online: true,
+        playersOnline: i,
+        playersMax: 100,
+        latencyMs: 1,
+        version: '1.21.4',
+      });
+    }
+    expect(store.health()).toMatchObject({ buffered: 40, dropped: 60 });
+    expect(errors.some((e) => e instanceof Error && /buffer full: 1 rows dropped/.test(e.message))).toBe(true);
+    await vi.waitFor(() => expect(store.health().state).toBe('down'), { timeout: 20_000, interval: 100 });
+
+    startPg();
+    await vi.waitFor(() => expect(store.health()).toMatchObject({ buffered: 0, dropped: 60 }), { timeout: 30_000, interval: 100 });
+    const after = new pg.Client({ connectionString: url });
+    await after.connect();
+    try {
+      const { rows } = await after.query<{ host: string }>(
+        "SELECT s.host FROM checks c JOIN servers s ON s.id = c.server_id WHERE s.host LIKE 'overflow-%' ORDER BY c.id",
+      );
+      expect(rows.map((r) => r.host)).toEqual(Array.from({ length: 40 }, (_, i) => `overflow-${i}.example.com`));
+    } finally {
+      await after.end();
+    }
+  } finally {
+    await store.close();
+  }
+}, 120_000);
