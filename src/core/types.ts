@@ -7,6 +7,15 @@ export function editionOf(mode: QueryMode): Edition {
   return mode === 'bedrock' ? 'bedrock' : 'java';
 }
 
+/** Default ports: 25565 for Java and legacy, 19132 for Bedrock (decisions.md "Addresses"). */
+export const DEFAULT_PORTS: Readonly<Record<Edition, number>> = { java: 25565, bedrock: 19132 };
+
+/** `host`, or `host:port` when the port is not the edition's default; IPv6 in brackets. */
+export function serverAddress(edition: Edition, host: string, port: number): string {
+  if (port === DEFAULT_PORTS[edition]) return host;
+  return host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
+}
+
 /** MOTD in the forms the API returns (see spec: Motd object). */
 export interface Motd {
   raw: string;
@@ -14,6 +23,23 @@ export interface Motd {
   html: string;
   raw_lines: string[];
   clean_lines: string[];
+  /**
+   * The formatted MOTD every consumer draws from (JSON `html`, banners, the widget's script):
+   * runs of text with one style, colours always `#rrggbb`. Absent only on statuses cached by a
+   * version that did not send it.
+   */
+  segments?: MotdSpan[];
+}
+
+/** One run of MOTD text with one style (the MOTD module's segment, colour as `#rrggbb`). */
+export interface MotdSpan {
+  text: string;
+  color: `#${string}` | null;
+  bold: boolean;
+  italic: boolean;
+  underlined: boolean;
+  strikethrough: boolean;
+  obfuscated: boolean;
 }
 
 export interface PlayerSample {
@@ -80,4 +106,13 @@ export function offlineStatus(query: ServerStatus['query'], fields: Partial<Serv
     srvRecord: null,
     ...fields,
   };
+}
+
+/**
+ * The stand-in of a name with no DNS records, which images and the widget draw as offline: one
+ * builder, so both say the same. It has no check time (`checked_at: ''`): it depends on the
+ * name alone, so an image of it has one cache entry and one ETag.
+ */
+export function unknownHostStatus(query: ServerStatus['query']): ServerStatus {
+  return offlineStatus(query, { error: 'unknown host' });
 }

@@ -33,8 +33,8 @@ declare module 'fastify' {
 
 export const WINDOW_MS = 60_000;
 
-/** Route config for a tier: `{ config: tierConfig('status', config.rateLimits) }`. */
-export function tierConfig(tier: RateTier, _limits?: Record<RateTier, number>) {
+/** Route config for a tier: `{ config: tierConfig('status') }`. */
+export function tierConfig(tier: RateTier) {
   return { tier };
 }
 

@@ -66,6 +66,25 @@ export const Motd = Type.Object(
     html: Type.String({ description: 'Escaped HTML spans with colours (named and hex) and styles.' }),
     raw_lines: Type.Array(Type.String()),
     clean_lines: Type.Array(Type.String()),
+    segments: Type.Optional(
+      Type.Array(
+        Type.Object({
+          text: Type.String(),
+          color: Type.Union([Type.String({ pattern: '^#[0-9a-f]{6}$' }), Type.Null()], { description: '`#rrggbb`, or null for the default colour.' }),
+          bold: Type.Boolean(),
+          italic: Type.Boolean(),
+          underlined: Type.Boolean(),
+          strikethrough: Type.Boolean(),
+          obfuscated: Type.Boolean(),
+        }),
+        {
+          description:
+            'The formatted MOTD as runs of text with one style, exact colours included (hex colours of chat components ' +
+            'and BungeeCord `§x` codes): what `html`, the banners and the widget are drawn from. Build your own markup ' +
+            'from these rather than parsing `html`.',
+        },
+      ),
+    ),
   },
   { $id: 'Motd' },
 );

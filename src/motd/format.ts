@@ -3,7 +3,7 @@
  * `clean_lines`), plus the cleaning used for version names and player names.
  * Pure functions: no I/O, no state.
  */
-import type { Motd } from '../core/types.js';
+import type { Motd, MotdSpan } from '../core/types.js';
 import { NAMED_COLORS, colorToHex, nearestNamedColor } from './colors.js';
 import {
   FLAG_CODES,
@@ -101,6 +101,13 @@ function lines(text: string): string[] {
   return text.length === 0 ? [] : text.split('\n');
 }
 
+/** Segments as the API hands them out: empty runs dropped, every colour as `#rrggbb`. */
+export function segmentsToSpans(segments: readonly MotdSegment[]): MotdSpan[] {
+  return segments
+    .filter((segment) => segment.text.length > 0)
+    .map((segment) => ({ ...segment, color: segment.color === null ? null : colorToHex(segment.color) }));
+}
+
 /** Builds the API's Motd object from segments (and the raw text when the input was one). */
 export function formatSegments(segments: readonly MotdSegment[], raw = segmentsToRaw(segments)): Motd {
   const clean = segmentsToClean(segments);
@@ -110,6 +117,7 @@ export function formatSegments(segments: readonly MotdSegment[], raw = segmentsT
     html: segmentsToHtml(segments),
     raw_lines: lines(raw),
     clean_lines: lines(clean),
+    segments: segmentsToSpans(segments),
   };
 }
 

@@ -58,4 +58,5 @@ export {
   segmentsToClean,
   segmentsToHtml,
   segmentsToRaw,
+  segmentsToSpans,
 } from './format.js';

@@ -203,11 +203,23 @@ function appendText(state: WalkState, text: string, style: MotdStyle): void {
 
 type Component = Record<string, unknown>;
 
+/**
+ * A style flag as the vanilla client reads it (Gson `getAsBoolean`, i.e. Java's
+ * `Boolean.parseBoolean` for strings): `true`, or a string equal to "true" in any case, is
+ * true; any other string is false, as plugins send `"bold": "false"`; absent or another type
+ * inherits.
+ */
+function flag(value: unknown, inherited: boolean): boolean {
+  if (typeof value === 'boolean') return value;
+  if (typeof value === 'string') return value.toLowerCase() === 'true';
+  return inherited;
+}
+
 function styleOf(node: Component, parent: MotdStyle): MotdStyle {
-  const flag = (value: unknown, inherited: boolean): boolean => (typeof value === 'boolean' ? value : inherited);
   return {
-    // An invalid colour is dropped: the component keeps its parent's colour.
-    color: parseColor(node.color) ?? parent.color,
+    // `reset` is the default colour, not the parent's (ChatFormatting.RESET has no colour); an
+    // invalid colour is dropped: the component keeps its parent's colour.
+    color: typeof node.color === 'string' && node.color.trim().toLowerCase() === 'reset' ? PLAIN_STYLE.color : (parseColor(node.color) ?? parent.color),
     bold: flag(node.bold, parent.bold),
     italic: flag(node.italic, parent.italic),
     underlined: flag(node.underlined, parent.underlined),

@@ -16,7 +16,7 @@ import type { PingResult } from '../core/types.js';
 import { ProbeError } from '../core/errors.js';
 import { cleanServerText, formatMotd } from '../motd/index.js';
 import { ByteReader, invalid } from './codec.js';
-import { asProbeError, roundLatency, type ProbeOptions, type ProbeTarget } from './target.js';
+import { probe, roundLatency, type ProbeOptions, type ProbeTarget } from './target.js';
 import { connectUdp, type DatagramConnection } from './transport.js';
 
 /** RakNet's OFFLINE_MESSAGE_DATA_ID: marks offline messages. */
@@ -217,13 +217,5 @@ export async function queryBedrockStatus(connection: DatagramConnection, now: ()
 export async function pingBedrock(target: ProbeTarget, options: ProbeOptions = {}): Promise<PingResult> {
   const connect = options.connectUdp ?? connectUdp;
   const now = options.now ?? (() => performance.now());
-  let connection: DatagramConnection | undefined;
-  try {
-    connection = await connect({ ip: target.ip, port: target.port, signal: target.signal });
-    return await queryBedrockStatus(connection, now);
-  } catch (error) {
-    throw asProbeError(error);
-  } finally {
-    connection?.close();
-  }
+  return probe(connect, target, (connection) => queryBedrockStatus(connection, now));
 }

@@ -38,7 +38,8 @@ const MAX_FORGE_BINARY = 256 * 1024;
 /** Forge's marker for "any version / server-side only" (NetworkConstants.IGNORESERVERONLY). */
 const IGNORE_SERVER_ONLY_PREFIX = 'OHNOES';
 
-function isObject(value: unknown): value is Record<string, unknown> {
+/** A JSON object (not an array, not null): the shape every status field is checked for. */
+export function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 

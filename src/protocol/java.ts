@@ -27,8 +27,8 @@ import {
   type StreamDecoderResult,
 } from './codec.js';
 import { acceptFavicon } from './favicon.js';
-import { readModList } from './forge.js';
-import { asProbeError, roundLatency, type ProbeOptions, type ProbeTarget } from './target.js';
+import { isObject, readModList } from './forge.js';
+import { probe, roundLatency, type HandshakeTarget, type ProbeOptions, type ProbeTarget } from './target.js';
 import { connectTcp, type StreamConnection } from './transport.js';
 
 /**
@@ -155,10 +155,6 @@ export function decodePong(wire: Uint8Array): bigint {
   return payload;
 }
 
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
 function count(value: unknown): number | null {
   if (typeof value !== 'number' || !Number.isFinite(value)) return null;
   return Math.min(0x7fffffff, Math.max(0, Math.trunc(value)));
@@ -226,7 +222,7 @@ export function parseJavaStatus(json: Record<string, unknown>): Omit<PingResult,
  */
 export async function queryJavaStatus(
   connection: StreamConnection,
-  target: Pick<ProbeTarget, 'hostname' | 'port'>,
+  target: HandshakeTarget,
   now: () => number,
 ): Promise<PingResult> {
   const started = now();
@@ -264,13 +260,5 @@ export async function queryJavaStatus(
 export async function pingJava(target: ProbeTarget, options: ProbeOptions = {}): Promise<PingResult> {
   const connect = options.connectTcp ?? connectTcp;
   const now = options.now ?? (() => performance.now());
-  let connection: StreamConnection | undefined;
-  try {
-    connection = await connect({ ip: target.ip, port: target.port, signal: target.signal });
-    return await queryJavaStatus(connection, target, now);
-  } catch (error) {
-    throw asProbeError(error);
-  } finally {
-    connection?.close();
-  }
+  return probe(connect, target, (connection) => queryJavaStatus(connection, target, now));
 }

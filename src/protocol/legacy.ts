@@ -20,7 +20,7 @@
 import type { PingResult } from '../core/types.js';
 import { cleanServerText, formatMotd } from '../motd/index.js';
 import { decodeUtf16BE, encodeUtf16BE, invalid, type StreamDecoderResult } from './codec.js';
-import { asProbeError, roundLatency, type ProbeOptions, type ProbeTarget } from './target.js';
+import { probe, roundLatency, type HandshakeTarget, type ProbeOptions, type ProbeTarget } from './target.js';
 import { connectTcp, type StreamConnection } from './transport.js';
 
 /** 74 (0x4a) = 1.6.2, the value in the wiki's example; servers reply the same whatever it is. */
@@ -128,11 +128,7 @@ export function legacyStatusToResult(status: LegacyStatus): Omit<PingResult, 'la
 }
 
 /** Runs the legacy exchange on a connection it is handed. Latency: request sent → reply complete. */
-export async function queryLegacyStatus(
-  connection: StreamConnection,
-  target: Pick<ProbeTarget, 'hostname' | 'port'>,
-  now: () => number,
-): Promise<PingResult> {
+export async function queryLegacyStatus(connection: StreamConnection, target: HandshakeTarget, now: () => number): Promise<PingResult> {
   const started = now();
   connection.write(encodeLegacyPing(target.hostname, target.port));
   const text = await connection.read(readLegacyKick);
@@ -144,13 +140,5 @@ export async function queryLegacyStatus(
 export async function pingLegacy(target: ProbeTarget, options: ProbeOptions = {}): Promise<PingResult> {
   const connect = options.connectTcp ?? connectTcp;
   const now = options.now ?? (() => performance.now());
-  let connection: StreamConnection | undefined;
-  try {
-    connection = await connect({ ip: target.ip, port: target.port, signal: target.signal });
-    return await queryLegacyStatus(connection, target, now);
-  } catch (error) {
-    throw asProbeError(error);
-  } finally {
-    connection?.close();
-  }
+  return probe(connect, target, (connection) => queryLegacyStatus(connection, target, now));
 }

@@ -132,6 +132,49 @@ interface PendingRead {
   need: number;
 }
 
+/** A socket's connect step: one waiter, resolved once it connects; the failure that comes first rejects it. */
+class ConnectGate {
+  connected = false;
+  private waiter: { resolve: () => void; reject: (error: ProbeError) => void } | undefined;
+
+  wait(failure: Failure | undefined): Promise<void> {
+    if (failure) return Promise.reject(failureError(failure));
+    if (this.connected) return Promise.resolve();
+    return new Promise((resolve, reject) => {
+      this.waiter = { resolve, reject };
+    });
+  }
+
+  open(): void {
+    this.connected = true;
+    const waiter = this.waiter;
+    this.waiter = undefined;
+    waiter?.resolve();
+  }
+
+  /** Hands over the waiter's reject, if one waits, for the caller to settle with its failure. */
+  take(): ((error: ProbeError) => void) | undefined {
+    const waiter = this.waiter;
+    this.waiter = undefined;
+    return waiter?.reject;
+  }
+}
+
+/** Rejects whoever waits on a failed connection (its connect step, a read) with the failure. */
+function rejectWaiters(
+  failure: Failure,
+  connect: ((error: ProbeError) => void) | undefined,
+  read: { timer: NodeJS.Timeout | undefined; reject: (error: ProbeError) => void } | undefined,
+): void {
+  if (!connect && !read) return;
+  const error = failureError(failure);
+  connect?.(error);
+  if (read) {
+    if (read.timer) clearTimeout(read.timer);
+    read.reject(error);
+  }
+}
+
 class TcpConnection implements StreamConnection {
   private readonly socket: net.Socket;
   private readonly maxBytes: number;
@@ -139,11 +182,10 @@ class TcpConnection implements StreamConnection {
   private chunks: Buffer[] = [];
   private buffered = 0;
   private received = 0;
-  private connected = false;
   private remoteEnded = false;
   private failure: Failure | undefined;
   private pending: PendingRead | undefined;
-  private connectWaiter: { resolve: () => void; reject: (error: ProbeError) => void } | undefined;
+  private readonly gate = new ConnectGate();
 
   constructor(endpoint: Endpoint, family: 4 | 6) {
     this.maxBytes = endpoint.maxBytes ?? MAX_RESPONSE_BYTES;
@@ -164,11 +206,7 @@ class TcpConnection implements StreamConnection {
   }
 
   waitForConnect(): Promise<void> {
-    if (this.failure) return Promise.reject(failureError(this.failure));
-    if (this.connected) return Promise.resolve();
-    return new Promise((resolve, reject) => {
-      this.connectWaiter = { resolve, reject };
-    });
+    return this.gate.wait(this.failure);
   }
 
   write(bytes: Uint8Array): void {
@@ -203,10 +241,7 @@ class TcpConnection implements StreamConnection {
   }
 
   private readonly onConnect = (): void => {
-    this.connected = true;
-    const waiter = this.connectWaiter;
-    this.connectWaiter = undefined;
-    waiter?.resolve();
+    this.gate.open();
   };
 
   private readonly onData = (chunk: Buffer): void => {
@@ -226,13 +261,13 @@ class TcpConnection implements StreamConnection {
     this.remoteEnded = true;
     if (this.failure) return;
     // Anything complete was decoded on arrival; a read still waiting can never finish.
-    if (this.pending || !this.connected) this.fail(new ProbeError('connection_closed'));
+    if (this.pending || !this.gate.connected) this.fail(new ProbeError('connection_closed'));
     // Otherwise keep what is buffered: the next read may still find a whole message in it.
     else this.destroySocket();
   };
 
   private readonly onError = (error: Error): void => {
-    this.fail(probeErrorFromSocketError(error, this.connected));
+    this.fail(probeErrorFromSocketError(error, this.gate.connected));
   };
 
   private readonly onAbort = (): void => {
@@ -276,17 +311,9 @@ class TcpConnection implements StreamConnection {
   }
 
   private settleFailure(): void {
-    const waiter = this.connectWaiter;
     const pending = this.pending;
-    this.connectWaiter = undefined;
     this.pending = undefined;
-    if (!waiter && !pending) return;
-    const failure = failureError(this.failure as Failure);
-    waiter?.reject(failure);
-    if (pending) {
-      if (pending.timer) clearTimeout(pending.timer);
-      pending.reject(failure);
-    }
+    rejectWaiters(this.failure as Failure, this.gate.take(), pending);
   }
 
   private destroy(): void {
@@ -302,13 +329,21 @@ class TcpConnection implements StreamConnection {
 }
 
 /** Opens a TCP connection to `endpoint.ip:endpoint.port`; resolves once connected. */
-export const connectTcp: TcpConnector = async (endpoint) => {
+export const connectTcp: TcpConnector = (endpoint) =>
+  openConnection(endpoint, 'deadline reached before connecting', (checked, family) => new TcpConnection(checked, family));
+
+/** Checks the endpoint and the deadline, builds the connection, and resolves once it is connected. */
+async function openConnection<C extends { waitForConnect(): Promise<void> }>(
+  endpoint: Endpoint,
+  lateMessage: string,
+  build: (endpoint: Endpoint, family: 4 | 6) => C,
+): Promise<C> {
   const family = checkEndpoint(endpoint);
-  if (endpoint.signal.aborted) throw timeoutError('deadline reached before connecting');
-  const connection = new TcpConnection(endpoint, family);
+  if (endpoint.signal.aborted) throw timeoutError(lateMessage);
+  const connection = build(endpoint, family);
   await connection.waitForConnect();
   return connection;
-};
+}
 
 /** Datagrams queued before `receive` is called; more are dropped (they still count toward the cap). */
 const MAX_QUEUED_DATAGRAMS = 32;
@@ -335,8 +370,7 @@ class UdpConnection implements DatagramConnection {
   private waiter:
     | { resolve: (value: Buffer | undefined) => void; reject: (error: ProbeError) => void; timer: NodeJS.Timeout }
     | undefined;
-  private connectWaiter: { resolve: () => void; reject: (error: ProbeError) => void } | undefined;
-  private connected = false;
+  private readonly gate = new ConnectGate();
 
   constructor(endpoint: Endpoint, family: 4 | 6) {
     this.maxBytes = endpoint.maxBytes ?? MAX_RESPONSE_BYTES;
@@ -356,20 +390,13 @@ class UdpConnection implements DatagramConnection {
       if (this.failure) return;
       this.socket.connect(this.port, this.ip, (error?: Error) => {
         if (error) return this.fail(probeErrorFromSocketError(error, false));
-        this.connected = true;
-        const waiter = this.connectWaiter;
-        this.connectWaiter = undefined;
-        waiter?.resolve();
+        this.gate.open();
       });
     });
   }
 
   waitForConnect(): Promise<void> {
-    if (this.failure) return Promise.reject(failureError(this.failure));
-    if (this.connected) return Promise.resolve();
-    return new Promise((resolve, reject) => {
-      this.connectWaiter = { resolve, reject };
-    });
+    return this.gate.wait(this.failure);
   }
 
   send(bytes: Uint8Array): void {
@@ -417,7 +444,7 @@ class UdpConnection implements DatagramConnection {
   };
 
   private readonly onError = (error: Error): void => {
-    this.fail(probeErrorFromSocketError(error, this.connected));
+    this.fail(probeErrorFromSocketError(error, this.gate.connected));
   };
 
   private readonly onAbort = (): void => {
@@ -436,25 +463,12 @@ class UdpConnection implements DatagramConnection {
         // Already closed: nothing left to release.
       }
     }
-    const connectWaiter = this.connectWaiter;
     const waiter = this.waiter;
-    this.connectWaiter = undefined;
     this.waiter = undefined;
-    if (!connectWaiter && !waiter) return;
-    const failure = failureError(this.failure as Failure);
-    connectWaiter?.reject(failure);
-    if (waiter) {
-      clearTimeout(waiter.timer);
-      waiter.reject(failure);
-    }
+    rejectWaiters(this.failure as Failure, this.gate.take(), waiter);
   }
 }
 
 /** Opens a UDP socket bound to an ephemeral port and connected to `endpoint.ip:endpoint.port`. */
-export const connectUdp: UdpConnector = async (endpoint) => {
-  const family = checkEndpoint(endpoint);
-  if (endpoint.signal.aborted) throw timeoutError('deadline reached before sending');
-  const connection = new UdpConnection(endpoint, family);
-  await connection.waitForConnect();
-  return connection;
-};
+export const connectUdp: UdpConnector = (endpoint) =>
+  openConnection(endpoint, 'deadline reached before sending', (checked, family) => new UdpConnection(checked, family));

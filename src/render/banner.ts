@@ -11,7 +11,7 @@
  * glyphs come from a generator seeded by the status), so the same inputs give the same bytes.
  */
 import { createCanvas, loadImage, type Canvas, type Image, type SKRSContext2D } from '@napi-rs/canvas';
-import type { ServerStatus } from '../core/types.js';
+import { serverAddress, type ServerStatus } from '../core/types.js';
 import { cleanServerText, type MotdSegment } from '../motd/index.js';
 import { mixColors, shadowOf, withAlpha } from './color.js';
 import { defaultIconPng } from './default-icon.js';
@@ -117,10 +117,7 @@ export function bannerLayout(options: BannerOptions, online: boolean): BannerLay
 
 /** The name shown on a banner: the queried host, with the port when it is not the default. */
 export function bannerTitle(status: ServerStatus): string {
-  const host = status.query.host.slice(0, MAX_TITLE_LENGTH);
-  const defaultPort = status.query.bedrock ? 19132 : 25565;
-  const shown = host.includes(':') ? `[${host}]` : host;
-  return status.query.port === defaultPort ? host : `${shown}:${status.query.port}`;
+  return serverAddress(status.query.bedrock ? 'bedrock' : 'java', status.query.host.slice(0, MAX_TITLE_LENGTH), status.query.port);
 }
 
 function plain(text: string, color: string | null = null, bold = false): MotdSegment {
@@ -209,15 +206,35 @@ export function latencyText(latency: number | null): string {
 // -- modern -----------------------------------------------------------------------------------
 
 function drawModern(ctx: SKRSContext2D, status: ServerStatus, layout: BannerLayout, options: BannerOptions, icon: Image, random: Random): void {
-  const { width, height, scale, radius } = layout;
-  const px = (n: number) => Math.round(n * scale);
-  const muted = mixColors(options.textColor, '#64748b', 0.55);
+  const px = pxOf(layout);
+  drawModernCard(ctx, status, layout, options, icon);
+  const pillX = drawModernPill(ctx, status, layout, options);
+  // Title, in the room the pill leaves.
+  drawLine(ctx, [plain(bannerTitle(status), null, true)], layout.title.x, layout.title.y + px(20), pillX - layout.title.x - px(10), {
+    kind: 'sans', px: px(22), defaultColor: options.textColor, random,
+  });
+  drawModernMotd(ctx, status, layout, options, random);
+  if (layout.players && status.online) drawModernPlayers(ctx, status, layout, layout.players, options, random);
+}
 
-  // Card.
+/** `n` design pixels (normal size) at this layout's scale, rounded to whole pixels. */
+function pxOf(layout: BannerLayout): (n: number) => number {
+  return (n: number) => Math.round(n * layout.scale);
+}
+
+/** Saves the context and clips it to the rounded card; the caller restores. */
+function clipToCard(ctx: SKRSContext2D, layout: BannerLayout): void {
   ctx.save();
   ctx.beginPath();
-  ctx.roundRect(0, 0, width, height, radius);
+  ctx.roundRect(0, 0, layout.width, layout.height, layout.radius);
   ctx.clip();
+}
+
+/** Card background, its edge, and the favicon in its frame. */
+function drawModernCard(ctx: SKRSContext2D, status: ServerStatus, layout: BannerLayout, options: BannerOptions, icon: Image): void {
+  const { width, height, radius } = layout;
+  const px = pxOf(layout);
+  clipToCard(ctx, layout);
   // Slate, warming towards the accent (red when offline) on the right, behind the status pill.
   const glowColor = status.online ? options.accentColor : OFFLINE_RED;
   fillHorizontalGradient(ctx, 0, 0, width, height, [
@@ -240,13 +257,16 @@ function drawModern(ctx: SKRSContext2D, status: ServerStatus, layout: BannerLayo
     ctx.fill();
     drawIcon(ctx, icon, f, px(10), !status.online);
   }
+}
 
-  // Status pill: latency (or "Online") with a dot, "Offline" in red.
+/** Status pill: latency (or "Online") with a dot, "Offline" in red. Returns its left edge. */
+function drawModernPill(ctx: SKRSContext2D, status: ServerStatus, layout: BannerLayout, options: BannerOptions): number {
+  const px = pxOf(layout);
   const pillText = !status.online ? 'Offline' : options.showPing ? latencyText(status.roundTripLatency) : 'Online';
   const pillColor = status.online ? ONLINE_GREEN : OFFLINE_RED;
   ctx.font = fontFor('sans', px(13), { bold: true });
   const pillWidth = Math.ceil(ctx.measureText(pillText).width) + px(30);
-  const pill = { x: width - layout.pad - pillWidth, y: layout.badge.y + px(1), width: pillWidth, height: layout.badge.height };
+  const pill = { x: layout.width - layout.pad - pillWidth, y: layout.badge.y + px(1), width: pillWidth, height: layout.badge.height };
   ctx.fillStyle = withAlpha(pillColor, 0.14);
   ctx.beginPath();
   ctx.roundRect(pill.x, pill.y, pill.width, pill.height, pill.height / 2);
@@ -261,12 +281,12 @@ function drawModern(ctx: SKRSContext2D, status: ServerStatus, layout: BannerLayo
   ctx.textBaseline = 'middle';
   ctx.fillText(pillText, pill.x + px(21), pill.y + pill.height / 2 + 0.5);
   ctx.textBaseline = 'alphabetic';
+  return pill.x;
+}
 
-  // Title, in the room the pill leaves.
-  drawLine(ctx, [plain(bannerTitle(status), null, true)], layout.title.x, layout.title.y + px(20), pill.x - layout.title.x - px(10), {
-    kind: 'sans', px: px(22), defaultColor: options.textColor, random,
-  });
-
+/** The MOTD panel (or the offline message where it would be). */
+function drawModernMotd(ctx: SKRSContext2D, status: ServerStatus, layout: BannerLayout, options: BannerOptions, random: Random): void {
+  const px = pxOf(layout);
   if (layout.motd) {
     const m = layout.motd;
     ctx.fillStyle = 'rgba(0, 0, 0, 0.32)';
@@ -280,39 +300,40 @@ function drawModern(ctx: SKRSContext2D, status: ServerStatus, layout: BannerLayo
     else drawOfflineMessage(ctx, status, inner, options, random, 'sans', px(17), false);
   } else if (!status.online) {
     const top = layout.title.y + px(36);
-    drawOfflineMessage(ctx, status, { x: layout.textX, y: top, width: layout.textWidth, height: height - layout.pad - top }, options, random, 'sans', px(17), false);
+    drawOfflineMessage(ctx, status, { x: layout.textX, y: top, width: layout.textWidth, height: layout.height - layout.pad - top }, options, random, 'sans', px(17), false);
   }
+}
 
-  if (layout.players && status.online) {
-    const p = layout.players;
-    const online = status.players?.online ?? 0;
-    const max = status.players?.max ?? 0;
-    const count = [plain(formatCount(online), options.accentColor, true), plain(` / ${formatCount(max)}`, options.accentColor, true)];
-    const baseline = p.y + px(17);
-    const countWidth = drawLine(ctx, count, p.x, baseline, p.width, { kind: 'sans', px: px(18), defaultColor: options.accentColor, random });
-    const labelWidth = drawLine(ctx, [plain(' players')], p.x + countWidth, baseline, p.width - countWidth, {
-      kind: 'sans', px: px(14), defaultColor: muted, random,
-    });
+/** Player count in the accent colour, the player bar across the text column, and the version. */
+function drawModernPlayers(ctx: SKRSContext2D, status: ServerStatus, layout: BannerLayout, p: Rect, options: BannerOptions, random: Random): void {
+  const px = pxOf(layout);
+  const muted = mixColors(options.textColor, '#64748b', 0.55);
+  const online = status.players?.online ?? 0;
+  const max = status.players?.max ?? 0;
+  const count = [plain(formatCount(online), options.accentColor, true), plain(` / ${formatCount(max)}`, options.accentColor, true)];
+  const baseline = p.y + px(17);
+  const countWidth = drawLine(ctx, count, p.x, baseline, p.width, { kind: 'sans', px: px(18), defaultColor: options.accentColor, random });
+  const labelWidth = drawLine(ctx, [plain(' players')], p.x + countWidth, baseline, p.width - countWidth, {
+    kind: 'sans', px: px(14), defaultColor: muted, random,
+  });
 
-    // Player bar across the text column.
-    const barY = height - layout.pad - px(4);
-    const barHeight = Math.max(2, px(4));
-    ctx.fillStyle = 'rgba(255, 255, 255, 0.08)';
+  const barY = layout.height - layout.pad - px(4);
+  const barHeight = Math.max(2, px(4));
+  ctx.fillStyle = 'rgba(255, 255, 255, 0.08)';
+  ctx.beginPath();
+  ctx.roundRect(layout.textX, barY, layout.textWidth, barHeight, barHeight / 2);
+  ctx.fill();
+  const share = max > 0 ? Math.min(1, online / max) : 0;
+  if (share > 0) {
+    ctx.fillStyle = options.accentColor;
     ctx.beginPath();
-    ctx.roundRect(layout.textX, barY, layout.textWidth, barHeight, barHeight / 2);
+    ctx.roundRect(layout.textX, barY, Math.max(barHeight, layout.textWidth * share), barHeight, barHeight / 2);
     ctx.fill();
-    const share = max > 0 ? Math.min(1, online / max) : 0;
-    if (share > 0) {
-      ctx.fillStyle = options.accentColor;
-      ctx.beginPath();
-      ctx.roundRect(layout.textX, barY, Math.max(barHeight, layout.textWidth * share), barHeight, barHeight / 2);
-      ctx.fill();
-    }
-
-    drawVersion(ctx, status, layout.textX + layout.textWidth, p.x + countWidth + labelWidth + px(16), baseline, {
-      kind: 'sans', px: px(13), defaultColor: muted, random,
-    });
   }
+
+  drawVersion(ctx, status, layout.textX + layout.textWidth, p.x + countWidth + labelWidth + px(16), baseline, {
+    kind: 'sans', px: px(13), defaultColor: muted, random,
+  });
 }
 
 /** The version name, right-aligned at `right`, cut to start no further left than `left`. */
@@ -375,14 +396,11 @@ function stoneTexture(width: number, height: number, block: number): Canvas {
 }
 
 function drawClassic(ctx: SKRSContext2D, status: ServerStatus, layout: BannerLayout, options: BannerOptions, icon: Image, random: Random): void {
-  const { width, height, scale, radius } = layout;
-  const px = (n: number) => Math.round(n * scale);
+  const { width, height } = layout;
+  const px = pxOf(layout);
   const grey = mixColors(options.textColor, '#555555', 0.5);
 
-  ctx.save();
-  ctx.beginPath();
-  ctx.roundRect(0, 0, width, height, radius);
-  ctx.clip();
+  clipToCard(ctx, layout);
   ctx.drawImage(stoneTexture(width, height, Math.max(4, px(6))), 0, 0);
   // The server-list row: a black, translucent panel with a light grey edge.
   const inset = Math.max(3, px(6));

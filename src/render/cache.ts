@@ -49,8 +49,6 @@ export function matchesIfNoneMatch(header: string | undefined, etag: string): bo
 export class RenderCache {
   private readonly entries: LRUCache<string, RenderedImage>;
   private readonly inFlight = new Map<string, Promise<RenderedImage>>();
-  private hits = 0;
-  private misses = 0;
 
   constructor(options: RenderCacheOptions = {}) {
     const maxBytes = options.maxBytes ?? 64 * 1024 * 1024;
@@ -62,22 +60,13 @@ export class RenderCache {
     });
   }
 
-  /** The cached image, or null. */
-  peek(key: string): RenderedImage | null {
-    return this.entries.get(key) ?? null;
-  }
-
   /**
    * The image for `key`: from the cache, from a render already under way for it, or by
    * calling `render` (whose result is cached; a failed render is not).
    */
   async getOrRender(key: string, contentType: string, render: () => Promise<Buffer>): Promise<{ image: RenderedImage; hit: boolean }> {
     const cached = this.entries.get(key);
-    if (cached) {
-      this.hits += 1;
-      return { image: cached, hit: true };
-    }
-    this.misses += 1;
+    if (cached) return { image: cached, hit: true };
     let pending = this.inFlight.get(key);
     if (!pending) {
       pending = render()
@@ -90,10 +79,6 @@ export class RenderCache {
       this.inFlight.set(key, pending);
     }
     return { image: await pending, hit: false };
-  }
-
-  get stats(): { entries: number; bytes: number; hits: number; misses: number } {
-    return { entries: this.entries.size, bytes: this.entries.calculatedSize, hits: this.hits, misses: this.misses };
   }
 
   clear(): void {

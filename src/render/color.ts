@@ -6,8 +6,8 @@
 const HEX_COLOR = /^#?([0-9a-f]{3}|[0-9a-f]{6})$/i;
 
 /** `#RGB` / `RGB` / `#RRGGBB` / `RRGGBB` → `#rrggbb`; anything else → null. */
-export function parseHexColor(input: string): string | null {
-  const match = HEX_COLOR.exec(input.trim());
+export function parseHexColor(input: string): `#${string}` | null {
+  const match = HEX_COLOR.exec(input);
   if (!match) return null;
   let hex = match[1]!.toLowerCase();
   if (hex.length === 3) hex = hex.replace(/./g, (c) => c + c);
@@ -26,7 +26,7 @@ export function hexToRgb(hex: string): Rgb {
   return { r: (value >> 16) & 0xff, g: (value >> 8) & 0xff, b: value & 0xff };
 }
 
-export function rgbToHex({ r, g, b }: Rgb): string {
+export function rgbToHex({ r, g, b }: Rgb): `#${string}` {
   const to = (v: number) => Math.max(0, Math.min(255, Math.round(v))).toString(16).padStart(2, '0');
   return `#${to(r)}${to(g)}${to(b)}`;
 }
@@ -38,7 +38,7 @@ export function withAlpha(hex: string, alpha: number): string {
 }
 
 /** Linear mix of two `#rrggbb` colours: t = 0 gives `a`, t = 1 gives `b`. */
-export function mixColors(a: string, b: string, t: number): string {
+export function mixColors(a: string, b: string, t: number): `#${string}` {
   const x = hexToRgb(a);
   const y = hexToRgb(b);
   return rgbToHex({ r: x.r + (y.r - x.r) * t, g: x.g + (y.g - x.g) * t, b: x.b + (y.b - x.b) * t });

@@ -1,13 +1,13 @@
 /**
- * A server's favicon, checked before any decoder sees it. The status service already keeps
- * only `data:image/png;base64,...` values; this is the renderer's own bound on what it will
- * decode: the length of the data URL, the PNG signature and the size in the IHDR header
- * (http://www.libpng.org/pub/png/spec/1.2/PNG-Chunks.html#C.IHDR).
+ * A server's favicon, checked before any decoder sees it: the protocol's one favicon check
+ * (`acceptFavicon`: data URL form, base64, PNG signature, size cap), then the size in the IHDR
+ * header (http://www.libpng.org/pub/png/spec/1.2/PNG-Chunks.html#C.IHDR).
  */
+import { acceptFavicon, MAX_FAVICON_BASE64_LENGTH } from '../protocol/favicon.js';
 
 const PREFIX = 'data:image/png;base64,';
-/** Vanilla favicons are 64x64 PNGs of a few KiB; 1 MiB of base64 is far beyond any real one. */
-export const MAX_FAVICON_DATA_URL_LENGTH = 1024 * 1024;
+/** The longest favicon data URL drawn: the protocol's cap, so a status favicon is never refused here. */
+export const MAX_FAVICON_DATA_URL_LENGTH = PREFIX.length + MAX_FAVICON_BASE64_LENGTH;
 /** Largest favicon side decoded (64 is the vanilla size; some servers send bigger art). */
 export const MAX_FAVICON_SIDE = 1024;
 
@@ -21,11 +21,9 @@ export interface Favicon {
 
 /** The PNG inside a favicon data URL, or null for anything else or anything too large. */
 export function decodeFavicon(dataUrl: string | null | undefined): Favicon | null {
-  if (typeof dataUrl !== 'string' || dataUrl.length > MAX_FAVICON_DATA_URL_LENGTH) return null;
-  if (!dataUrl.startsWith(PREFIX)) return null;
-  const base64 = dataUrl.slice(PREFIX.length).replace(/\s+/g, '');
-  if (!/^[A-Za-z0-9+/]*={0,2}$/.test(base64)) return null;
-  const png = Buffer.from(base64, 'base64');
+  const accepted = acceptFavicon(dataUrl);
+  if (accepted === null) return null;
+  const png = Buffer.from(accepted.slice(PREFIX.length), 'base64');
   // Signature (8) + IHDR length (4) + "IHDR" (4) + width (4) + height (4).
   if (png.length < 33 || !png.subarray(0, 8).equals(PNG_SIGNATURE)) return null;
   if (png.toString('latin1', 12, 16) !== 'IHDR') return null;

@@ -12,7 +12,7 @@ import { isIPv4, isIPv6 } from 'node:net';
 import { domainToASCII } from 'node:url';
 import ipaddr from 'ipaddr.js';
 import { BadRequestError, InvalidAddressError } from '../core/errors.js';
-import type { QueryMode } from '../core/types.js';
+import { DEFAULT_PORTS, type QueryMode } from '../core/types.js';
 
 export interface ParsedAddress {
   /** Normalised: lowercase punycode host name, or canonical IP text (IPv6 without brackets). */
@@ -30,11 +30,16 @@ const MAX_HOSTNAME_LENGTH = 253;
 const MAX_LABEL_LENGTH = 63;
 
 /** Default ports of the vanilla servers. */
-export const DEFAULT_JAVA_PORT = 25565;
-export const DEFAULT_BEDROCK_PORT = 19132;
+export const DEFAULT_JAVA_PORT = DEFAULT_PORTS.java;
+export const DEFAULT_BEDROCK_PORT = DEFAULT_PORTS.bedrock;
 
 export function defaultPort(mode: QueryMode): number {
   return mode === 'bedrock' ? DEFAULT_BEDROCK_PORT : DEFAULT_JAVA_PORT;
+}
+
+/** The `query` echo of a status: the normalised host, the port asked for or the default, the mode's flags. */
+export function queryEcho(parsed: ParsedAddress, mode: QueryMode): { host: string; port: number; legacy: boolean; bedrock: boolean } {
+  return { host: parsed.host, port: parsed.port ?? defaultPort(mode), legacy: mode === 'legacy', bedrock: mode === 'bedrock' };
 }
 
 /** The query mode from the `legacy` and `bedrock` flags; both at once is a 400. */

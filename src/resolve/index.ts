@@ -4,6 +4,7 @@ export {
   DEFAULT_JAVA_PORT,
   MAX_ADDRESS_LENGTH,
   defaultPort,
+  queryEcho,
   parseAddress,
   parseQueryMode,
   type ParsedAddress,

@@ -51,7 +51,8 @@ export class MemoryStatusCache implements StatusCache {
       maxSize: options.maxBytes ?? 64 * 1024 * 1024,
       sizeCalculation: entrySize,
       ttlAutopurge: false,
-      ...(options.now ? { perf: { now: options.now } } : {}),
+      // ttlResolution 0: read the injected clock on every check (lru-cache otherwise caches it for 1 ms of real time).
+      ...(options.now ? { perf: { now: options.now }, ttlResolution: 0 } : {}),
     });
   }
 

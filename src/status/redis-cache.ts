@@ -37,7 +37,8 @@ export class RedisStatusCache implements StatusCache {
       max: L1_MAX_ENTRIES,
       ttl: L1_TTL_MS,
       ttlAutopurge: false,
-      ...(options.now ? { perf: { now: options.now } } : {}),
+      // ttlResolution 0: read the injected clock on every check (lru-cache otherwise caches it for 1 ms of real time).
+      ...(options.now ? { perf: { now: options.now }, ttlResolution: 0 } : {}),
     });
   }
 

@@ -12,22 +12,27 @@
 import { LRUCache } from 'lru-cache';
 import { HostNotFoundError, ObserverError, ProbeError, TargetRefusedError } from '../core/errors.js';
 import type { Clock } from '../core/clock.js';
+import { roundLatency, type ProbeTarget } from '../protocol/target.js';
 import { editionOf, offlineStatus, type PingResult, type QueryMode, type ServerStatus } from '../core/types.js';
-import { defaultPort, parseAddress, type ParsedAddress, type ResolvedTarget } from '../resolve/index.js';
+import { defaultPort, parseAddress, type ParsedAddress, type ResolvedTarget, queryEcho } from '../resolve/index.js';
 import type { Store } from '../store/types.js';
 import type { StatusCache, StoredStatus, CacheEntry } from './cache.js';
 import { serverId } from './server-id.js';
 import type { LookupOptions, QueryRequest, StatusAnswer, StatusLookup } from './types.js';
 import type { QueryResult } from '../protocol/query.js';
 
-export interface ProbeTarget {
-  ip: string;
-  port: number;
-  hostname: string;
-  signal: AbortSignal;
-}
+export type { ProbeTarget };
 
-type BeforePing = LookupOptions['beforePing'];
+/** One ping to run: the target (cache key, address, mode, server id) and what the request asks of it. */
+interface PingJob {
+  key: string;
+  parsed: ParsedAddress;
+  mode: QueryMode;
+  id: string;
+  /** Charged right before the ping (LookupOptions.beforePing); absent for background refreshes. */
+  beforePing?: LookupOptions['beforePing'];
+  query?: QueryRequest;
+}
 
 export type PingFunction = (target: ProbeTarget) => Promise<PingResult>;
 
@@ -139,6 +144,7 @@ export class StatusService implements StatusLookup {
 
     const ttlMs = this.deps.ttlSeconds * 1000;
     const now = clock.now();
+    const job: PingJob = query ? { key, parsed, mode, id, query } : { key, parsed, mode, id };
 
     if (entry && now < entry.latest.checkedAt + ttlMs) {
       return this.answer(entry.latest, 'HIT', entry.latest.checkedAt + ttlMs - now);
@@ -148,7 +154,7 @@ export class StatusService implements StatusLookup {
     if (last && entry?.latest.status.online && now < last.checkedAt + ttlMs + STALE_WHILE_REVALIDATE_MS) {
       // Stale-while-revalidate: one background refresh, unless every ping slot is taken (the
       // stale answer then stands alone); its failure is logged, never thrown.
-      if (!saturated) this.refresh(key, parsed, mode, id, undefined, query).catch((error: unknown) => this.deps.onError?.(error, 'background refresh'));
+      if (!saturated) this.refresh(job).catch((error: unknown) => this.deps.onError?.(error, 'background refresh'));
       return this.answer(last, 'STALE', 0, true);
     }
     if (saturated) {
@@ -157,7 +163,17 @@ export class StatusService implements StatusLookup {
         headers: { 'Retry-After': '5' },
       });
     }
-    const fresh = await this.refresh(key, parsed, mode, id, options.beforePing, query);
+    const own: PingJob = options.beforePing ? { ...job, beforePing: options.beforePing } : job;
+    const joined = this.inFlight.has(key);
+    let fresh: StoredStatus;
+    try {
+      fresh = await this.refresh(own);
+    } catch (error) {
+      // The ping this request joined was refused by another client's spent budget (its
+      // beforePing): that refusal is not this client's, so it pings on its own budget.
+      if (!joined || !(error instanceof ObserverError) || error.code !== 'rate_limited') throw error;
+      fresh = await this.refresh(own);
+    }
     return this.answer(fresh, 'MISS', Math.max(0, fresh.checkedAt + ttlMs - clock.now()));
   }
 
@@ -180,18 +196,12 @@ export class StatusService implements StatusLookup {
    * here, synchronously, before the first await (a shared cache's claim and reads), so that
    * concurrent look-ups never start more than `maxConcurrentPings` pings.
    */
-  private refresh(
-    key: string,
-    parsed: ParsedAddress,
-    mode: QueryMode,
-    id: string,
-    beforePing?: BeforePing,
-    query?: QueryRequest,
-  ): Promise<StoredStatus> {
+  private refresh(job: PingJob): Promise<StoredStatus> {
+    const { key } = job;
     const pending = this.inFlight.get(key);
     if (pending) return pending;
     this.pingsInFlight += 1;
-    const promise = this.pingOrJoin(key, parsed, mode, id, beforePing, query).finally(() => {
+    const promise = this.pingOrJoin(job).finally(() => {
       this.pingsInFlight -= 1;
       this.inFlight.delete(key);
     });
@@ -206,16 +216,10 @@ export class StatusService implements StatusLookup {
    * for its result to land in the cache, polling with backoff on the injected clock, and fall
    * back to their own ping if it does not land within the ping budget.
    */
-  private async pingOrJoin(
-    key: string,
-    parsed: ParsedAddress,
-    mode: QueryMode,
-    id: string,
-    beforePing?: BeforePing,
-    query?: QueryRequest,
-  ): Promise<StoredStatus> {
+  private async pingOrJoin(job: PingJob): Promise<StoredStatus> {
     const { cache, clock } = this.deps;
-    if (!cache.claim) return this.pingAndStore(key, parsed, mode, id, beforePing, query);
+    const { key } = job;
+    if (!cache.claim) return this.pingAndStore(job);
     const budget = this.deps.pingTimeoutMs + 1_000;
     const fresh = (entry: CacheEntry) => clock.now() < entry.latest.checkedAt + this.deps.ttlSeconds * 1000;
     const seen = await cache.get(key, { skipL1: true });
@@ -226,7 +230,7 @@ export class StatusService implements StatusLookup {
       try {
         const again = await cache.get(key, { skipL1: true });
         if (again && fresh(again)) return again.latest;
-        return await this.pingAndStore(key, parsed, mode, id, beforePing, query);
+        return await this.pingAndStore(job);
       } finally {
         await cache.release?.(key, token);
       }
@@ -239,18 +243,12 @@ export class StatusService implements StatusLookup {
       const entry = await cache.get(key, { skipL1: true });
       if (entry && entry.latest.checkedAt !== before) return entry.latest;
     }
-    return this.pingAndStore(key, parsed, mode, id, beforePing, query);
+    return this.pingAndStore(job);
   }
 
-  private async pingAndStore(
-    key: string,
-    parsed: ParsedAddress,
-    mode: QueryMode,
-    id: string,
-    beforePing?: BeforePing,
-    query?: QueryRequest,
-  ): Promise<StoredStatus> {
-    await beforePing?.();
+  private async pingAndStore(job: PingJob): Promise<StoredStatus> {
+    await job.beforePing?.();
+    const { key, parsed, mode, id, query } = job;
     const { cache, clock, store } = this.deps;
     const stored = await this.query(parsed, mode, id, query);
     const previous = await cache.get(key);
@@ -304,7 +302,7 @@ export class StatusService implements StatusLookup {
     query?: QueryRequest,
   ): Promise<StoredStatus> {
     const base = offlineStatus(
-      { host: parsed.host, port: parsed.port ?? defaultPort(mode), legacy: mode === 'legacy', bedrock: mode === 'bedrock' },
+      queryEcho(parsed, mode),
       { server_id: id },
     );
     let target: ResolvedTarget;
@@ -350,7 +348,7 @@ export class StatusService implements StatusLookup {
       players: result.players,
       motd: result.motd,
       favicon: result.favicon,
-      roundTripLatency: Math.round(result.latencyMs * 100) / 100,
+      roundTripLatency: roundLatency(result.latencyMs),
     });
   }
 

@@ -17,7 +17,7 @@
 import { createHash } from 'node:crypto';
 import { Migrator, sql, type Kysely } from 'kysely';
 import type { Clock } from '../core/clock.js';
-import type { Edition } from '../core/types.js';
+import { serverAddress, type Edition } from '../core/types.js';
 import { InvalidCursorError } from './errors.js';
 import { migrationProvider } from './migrations.js';
 import { scoreValue } from './ranking.js';
@@ -52,18 +52,12 @@ const STATS_WINDOW_MS = DAY;
 const EXPIRY_INTERVAL_MS = MINUTE;
 const PRUNE_BATCH = 10_000;
 
-const DEFAULT_PORT: Record<Edition, number> = { java: 25565, bedrock: 19132 };
-
 /** Without an onError option, a failed flush or prune is at least not silent. */
 export function reportBackgroundError(error: unknown): void {
   process.emitWarning(error instanceof Error ? error : String(error), { code: 'OBSERVER_STORE' });
 }
 
-/** `host`, or `host:port` when the port is not the edition's default; IPv6 in brackets. */
-export function serverAddress(edition: Edition, host: string, port: number): string {
-  if (port === DEFAULT_PORT[edition]) return host;
-  return host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
-}
+export { serverAddress };
 
 function round2(value: number): number {
   return Math.round(value * 100) / 100;

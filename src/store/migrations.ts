@@ -34,11 +34,7 @@ export function migrationProvider(dialect: Dialect): MigrationProvider {
           .execute();
         // /stats: servers whose latest check is in the last 24 hours, one range answered from
         // the index alone; retention pruning of servers.
-        await db.schema
-          .createIndex('servers_last_seen')
-          .on('servers')
-          .columns(['last_seen', 'last_online', 'players_online'])
-          .execute();
+        await db.schema.createIndex('servers_last_seen').on('servers').columns(['last_seen', 'last_online', 'players_online']).execute();
 
         await db.schema
           .createTable('checks')
@@ -54,11 +50,7 @@ export function migrationProvider(dialect: Dialect): MigrationProvider {
           .addColumn('version', 'text')
           .execute();
         // Uptime of a page of servers over 7 days, answered from the index alone.
-        await db.schema
-          .createIndex('checks_server_time')
-          .on('checks')
-          .columns(['server_id', 'checked_at', 'online'])
-          .execute();
+        await db.schema.createIndex('checks_server_time').on('checks').columns(['server_id', 'checked_at', 'online']).execute();
         // recentChecks (newest first) and retention pruning (oldest first).
         await db.schema.createIndex('checks_time').on('checks').columns(['checked_at', 'id']).execute();
 

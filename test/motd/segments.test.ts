@@ -1,4 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import { decodeStatusResponse, parseJavaStatus } from '../../src/protocol/java.js';
+import { fixture } from '../protocol/fixtures.js';
 import {
   NAMED_COLORS,
   PLAIN_STYLE,
@@ -44,8 +46,8 @@ describe('chatComponentToSegments', () => {
     ]);
   });
 
-  it('ignores style values that are not booleans', () => {
-    expect(chatComponentToSegments({ text: 'x', bold: 'true', italic: 1 })).toEqual([seg('x')]);
+  it('reads string style values as booleans and ignores other types', () => {
+    expect(chatComponentToSegments({ text: 'x', bold: 'true', italic: 1 })).toEqual([seg('x', { bold: true })]);
   });
 });
 
@@ -91,13 +93,44 @@ describe('segmentsToRaw and formatSegments', () => {
     expect(parseFormattedText(raw)).toEqual([seg('a', { bold: true }), seg('b', { color: 'red', bold: true }), seg('c')]);
   });
 
-  it('builds a Motd from segments', () => {
-    expect(formatSegments([seg('x', { italic: true })])).toEqual({
-      raw: '§ox',
-      clean: 'x',
-      html: '<span style="font-style: italic">x</span>',
-      raw_lines: ['§ox'],
-      clean_lines: ['x'],
+  it('builds a Motd from segments, handing the segments out with hex colours', () => {
+    expect(formatSegments([seg('x', { italic: true }), seg('', { bold: true }), seg('y', { color: 'gold' })])).toEqual({
+      raw: '§ox§r§l§6y',
+      clean: 'xy',
+      html: '<span style="font-style: italic">x</span><span style="color: #ffaa00">y</span>',
+      raw_lines: ['§ox§r§l§6y'],
+      clean_lines: ['xy'],
+      segments: [seg('x', { italic: true }), seg('y', { color: '#ffaa00' })],
     });
+  });
+});
+
+describe('chat components as plugins send them (java-status-plugin-component.hex)', () => {
+  // {"text":"A ","color":"gold","italic":"true","extra":[{"text":"B ","bold":"true"},
+  //  {"text":"C ","italic":"false"},{"text":"D","color":"reset"}]}
+  const description = decodeStatusResponse(fixture('java-status-plugin-component.hex')).description;
+
+  it('reads string booleans as the vanilla client does, and color "reset" as the default colour', () => {
+    expect(chatComponentToSegments(description)).toEqual([
+      seg('A ', { color: 'gold', italic: true }),
+      seg('B ', { color: 'gold', italic: true, bold: true }),
+      seg('C ', { color: 'gold' }),
+      seg('D', { italic: true }),
+    ]);
+  });
+
+  it('shows them in every MOTD form', () => {
+    const { motd } = parseJavaStatus(decodeStatusResponse(fixture('java-status-plugin-component.hex')));
+    expect(motd.clean).toBe('A B C D');
+    expect(motd.raw).toBe('§6§oA §lB §6C §r§oD');
+    expect(motd.html).toContain('font-weight: bold');
+  });
+
+  it.each([
+    ['TRUE', true],
+    ['false', false],
+    ['yes', false],
+  ])('"bold": %j is %s', (value, bold) => {
+    expect(chatComponentToSegments({ text: 'x', bold: value })[0]?.bold).toBe(bold);
   });
 });

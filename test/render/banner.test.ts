@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { serverAddress } from '../../src/store/index.js';
 import { formatMotd } from '../../src/motd/index.js';
 import {
   BANNER_SIZES,
@@ -166,5 +167,7 @@ describe('bannerTitle', () => {
     [{ host: '2001:db8::1', port: 25570, bedrock: false }, '[2001:db8::1]:25570'],
   ])('%j → %s', (query, expected) => {
     expect(bannerTitle(sampleStatus({ query: { ...query, legacy: false } }))).toBe(expected);
+    // The same text as the address /trends lists for that server.
+    expect(serverAddress(query.bedrock ? 'bedrock' : 'java', query.host, query.port)).toBe(expected);
   });
 });

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { mixColors, parseHexColor, shadowOf } from '../../src/render/color.js';
+import { luminance, mixColors, parseHexColor, shadowOf } from '../../src/render/color.js';
+import { parseHexColor as widgetParseHexColor } from '../../src/render/widget/index.js';
 
 describe('parseHexColor', () => {
   it.each([
@@ -9,12 +10,11 @@ describe('parseHexColor', () => {
     ['10b981', '#10b981'],
     ['#abc', '#aabbcc'],
     ['ABC', '#aabbcc'],
-    [' #0f0 ', '#00ff00'],
   ])('%j → %j', (input, expected) => {
     expect(parseHexColor(input)).toBe(expected);
   });
 
-  it.each(['', '#', '#ab', '#abcd', '#abcde', '#abcdefa', 'red', '#ggg', 'rgb(0,0,0)', '##fff', '#fff;x', '0x123456'])(
+  it.each(['', '#', '#ab', '#abcd', '#abcde', '#abcdefa', 'red', '#ggg', 'rgb(0,0,0)', '##fff', '#fff;x', '0x123456', ' #0f0 '])(
     '%j is refused',
     (input) => {
       expect(parseHexColor(input)).toBeNull();
@@ -29,5 +29,17 @@ describe('colour arithmetic', () => {
     // The client draws shadows at a quarter of the brightness: §f (255) → 63.
     expect(shadowOf('#ffffff')).toBe('#3f3f3f');
     expect(shadowOf('#ffaa00')).toBe('#3f2a00');
+  });
+});
+
+describe('one home per colour helper', () => {
+  it('the widget parses colours with the image endpoints’ parser, as strictly', () => {
+    expect(widgetParseHexColor).toBe(parseHexColor);
+  });
+
+  it('luminance is WCAG relative luminance', () => {
+    expect(luminance('#000000')).toBe(0);
+    expect(luminance('#ffffff')).toBeCloseTo(1, 10);
+    expect(luminance('#808080')).toBeCloseTo(0.2158605, 6);
   });
 });

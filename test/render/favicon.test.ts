@@ -1,6 +1,8 @@
 import sharp from 'sharp';
 import { describe, expect, it } from 'vitest';
+import { acceptFavicon, MAX_FAVICON_BASE64_LENGTH } from '../../src/protocol/favicon.js';
 import { decodeFavicon, MAX_FAVICON_DATA_URL_LENGTH } from '../../src/render/favicon.js';
+import { validFavicon } from '../../src/render/widget/view.js';
 
 async function pngDataUrl(width: number, height: number): Promise<string> {
   const png = await sharp({ create: { width, height, channels: 4, background: '#336699' } }).png().toBuffer();
@@ -43,5 +45,25 @@ describe('decodeFavicon', () => {
     header.writeUInt32BE(0, 16);
     header.writeUInt32BE(64, 20);
     expect(decodeFavicon(`data:image/png;base64,${header.toString('base64')}`)).toBeNull();
+  });
+});
+
+describe('one favicon check for protocol, images and widget', () => {
+  /** A real PNG padded (with a trailing chunk-free tail of zero bytes) to `base64Length` base64 characters. */
+  async function paddedFavicon(base64Length: number): Promise<string> {
+    const png = await sharp({ create: { width: 16, height: 16, channels: 4, background: '#336699' } }).png().toBuffer();
+    const bytes = Buffer.concat([png, Buffer.alloc((base64Length / 4) * 3 - png.length)]);
+    return `data:image/png;base64,${bytes.toString('base64')}`;
+  }
+
+  it('what the protocol keeps, the renderer draws and the widget inlines; one byte over the cap, none of them', async () => {
+    const atCap = await paddedFavicon(MAX_FAVICON_BASE64_LENGTH);
+    const overCap = await paddedFavicon(MAX_FAVICON_BASE64_LENGTH + 4);
+    expect(acceptFavicon(atCap)).toBe(atCap);
+    expect(decodeFavicon(atCap)).toMatchObject({ width: 16, height: 16 });
+    expect(validFavicon(atCap)).toBe(atCap);
+    expect(acceptFavicon(overCap)).toBeNull();
+    expect(decodeFavicon(overCap)).toBeNull();
+    expect(validFavicon(overCap)).toBeNull();
   });
 });

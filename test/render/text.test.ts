@@ -2,7 +2,7 @@ import { createCanvas } from '@napi-rs/canvas';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { formatMotd, PLAIN_STYLE, type MotdSegment } from '../../src/motd/index.js';
 import { fontFor, registerRenderFonts } from '../../src/render/fonts.js';
-import { motdLines, segmentsFromMotdHtml, segmentsOfMotd, userMotdToSection } from '../../src/render/motd-text.js';
+import { motdLines, segmentsOfMotd, userMotdToSection } from '../../src/render/motd-text.js';
 import { fitLine, measureLine, obfuscate, seededRandom } from '../../src/render/text.js';
 
 const ctx = createCanvas(10, 10).getContext('2d');
@@ -56,20 +56,27 @@ describe('fitLine', () => {
 });
 
 describe('MOTD text', () => {
-  it('reads exact hex colours back from the html of a chat-component MOTD', () => {
+  it('draws the MOTD module’s segments, exact hex colours included, never reading html back', () => {
     const motd = formatMotd({ text: 'A', color: '#123456', extra: [{ text: ' & <b>', bold: true, color: 'gold' }, { text: ' k', obfuscated: true }] });
-    const segments = segmentsOfMotd(motd);
+    // An html that disagrees does not matter: nothing parses it.
+    const segments = segmentsOfMotd({ ...motd, html: '<span style="color: #000000">other</span>' });
     expect(segments.map((s) => [s.text, s.color, s.bold, s.obfuscated])).toEqual([
       ['A', '#123456', false, false],
-      // html writes named colours as their hex value; children inherit the parent's colour.
       [' & <b>', '#ffaa00', true, false],
       [' k', '#123456', false, true],
     ]);
   });
 
-  it('falls back to raw when html is not of the MOTD module form', () => {
-    expect(segmentsFromMotdHtml('<b>x</b>')).toBeNull();
-    const motd = { ...formatMotd('§cRed'), html: '<div>other</div>' };
+  it('draws BungeeCord §x hex colours of a string MOTD exactly', () => {
+    const segments = segmentsOfMotd(formatMotd('§x§f§f§8§8§0§0Amber §aGreen'));
+    expect(segments.map((s) => [s.text, s.color])).toEqual([
+      ['Amber ', '#ff8800'],
+      ['Green', '#55ff55'],
+    ]);
+  });
+
+  it('falls back to raw for a status cached without segments', () => {
+    const { segments: _dropped, ...motd } = formatMotd('§cRed');
     expect(segmentsOfMotd(motd)).toEqual([seg('Red', { color: 'red' })]);
   });
 

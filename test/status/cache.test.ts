@@ -51,10 +51,30 @@ describe.each(implementations)('%s status cache', (_name, make) => {
     expect((await cache.get('bedrock|a|'))?.latest.checkedAt).toBe(2);
   });
 
-  it('forgets an entry when its time is up', async () => {
-    const cache = await make();
-    await cache.set('java|short|', entry(true, 1), 30);
-    await new Promise((r) => setTimeout(r, 80));
+});
+
+describe('expiry, on a fake clock', () => {
+  it('the memory cache forgets an entry exactly when its time is up', async () => {
+    let now = 1_000_000;
+    const cache = new MemoryStatusCache({ now: () => now });
+    await cache.set('java|short|', entry(true, 1), 30_000);
+    now += 29_999;
+    expect((await cache.get('java|short|'))?.latest.checkedAt).toBe(1);
+    now += 2;
+    expect(await cache.get('java|short|')).toBeUndefined();
+  });
+
+  it('the Redis cache stores an entry with that expiry (Redis forgets it), and its own L1 follows the clock', async () => {
+    let now = 1_000_000;
+    const prefix = `observer:test:${process.pid}:${Math.random().toString(36).slice(2)}:`;
+    const cache = new RedisStatusCache(redis, { prefix, now: () => now });
+    await cache.set('java|short|', entry(true, 1), 30_000);
+    const ttl = await redis.client.pttl(`${prefix}java|short|`);
+    expect(ttl).toBeGreaterThan(0);
+    expect(ttl).toBeLessThanOrEqual(30_000);
+    // Once Redis has forgotten it, the in-process L1 does not keep serving it past its second.
+    await redis.client.del(`${prefix}java|short|`);
+    now += 1_001;
     expect(await cache.get('java|short|')).toBeUndefined();
   });
 });

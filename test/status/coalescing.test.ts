@@ -13,7 +13,10 @@ import { startSilentServer } from '../support/hostile.js';
 import { startJavaServer, type RunningJavaServer } from '../support/minecraft.js';
 import { REDIS_URL } from '../support/services.js';
 
-const redis = new SharedRedis(REDIS_URL);
+// A generous command timeout: these tests are about coalescing, and on a loaded two-core machine
+// a 250 ms timeout can rightly open the breaker, after which an instance pings on its own.
+// The timeout and the breaker are tested in test/redis/shared-redis.test.ts.
+const redis = new SharedRedis(REDIS_URL, { commandTimeoutMs: 1_000 });
 let server: RunningJavaServer;
 beforeAll(async () => {
   await redis.ready(5_000);

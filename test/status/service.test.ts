@@ -181,3 +181,33 @@ describe('StatusService look-up recording', () => {
     }
   });
 });
+
+describe('StatusService ping budget (LookupOptions.beforePing)', () => {
+  it('charges only the look-up that pings; a joiner refused by another client\'s budget pings on its own', async () => {
+    const own = await startJavaServer({ motd: 'budget' });
+    const clock = new FakeClock();
+    const status = service(clock);
+    const address = `127.0.0.1:${own.port}`;
+    const spent = () =>
+      new Promise<void>((_resolve, reject) =>
+        setTimeout(() => reject(new ObserverError('rate_limited', 429, 'Rate limit exceeded.')), 50),
+      );
+    let charged = 0;
+    const budget = async () => {
+      charged += 1;
+    };
+    const [refused, joined] = await Promise.allSettled([
+      status.lookup(address, 'java', { beforePing: spent }),
+      status.lookup(address, 'java', { beforePing: budget }),
+    ]);
+    expect(refused.status).toBe('rejected');
+    expect((refused as PromiseRejectedResult).reason).toMatchObject({ code: 'rate_limited', statusCode: 429 });
+    expect(joined).toMatchObject({ status: 'fulfilled', value: { cache: 'MISS', status: { online: true } } });
+    expect(charged).toBe(1);
+    expect(own.connections()).toBe(1);
+    // A cached answer costs nothing.
+    await status.lookup(address, 'java', { beforePing: spent });
+    expect(charged).toBe(1);
+    await own.close();
+  });
+});

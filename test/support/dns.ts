@@ -35,6 +35,12 @@ export async function startPrivateDns(lines: string[]): Promise<PrivateDns> {
   let stderr = '';
   child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  // dnsmasq outlives a test worker that ends without closing it (a timed-out test): stop it
+  // when this process exits, however the test ended.
+  const stop = () => {
+    if (child.exitCode === null) child.kill('SIGTERM');
+  };
+  process.once('exit', stop);
   // Ready once it answers; it fails fast (exit) when the port was taken in between.
   const { Resolver } = await import('node:dns/promises');
   const resolver = new Resolver({ timeout: 200, tries: 1 });
@@ -51,7 +57,7 @@ export async function startPrivateDns(lines: string[]): Promise<PrivateDns> {
       const code = (error as { code?: string }).code;
       if (code !== 'ETIMEOUT' && code !== 'ECONNREFUSED') break;
       if (Date.now() > deadline) {
-        child.kill('SIGTERM');
+        stop();
         throw new Error(`dnsmasq did not answer on port ${port}: ${stderr.trim()}`);
       }
       await new Promise((resolve) => setTimeout(resolve, 50));
@@ -60,7 +66,8 @@ export async function startPrivateDns(lines: string[]): Promise<PrivateDns> {
   return {
     server: `127.0.0.1:${port}`,
     async close() {
-      if (child.exitCode === null) child.kill('SIGTERM');
+      process.off('exit', stop);
+      stop();
       await exited;
     },
   };

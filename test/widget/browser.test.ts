@@ -309,7 +309,7 @@ describe('the widget in Chromium, embedded by another origin', () => {
     await done(plain, gradient, striped, animated, shadow, glow, hover);
   });
 
-  it('refreshes itself: player count and MOTD, rebuilt as text with colours', async () => {
+  it('refreshes itself: player count and MOTD, rebuilt as text with the exact colours the JSON shows', async () => {
     counter.setOnlinePlayers(4);
     counter.setMotd('§aCounting');
     const l = await load(`/api/v1/widget/normal/127.0.0.1:${counter.port}?refresh=5`);
@@ -317,17 +317,18 @@ describe('the widget in Chromium, embedded by another origin', () => {
     expect(await text(l.frame, '.w__max')).toBe('40');
     expect(await l.frame.$eval('.w__fill', (el) => (el as HTMLElement).style.width)).toBe('10%');
     counter.setOnlinePlayers(17);
-    counter.setMotd(`§cNow §lred ${INJECTION}`);
+    // A BungeeCord hex colour (§x§f§f§8§8§0§0): the JSON's segments carry #ff8800, not a named colour.
+    counter.setMotd(`§x§f§f§8§8§0§0Now §lamber ${INJECTION}`);
     await l.frame.waitForFunction(() => document.querySelector('.w__online')?.textContent === '17', undefined, { timeout: 20_000 });
     await l.frame.waitForFunction(() => document.querySelector('.w__motd-text')?.textContent?.startsWith('Now'), undefined, { timeout: 10_000 });
     expect(await l.frame.$eval('.w__fill', (el) => (el as HTMLElement).style.width)).toBe('42.5%');
-    expect(await text(l.frame, '.w__motd-text')).toBe(`Now red ${INJECTION}`);
+    expect(await text(l.frame, '.w__motd-text')).toBe(`Now amber ${INJECTION}`);
     expect(await l.frame.$$('.w__motd-text img, .w__motd-text script')).toHaveLength(0);
     const spans = await l.frame.$$eval('.w__motd-text span', (els) =>
       els.map((el) => ({ text: el.textContent, color: getComputedStyle(el).color, weight: getComputedStyle(el).fontWeight })),
     );
-    expect(spans[0]).toEqual({ text: 'Now ', color: 'rgb(255, 85, 85)', weight: '400' });
-    expect(spans[1]).toMatchObject({ color: 'rgb(255, 85, 85)', weight: '700' });
+    expect(spans[0]).toEqual({ text: 'Now ', color: 'rgb(255, 136, 0)', weight: '400' });
+    expect(spans[1]).toMatchObject({ color: 'rgb(255, 136, 0)', weight: '700' });
     // Every refresh went to the service's own origin.
     expect(l.requests.filter((u) => u.startsWith(`${appOrigin}/api/v1/status/127.0.0.1%3A${counter.port}`)).length).toBeGreaterThan(0);
     await done(l);

@@ -84,6 +84,9 @@ describe('/api/v1/widget/{size}/{address}', () => {
     expect(res.body).toContain('data-address="missing.observer.test"');
     expect(res.body).toContain('unknown host');
     expect(lookups).toContain('missing.observer.test');
+    // The stand-in has no check time: the tooltip does not claim a check in 1970.
+    expect(res.body).not.toContain('1970');
+    expect(res.body).toContain('class="w__status" title="Offline"');
   });
 
   it('renders a closed port as offline with the reason', async () => {

@@ -39,13 +39,13 @@ function entries(request: FastifyRequest): number {
 /** POST /status/bulk: many look-ups in one request, sharing the cache and coalescing. */
 export const bulkRoutes: FastifyPluginAsyncTypebox<{ status: StatusLookup; config: Config; hasher: ClientHasher }> = async (
   app,
-  { status, config, hasher },
+  { status, hasher },
 ) => {
   app.post(
     '/status/bulk',
     {
       bodyLimit: MAX_BULK_BODY_BYTES,
-      config: { ...tierConfig('status', config.rateLimits), rateUnits: entries },
+      config: { ...tierConfig('status'), rateUnits: entries },
       schema: {
         summary: 'Many server statuses at once',
         description:

@@ -110,11 +110,11 @@ function normaliseUuid(value: string): string {
   return value.toLowerCase().replace(/^urn:uuid:/, '');
 }
 
-export const historyRoutes: FastifyPluginAsyncTypebox<{ store: Store; config: Config }> = async (app, { store, config }) => {
+export const historyRoutes: FastifyPluginAsyncTypebox<{ store: Store; config: Config }> = async (app, { store }) => {
   app.get(
     '/trends',
     {
-      config: tierConfig('general', config.rateLimits),
+      config: tierConfig('general'),
       schema: {
         summary: 'Trending online servers',
         description:
@@ -156,7 +156,7 @@ export const historyRoutes: FastifyPluginAsyncTypebox<{ store: Store; config: Co
   app.get(
     '/stats',
     {
-      config: tierConfig('general', config.rateLimits),
+      config: tierConfig('general'),
       schema: {
         summary: 'Platform statistics',
         description:

@@ -9,7 +9,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { Config } from '../../config/index.js';
 import { BadRequestError, HostNotFoundError } from '../../core/errors.js';
-import { offlineStatus, type QueryMode, type ServerStatus } from '../../core/types.js';
+import { unknownHostStatus, type QueryMode, type ServerStatus } from '../../core/types.js';
 import {
   BANNER_SIZES,
   BORDER_RADIUS,
@@ -29,7 +29,7 @@ import {
   type BannerOptions,
   type IconOptions,
 } from '../../render/index.js';
-import { defaultPort, parseAddress, parseQueryMode } from '../../resolve/index.js';
+import { parseAddress, parseQueryMode, queryEcho } from '../../resolve/index.js';
 import type { LookupOptions, StatusLookup } from '../../status/types.js';
 import { PING_BUDGET_NOTE, type MediaLookupOptions } from '../ping-budget.js';
 import { tierConfig } from '../rate-limit.js';
@@ -92,9 +92,7 @@ async function statusFor(
     return { status: answer.status, maxAge: answer.maxAgeSeconds };
   } catch (error) {
     if (!(error instanceof HostNotFoundError)) throw error;
-    const parsed = parseAddress(address);
-    const query = { host: parsed.host, port: parsed.port ?? defaultPort(mode), legacy: mode === 'legacy', bedrock: mode === 'bedrock' };
-    return { status: offlineStatus(query, { error: 'host not found' }), maxAge: notFoundMaxAge };
+    return { status: unknownHostStatus(queryEcho(parseAddress(address), mode)), maxAge: notFoundMaxAge };
   }
 }
 
@@ -139,7 +137,7 @@ export const imageRoutes: FastifyPluginAsyncTypebox<{ status: StatusLookup; conf
     const { image: rendered, hit } = await cache.getOrRender(image.key, image.contentType, image.render);
     return reply.header('X-Render-Cache', hit ? 'HIT' : 'MISS').type(rendered.contentType).send(rendered.body);
   }
-  const media = tierConfig('media', config.rateLimits);
+  const media = tierConfig('media');
 
   async function icon(
     request: FastifyRequest,

@@ -148,13 +148,13 @@ const pageHeaders = (reply: FastifyReply) =>
 
 export const pageRoutes: FastifyPluginAsyncTypebox<{ config: Config; webDir?: string }> = async (
   app,
-  { config, webDir = DEFAULT_WEB_DIR },
+  { webDir = DEFAULT_WEB_DIR },
 ) => {
   const manifest = readManifest(webDir);
   const assets = manifest ? loadAssets(webDir, manifest) : new Map<string, Asset>();
   if (!manifest) app.log.warn({ webDir }, 'web front not built (npm run build): pages answer 503');
-  const general = tierConfig('general', config.rateLimits);
-  const media = tierConfig('media', config.rateLimits);
+  const general = tierConfig('general');
+  const media = tierConfig('media');
 
   function page(request: FastifyRequest, reply: FastifyReply, title: string) {
     if (!manifest) throw new ObserverError('not_built', 503, 'The web front has not been built: run `npm run build`.');

@@ -41,7 +41,7 @@ export const statusRoutes: FastifyPluginAsyncTypebox<{ status: StatusLookup; con
   app.get(
     '/status/:address',
     {
-      config: tierConfig('status', config.rateLimits),
+      config: tierConfig('status'),
       schema: {
         summary: 'Server status',
         description:

@@ -58,11 +58,11 @@ const RANGE_TEXT = HISTORY_RANGE_NAMES.map(
   (name) => `\`${name}\`: ${HISTORY_RANGES[name].rangeMs / HISTORY_RANGES[name].bucketMs} buckets of ${HISTORY_RANGES[name].bucketMs / 60_000} minutes`,
 ).join(', ');
 
-export const uptimeRoutes: FastifyPluginAsyncTypebox<{ store: Store; config: Config }> = async (app, { store, config }) => {
+export const uptimeRoutes: FastifyPluginAsyncTypebox<{ store: Store; config: Config }> = async (app, { store }) => {
   app.get(
     '/history/:address',
     {
-      config: tierConfig('general', config.rateLimits),
+      config: tierConfig('general'),
       schema: {
         summary: 'Uptime and players history',
         description:

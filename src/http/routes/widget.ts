@@ -9,26 +9,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { Config } from '../../config/index.js';
 import { HostNotFoundError, ObserverError } from '../../core/errors.js';
-import {
-  DEFAULT_HEIGHTS,
-  DEMO_ADDRESS,
-  FONT_FILES,
-  FONT_PACKAGES,
-  ICON_SIZES,
-  PLAYER_BAR_STYLES,
-  RECOMMENDED_WIDTHS,
-  STATUS_INDICATORS,
-  TEXT_ALIGNS,
-  WIDGET_BOUNDS,
-  WIDGET_FONTS,
-  WIDGET_SIZES,
-  WIDGET_THEMES,
-  WidgetOptionError,
-  renderWidget,
-  resolveWidgetOptions,
-  widgetContentSecurityPolicy,
-  type WidgetSource,
-} from '../../render/widget/index.js';
+import * as widget from '../../render/widget/index.js';
 import { parseQueryMode } from '../../resolve/index.js';
 import type { StatusLookup } from '../../status/types.js';
 import { PING_BUDGET_NOTE, type MediaLookupOptions } from '../ping-budget.js';
@@ -46,7 +27,7 @@ const color = (description: string) =>
 
 const WidgetQuery = Type.Object(
   {
-    theme: Type.Enum(WIDGET_THEMES, { default: 'dark', description: 'Colour theme.' }),
+    theme: Type.Enum(widget.WIDGET_THEMES, { default: 'dark', description: 'Colour theme.' }),
     showPlayers: BooleanFlag('Player count and bar (and, in `large`, some player names).', true),
     showVersion: BooleanFlag('Version name.', true),
     showMotd: BooleanFlag('MOTD with its colours and styles (`normal` and `large`).', true),
@@ -61,41 +42,41 @@ const WidgetQuery = Type.Object(
     gradientBg: BooleanFlag('Gradient background, from `gradientFrom` to `gradientTo` (defaults follow the theme).'),
     gradientFrom: Type.Optional(color('First gradient colour (with `gradientBg=true`).')),
     gradientTo: Type.Optional(color('Last gradient colour (with `gradientBg=true`).')),
-    statusIndicator: Type.Enum(STATUS_INDICATORS, { default: 'dot', description: 'How the online state is shown.' }),
-    iconSize: Type.Enum(ICON_SIZES, { default: 'medium', description: 'Icon size relative to the widget size.' }),
+    statusIndicator: Type.Enum(widget.STATUS_INDICATORS, { default: 'dot', description: 'How the online state is shown.' }),
+    iconSize: Type.Enum(widget.ICON_SIZES, { default: 'medium', description: 'Icon size relative to the widget size.' }),
     font: Type.Optional(
       Type.String({
         maxLength: 16,
-        description: `${WIDGET_FONTS.join(', ')} (any case), served by Observer (SIL Open Font License 1.1). Default: the system font.`,
+        description: `${widget.WIDGET_FONTS.join(', ')} (any case), served by Observer (SIL Open Font License 1.1). Default: the system font.`,
       }),
     ),
-    textAlign: Type.Enum(TEXT_ALIGNS, { default: 'left' }),
+    textAlign: Type.Enum(widget.TEXT_ALIGNS, { default: 'left' }),
     customHeight: Type.Optional(
       Type.String({
         maxLength: 8,
-        description: `Height in CSS pixels, ${WIDGET_BOUNDS.customHeight.min} to ${WIDGET_BOUNDS.customHeight.max}: \`120\` or \`120px\`. Default: ${WIDGET_SIZES.map((s) => `${s} ${DEFAULT_HEIGHTS[s]}`).join(', ')}.`,
+        description: `Height in CSS pixels, ${widget.WIDGET_BOUNDS.customHeight.min} to ${widget.WIDGET_BOUNDS.customHeight.max}: \`120\` or \`120px\`. Default: ${widget.WIDGET_SIZES.map((s) => `${s} ${widget.DEFAULT_HEIGHTS[s]}`).join(', ')}.`,
       }),
     ),
     borderRadius: Type.Number({
-      minimum: WIDGET_BOUNDS.borderRadius.min,
-      maximum: WIDGET_BOUNDS.borderRadius.max,
-      default: WIDGET_BOUNDS.borderRadius.default,
+      minimum: widget.WIDGET_BOUNDS.borderRadius.min,
+      maximum: widget.WIDGET_BOUNDS.borderRadius.max,
+      default: widget.WIDGET_BOUNDS.borderRadius.default,
       description: 'Corner radius in rem (1 rem = 16 px).',
     }),
     borderWidth: Type.Number({
-      minimum: WIDGET_BOUNDS.borderWidth.min,
-      maximum: WIDGET_BOUNDS.borderWidth.max,
-      default: WIDGET_BOUNDS.borderWidth.default,
+      minimum: widget.WIDGET_BOUNDS.borderWidth.min,
+      maximum: widget.WIDGET_BOUNDS.borderWidth.max,
+      default: widget.WIDGET_BOUNDS.borderWidth.default,
       description: 'Border width in pixels, drawn with `showBorder=true`.',
     }),
     hoverEffect: BooleanFlag('Lift and outline the widget under the pointer.'),
     glowEffect: BooleanFlag('Glow in the state colour.'),
     boxShadow: BooleanFlag('Drop shadow. Effects drawn outside the widget shrink it inside its height so the frame never cuts them.'),
-    playerBarStyle: Type.Enum(PLAYER_BAR_STYLES, { default: 'default', description: 'Player bar fill.' }),
+    playerBarStyle: Type.Enum(widget.PLAYER_BAR_STYLES, { default: 'default', description: 'Player bar fill.' }),
     refresh: Type.Integer({
-      minimum: WIDGET_BOUNDS.refresh.min,
-      maximum: WIDGET_BOUNDS.refresh.max,
-      default: WIDGET_BOUNDS.refresh.default,
+      minimum: widget.WIDGET_BOUNDS.refresh.min,
+      maximum: widget.WIDGET_BOUNDS.refresh.max,
+      default: widget.WIDGET_BOUNDS.refresh.default,
       description: 'Seconds between two refreshes of the live data in the browser.',
     }),
     legacy: BooleanFlag('Query with the pre-1.7.2 Java protocol.'),
@@ -107,8 +88,8 @@ const WidgetQuery = Type.Object(
 const WIDGET_DESCRIPTION =
   'A self-contained HTML page showing a server\'s live status, to embed with an iframe, e.g. ' +
   '`<iframe src="…/api/v1/widget/normal/play.example.com" width="420" height="180" style="border:0" title="Server status"></iframe>` ' +
-  `(designed widths: ${WIDGET_SIZES.map((s) => `${s} ${RECOMMENDED_WIDTHS[s]}`).join(', ')} px; heights: ` +
-  `${WIDGET_SIZES.map((s) => `${s} ${DEFAULT_HEIGHTS[s]}`).join(', ')} px or \`customHeight\`). ` +
+  `(designed widths: ${widget.WIDGET_SIZES.map((s) => `${s} ${widget.RECOMMENDED_WIDTHS[s]}`).join(', ')} px; heights: ` +
+  `${widget.WIDGET_SIZES.map((s) => `${s} ${widget.DEFAULT_HEIGHTS[s]}`).join(', ')} px or \`customHeight\`). ` +
   'The page loads nothing from any other origin: styles and its one script are inline, fonts come from ' +
   '`/api/v1/widget/fonts/`, and it refreshes itself from `/api/v1/status/{address}` (relative to its own URL, ' +
   'so it works behind a reverse proxy) every `refresh` seconds. It shows offline and stale (`Cached`) states. ' +
@@ -118,18 +99,18 @@ const WIDGET_DESCRIPTION =
 
 export const widgetRoutes: FastifyPluginAsyncTypebox<{ status: StatusLookup; config: Config; lookupOptions: MediaLookupOptions }> = async (
   app,
-  { status, config, lookupOptions },
+  { status, lookupOptions },
 ) => {
   app.get(
     '/widget/:size/:address',
     {
-      config: tierConfig('media', config.rateLimits),
+      config: tierConfig('media'),
       schema: {
         summary: 'Embeddable status widget (HTML)',
         description: WIDGET_DESCRIPTION + PING_BUDGET_NOTE,
         tags: ['widget'],
         params: Type.Object({
-          size: Type.Enum(WIDGET_SIZES, { description: 'Layout and default height.' }),
+          size: Type.Enum(widget.WIDGET_SIZES, { description: 'Layout and default height.' }),
           address: Type.String({ minLength: 1, maxLength: 255, description: 'Server address, or `demo` for sample data.' }),
         }),
         querystring: WidgetQuery,
@@ -145,14 +126,14 @@ export const widgetRoutes: FastifyPluginAsyncTypebox<{ status: StatusLookup; con
       const { legacy, bedrock, ...query } = request.query;
       let options;
       try {
-        options = resolveWidgetOptions(size, query);
+        options = widget.resolveWidgetOptions(size, query);
       } catch (error) {
-        if (error instanceof WidgetOptionError) throw new ObserverError('invalid_parameter', 400, error.message);
+        if (error instanceof widget.WidgetOptionError) throw new ObserverError('invalid_parameter', 400, error.message);
         throw error;
       }
       const mode = parseQueryMode(legacy, bedrock);
-      let source: WidgetSource;
-      if (address.toLowerCase() === DEMO_ADDRESS) {
+      let source: widget.WidgetSource;
+      if (address.toLowerCase() === widget.DEMO_ADDRESS) {
         source = { kind: 'demo' };
       } else {
         try {
@@ -166,10 +147,10 @@ export const widgetRoutes: FastifyPluginAsyncTypebox<{ status: StatusLookup; con
       // with a trailing slash), whatever prefix a proxy put in front of it.
       const path = request.url.split('?')[0] ?? '';
       const basePath = path.endsWith('/') ? '../../..' : '../..';
-      const html = renderWidget(source, options, { basePath });
+      const html = widget.renderWidget(source, options, { basePath });
       return reply
         .type('text/html; charset=utf-8')
-        .header('Content-Security-Policy', widgetContentSecurityPolicy())
+        .header('Content-Security-Policy', widget.widgetContentSecurityPolicy())
         .header('Cache-Control', 'public, max-age=60, stale-while-revalidate=300')
         .header('X-Content-Type-Options', 'nosniff')
         .send(html);
@@ -180,7 +161,7 @@ export const widgetRoutes: FastifyPluginAsyncTypebox<{ status: StatusLookup; con
   app.get(
     '/widget/fonts/:file',
     {
-      config: tierConfig('media', config.rateLimits),
+      config: tierConfig('media'),
       schema: {
         summary: 'Widget web font',
         description:
@@ -197,11 +178,11 @@ export const widgetRoutes: FastifyPluginAsyncTypebox<{ status: StatusLookup; con
     },
     async (request, reply) => {
       const { file } = request.params;
-      const entry = FONT_FILES.get(file);
+      const entry = widget.FONT_FILES.get(file);
       if (!entry) throw new ObserverError('not_found', 404, 'No such widget font.');
       let body = fontCache.get(file);
       if (!body) {
-        const packageDir = dirname(require.resolve(`${FONT_PACKAGES[entry.font]}/package.json`));
+        const packageDir = dirname(require.resolve(`${widget.FONT_PACKAGES[entry.font]}/package.json`));
         body = await readFile(join(packageDir, 'files', file));
         fontCache.set(file, body);
       }

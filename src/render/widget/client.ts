@@ -1,9 +1,10 @@
 /**
  * The widget's inline script: every `data-refresh-ms` it fetches `{data-api}/status/{address}`
  * (same origin, relative to the page, so it works behind a path-rewriting proxy) and updates
- * the page with `textContent` and CSSOM only. A changed MOTD is rebuilt from `motd.raw`:
- * one span per run of `§` codes, colours from the fixed table of 16, text via `textContent`;
- * no server text is ever parsed as HTML.
+ * the page with `textContent` and CSSOM only. A changed MOTD is rebuilt from `motd.segments`,
+ * the MOTD module's formatted runs (exact hex colours, as the JSON `html` shows them): one span
+ * per run, colours checked against `#rrggbb`, text via `textContent`; no server text is ever
+ * parsed as HTML. A status without segments falls back to `motd.raw` and the 16 colours.
  *
  * Plain ES2017 in a string: it runs in the embedding visitor's browser, not in Node. Keep the
  * labels and number formats in step with `view.ts`.
@@ -42,19 +43,38 @@ export const WIDGET_SCRIPT = `(function () {
     if (icon.complete) fitIcon(icon);
   }
 
+  var HEX = /^#[0-9a-f]{6}$/;
+  function span(text, color, bold, italic, under, strike, obf) {
+    var el = document.createElement('span');
+    el.textContent = text;
+    if (color) el.style.color = color;
+    if (bold) el.style.fontWeight = 'bold';
+    if (italic) el.style.fontStyle = 'italic';
+    if (under || strike) el.style.textDecoration = (under ? 'underline ' : '') + (strike ? 'line-through' : '');
+    if (obf) el.className = 'mc-obfuscated';
+    return el;
+  }
+
+  function segmentsFragment(segments) {
+    var fragment = document.createDocumentFragment();
+    var left = 4096;
+    for (var i = 0; i < segments.length && i < 512 && left > 0; i++) {
+      var s = segments[i];
+      if (!s || typeof s.text !== 'string') continue;
+      var text = s.text.slice(0, left);
+      left -= text.length;
+      var color = typeof s.color === 'string' && HEX.test(s.color) ? s.color : null;
+      fragment.appendChild(span(text, color, s.bold === true, s.italic === true, s.underlined === true, s.strikethrough === true, s.obfuscated === true));
+    }
+    return fragment;
+  }
+
   function motdFragment(raw) {
     var fragment = document.createDocumentFragment();
     var color = null, bold = false, italic = false, under = false, strike = false, obf = false, text = '';
     function flush() {
       if (!text) return;
-      var span = document.createElement('span');
-      span.textContent = text;
-      if (color) span.style.color = color;
-      if (bold) span.style.fontWeight = 'bold';
-      if (italic) span.style.fontStyle = 'italic';
-      if (under || strike) span.style.textDecoration = (under ? 'underline ' : '') + (strike ? 'line-through' : '');
-      if (obf) span.className = 'mc-obfuscated';
-      fragment.appendChild(span);
+      fragment.appendChild(span(text, color, bold, italic, under, strike, obf));
       text = '';
     }
     raw = String(raw).slice(0, 4096);
@@ -88,12 +108,13 @@ export const WIDGET_SCRIPT = `(function () {
       return;
     }
     var raw = motd && typeof motd.raw === 'string' ? motd.raw : '';
+    var key = motd && typeof motd.html === 'string' ? motd.html : raw;
     motdBox.classList.remove('w__motd--offline');
-    if (raw === shownMotd) return;
+    if (key === shownMotd) return;
     while (motdText.firstChild) motdText.removeChild(motdText.firstChild);
-    motdText.appendChild(motdFragment(raw));
-    motdBox.hidden = raw.replace(/\\u00a7[\\s\\S]?/g, '').trim() === '';
-    shownMotd = raw;
+    motdText.appendChild(motd && Array.isArray(motd.segments) ? segmentsFragment(motd.segments) : motdFragment(raw));
+    motdBox.hidden = (motdText.textContent || '').trim() === '';
+    shownMotd = key;
   }
 
   function setSample(players) {

@@ -34,5 +34,5 @@ export {
 } from './options.js';
 export { DEMO_ADDRESS, demoStatus } from './demo.js';
 export { FONT_FILES, FONT_PACKAGES, FONT_WEIGHTS, fontFileName } from './fonts.js';
-export { escapeHtml, renderWidget, type RenderContext, type WidgetSource } from './render.js';
+export { renderWidget, type RenderContext, type WidgetSource } from './render.js';
 export { WIDGET_SCRIPT_HASH, widgetContentSecurityPolicy } from './csp.js';

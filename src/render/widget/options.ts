@@ -3,6 +3,7 @@
  * and the normalisation of the values Ajv cannot check on its own (hex colours, CSS pixels).
  * Pure: the HTTP layer validates enums, booleans and numeric bounds with the same constants.
  */
+import { parseHexColor } from '../color.js';
 
 export const WIDGET_SIZES = ['small', 'normal', 'large'] as const;
 export const WIDGET_THEMES = ['dark', 'light'] as const;
@@ -123,16 +124,7 @@ export class WidgetOptionError extends Error {
   }
 }
 
-const HEX_COLOR = /^#?([0-9a-f]{3}|[0-9a-f]{6})$/i;
-
-/** `#RGB`, `#RRGGBB`, `RGB` or `RRGGBB` (any case) → `#rrggbb`; anything else → null. */
-export function parseHexColor(value: string): CssHexColor | null {
-  const match = HEX_COLOR.exec(value);
-  if (!match) return null;
-  const digits = match[1]!.toLowerCase();
-  const full = digits.length === 3 ? [...digits].map((d) => d + d).join('') : digits;
-  return `#${full}`;
-}
+export { parseHexColor };
 
 const CSS_PIXELS = /^(\d{1,4})(px)?$/i;
 

@@ -5,7 +5,9 @@
  * Escaping: every value from a server or a request is escaped here, except `motd.html`, which
  * the MOTD module builds from escaped text and validated colours.
  */
-import { offlineStatus, type QueryMode, type ServerStatus } from '../../core/types.js';
+import { unknownHostStatus, type QueryMode, type ServerStatus } from '../../core/types.js';
+import { parseAddress, queryEcho } from '../../resolve/index.js';
+import { escapeHtml } from '../../motd/index.js';
 import { WIDGET_SCRIPT } from './client.js';
 import { DEMO_ADDRESS, demoStatus } from './demo.js';
 import type { WidgetOptions } from './options.js';
@@ -29,12 +31,6 @@ export interface RenderContext {
   basePath: string;
 }
 
-const HTML_ESCAPES: Readonly<Record<string, string>> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
-
-/** Escapes text for HTML content and double- or single-quoted attributes. */
-export function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (char) => HTML_ESCAPES[char]!);
-}
 
 const BASE_PATH = /^(?:\.{1,2}|\/?[A-Za-z0-9._~-]*)(?:\/[A-Za-z0-9._~-]+)*$/;
 
@@ -56,7 +52,7 @@ export function renderWidget(source: WidgetSource, options: WidgetOptions, conte
   const data: Array<[string, string]> = [
     ['data-state', view.state],
     ['data-api', context.basePath],
-    ['data-motd', view.motdRaw],
+    ['data-motd', view.motdKey],
   ];
   if (address !== null) {
     data.push(['data-address', address], ['data-mode', mode], ['data-refresh-ms', String(options.refreshSeconds * 1000)]);
@@ -96,13 +92,7 @@ function sourceView(source: WidgetSource): { view: WidgetView; address: string |
       return { view: widgetView(source.status, source.address), address: source.address, mode: source.mode };
     case 'not_found':
       return {
-        view: widgetView(
-          offlineStatus(
-            { host: source.address, port: 0, legacy: source.mode === 'legacy', bedrock: source.mode === 'bedrock' },
-            { error: 'unknown host', checked_at: new Date(0).toISOString() },
-          ),
-          source.address,
-        ),
+        view: widgetView(unknownHostStatus(queryEcho(parseAddress(source.address), source.mode)), source.address),
         address: source.address,
         mode: source.mode,
       };
@@ -139,7 +129,8 @@ function icon(view: WidgetView, options: WidgetOptions): string {
 
 function status(view: WidgetView, options: WidgetOptions): string {
   if (options.statusIndicator === 'none') return '';
-  const title = `${STATE_TITLES[view.state]} ${view.checkedAt}`;
+  // A stand-in status (unknown host) has no check time.
+  const title = view.checkedAt === '' ? STATE_LABELS[view.state] : `${STATE_TITLES[view.state]} ${view.checkedAt}`;
   return `<div class="w__status" title="${escapeHtml(title)}"><span class="w__dot" aria-hidden="true"></span><span class="w__label">${STATE_LABELS[view.state]}</span></div>\n`;
 }
 

@@ -2,6 +2,7 @@
  * The widget's stylesheet. Every value written into it is a validated hex colour, a number
  * or a constant of this module: nothing from a request or a server reaches the CSS as text.
  */
+import { luminance, mixColors } from '../color.js';
 import { fontFaceCss } from './fonts.js';
 import type { CssHexColor, IconSize, WidgetOptions, WidgetSize } from './options.js';
 import { widgetHeight } from './options.js';
@@ -62,33 +63,12 @@ const FAIR_COLOR = '#f59e0b';
 const SYSTEM_FONTS =
   'system-ui,-apple-system,"Segoe UI",Roboto,"Helvetica Neue",Arial,"Noto Sans","Liberation Sans",sans-serif';
 
-function rgb(hex: CssHexColor): [number, number, number] {
-  const value = Number.parseInt(hex.slice(1), 16);
-  return [(value >> 16) & 0xff, (value >> 8) & 0xff, value & 0xff];
-}
-
-/** WCAG relative luminance, 0 (black) to 1 (white). */
-export function relativeLuminance(hex: CssHexColor): number {
-  const [r, g, b] = rgb(hex).map((channel) => {
-    const c = channel / 255;
-    return c <= 0.03928 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4;
-  }) as [number, number, number];
-  return 0.2126 * r + 0.7152 * g + 0.0722 * b;
-}
-
-/** `a` mixed into `b` by `share` (0..1), as `#rrggbb`. */
-export function mixColors(a: CssHexColor, b: CssHexColor, share: number): CssHexColor {
-  const x = rgb(a);
-  const y = rgb(b);
-  const out = x.map((channel, i) => Math.round(channel * share + y[i]! * (1 - share)));
-  return `#${out.map((c) => c.toString(16).padStart(2, '0')).join('')}`;
-}
 
 /** The background the options ask for: a colour, or the two ends of the gradient. */
 export function widgetBackground(options: WidgetOptions): { from: CssHexColor; to: CssHexColor | null } {
   const base = options.theme === 'light' ? LIGHT.bg : DARK.bg;
   if (options.gradientBg) {
-    const from = options.gradientFrom ?? mixColors(options.onlineColor, options.bgColor ?? base, options.theme === 'light' ? 0.16 : 0.3);
+    const from = options.gradientFrom ?? mixColors(options.bgColor ?? base, options.onlineColor, options.theme === 'light' ? 0.16 : 0.3);
     const to = options.gradientTo ?? options.bgColor ?? (options.theme === 'light' ? '#f8fafc' : '#0b1120');
     return { from, to };
   }
@@ -103,7 +83,7 @@ export function widgetBackground(options: WidgetOptions): { from: CssHexColor; t
 function palette(options: WidgetOptions): Palette {
   if (options.bgColor === null && !options.gradientBg) return options.theme === 'light' ? LIGHT : DARK;
   const { from, to } = widgetBackground(options);
-  const lightness = to === null ? relativeLuminance(from) : (relativeLuminance(from) + relativeLuminance(to)) / 2;
+  const lightness = to === null ? luminance(from) : (luminance(from) + luminance(to)) / 2;
   return lightness > 0.4 ? LIGHT : DARK;
 }
 

@@ -2,6 +2,7 @@
  * What the widget shows for a status, as plain values: the one place that decides labels,
  * number formats and which fields are shown. `client.ts` repeats these rules in the browser.
  */
+import { acceptFavicon } from '../../protocol/favicon.js';
 import type { ServerStatus } from '../../core/types.js';
 import { cleanServerText } from '../../motd/index.js';
 
@@ -32,9 +33,6 @@ export const FALLBACK_ICON =
       '<path d="M32 14 48 23v18l-16 9-16-9V23z"/><path d="M16 23l16 9 16-9M32 32v18"/></g></svg>',
   );
 
-/** Longest favicon data URL the widget inlines. */
-export const MAX_FAVICON_LENGTH = 512 * 1024;
-const FAVICON = /^data:image\/png;base64,[A-Za-z0-9+/]+={0,2}$/;
 
 /** Names of the player sample shown by the large widget. */
 export const SAMPLE_MAX = 6;
@@ -50,7 +48,8 @@ export interface WidgetView {
   /** Escaped HTML from the MOTD module, or null when offline or empty. */
   motdHtml: string | null;
   /** `motd.raw`, which the browser compares to notice a changed MOTD. */
-  motdRaw: string;
+  /** What the page's script compares a refreshed MOTD with: its `html` (never parsed). */
+  motdKey: string;
   /** A validated `data:image/png;base64,` URL or null. */
   favicon: string | null;
   /** Width in pixels read from the favicon's PNG header, when it has one. */
@@ -82,8 +81,9 @@ export function pngWidth(dataUrl: string): number | null {
   return head.readUInt32BE(16);
 }
 
+/** The favicon the widget inlines: the protocol's one favicon check (form, base64, PNG, cap). */
 export function validFavicon(value: unknown): string | null {
-  return typeof value === 'string' && value.length <= MAX_FAVICON_LENGTH && FAVICON.test(value) ? value : null;
+  return acceptFavicon(value);
 }
 
 export function widgetView(status: ServerStatus, title: string): WidgetView {
@@ -118,7 +118,7 @@ export function widgetView(status: ServerStatus, title: string): WidgetView {
     latencyMs: live && isCount(status.roundTripLatency) ? Math.round(status.roundTripLatency) : null,
     players,
     motdHtml,
-    motdRaw: live && status.motd ? status.motd.raw : '',
+    motdKey: live && status.motd ? status.motd.html : '',
     favicon,
     faviconWidth: favicon ? pngWidth(favicon) : null,
     sample,
