@@ -65,6 +65,9 @@ export const STALE_WHILE_REVALIDATE_MS = 5 * 60_000;
 /** How old a success may be to stand in for a fresh ping when the service is saturated. */
 export const SATURATION_STALE_MS = 24 * 60 * 60_000;
 
+/** Why a query's leftovers (an ICMP echo, a Query) are aborted once its answer is in. */
+const QUERY_DONE = new Error('query answered');
+
 /** A client's look-up of a server is recorded at most once per this period (trends count days). */
 export const LOOKUP_RECORD_INTERVAL_MS = 60_000;
 
@@ -280,7 +283,7 @@ export class StatusService implements StatusLookup {
     return stored;
   }
 
-  /** Resolve, guard and ping within one deadline; every failure but 400/404 is `online: false`. */
+    /** Resolve, guard and ping within one deadline; every failure but 400/404 is `online: false`. */
   private async query(parsed: ParsedAddress, mode: QueryMode, id: string, query?: QueryRequest): Promise<StoredStatus> {
     // One deadline for the whole query; `done` also ends what is left (an ICMP echo) once we return.
     const done = new AbortController();
@@ -290,7 +293,9 @@ export class StatusService implements StatusLookup {
       this.deps.observe?.ping?.(mode, stored.status.online, (performance.now() - started) / 1000);
       return stored;
     } finally {
-      done.abort();
+      // A fixed reason: the default one is a new DOMException per query (about 1.5% of the CPU
+      // of an uncached look-up in a profile of bench/service.ts).
+      done.abort(QUERY_DONE);
     }
   }
 
