@@ -73,8 +73,64 @@ export async function buildApp(deps: AppDeps) {
   const { config } = deps;
   const clock = deps.clock ?? systemClock;
   const hasher = deps.hasher ?? new ClientHasher(clock);
+  const app = createServer(deps);
+  warnOnOpenTrustProxy(app, config);
 
-  const app = Fastify({
+  // First, so that every plugin context below inherits the one error shape.
+  registerErrorHandling(app);
+  for (const schema of SHARED_SCHEMAS) app.addSchema(schema);
+  registerCors(app);
+  registerBooleanFlags(app);
+  if (config.maintenanceMode) registerMaintenanceGate(app, config);
+
+  const rateLimits = {
+    limits: config.rateLimits,
+    hasher,
+    store: deps.redis
+      ? new RedisRateLimitStore(deps.redis, undefined, () => clock.now())
+      : new MemoryRateLimitStore(() => clock.now()),
+    onError: (error: unknown) => app.log.warn({ err: error }, 'rate limit store failed; request let through'),
+  };
+  registerRateLimit(app, rateLimits);
+  // Pings caused by image and widget requests draw on the status tier (http/ping-budget.ts).
+  // Image and widget look-ups count the client too, like the status route's.
+  const lookupOptions = mediaLookupOptions(tierCharger(rateLimits), hasher);
+
+  await registerDocs(app);
+  registerRequestAccounting(app, deps);
+  if (deps.metrics) registerRequestMetrics(app, deps.metrics, config);
+
+  await app.register(
+    async (api) => {
+      await api.register(healthRoutes, { clock, ...(deps.health ? { dependencies: deps.health } : {}) });
+      if (deps.status) {
+        await api.register(statusRoutes, { status: deps.status, config, hasher });
+        await api.register(bulkRoutes, { status: deps.status, config, hasher });
+        await api.register(imageRoutes, { status: deps.status, config, lookupOptions });
+        await api.register(widgetRoutes, { status: deps.status, config, lookupOptions });
+      }
+      if (deps.store) {
+        await api.register(historyRoutes, { store: deps.store, config });
+        await api.register(uptimeRoutes, { store: deps.store, config });
+      }
+      api.get('/openapi.json', { schema: { hide: true }, config: tierConfig('general') }, async () => app.swagger());
+    },
+    { prefix: API_PREFIX },
+  );
+
+  // The web front: /, /server/{address}, /assets/*, /favicon.ico (outside the API prefix).
+  await app.register(pageRoutes, { config, ...(deps.webDir ? { webDir: deps.webDir } : {}) });
+
+  return app;
+}
+
+/** Schemas referenced by `$ref` from more than one route. */
+const SHARED_SCHEMAS = [ErrorResponse, HealthResponse, Motd, QueryResult, ServerStatus, ServerHistory, BulkError, BulkResponse];
+
+/** Fastify with our logging, proxy trust, validation and routing options; nothing registered. */
+function createServer(deps: AppDeps) {
+  const { config } = deps;
+  return Fastify({
     logger:
       deps.logger === false
         ? false
@@ -94,55 +150,35 @@ export async function buildApp(deps: AppDeps) {
     ajv: { customOptions: { coerceTypes: 'array', removeAdditional: false, useDefaults: true } },
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 1000 },
   }).withTypeProvider<TypeBoxTypeProvider>();
+}
 
+type App = ReturnType<typeof createServer>;
+
+function warnOnOpenTrustProxy(app: App, config: Config): void {
   if (config.trustProxy === true && !isLoopbackHost(config.host)) {
     app.log.warn(
       `TRUST_PROXY=true believes X-Forwarded-For from any peer, and HOST=${config.host} is reachable beyond this machine: ` +
         'any client can choose its own rate-limit key. Set TRUST_PROXY to the CIDRs of your proxies (e.g. 10.0.0.5/32).',
     );
   }
+}
 
-  // First, so that every plugin context below inherits the one error shape.
-  registerErrorHandling(app);
-
-  app.addSchema(ErrorResponse);
-  app.addSchema(HealthResponse);
-  app.addSchema(Motd);
-  app.addSchema(QueryResult);
-  app.addSchema(ServerStatus);
-  app.addSchema(ServerHistory);
-  app.addSchema(BulkError);
-  app.addSchema(BulkResponse);
-
-  registerCors(app);
-  registerBooleanFlags(app);
-
-  if (config.maintenanceMode) {
-    app.addHook('onRequest', async (request) => {
-      if (request.method === 'OPTIONS') return;
-      const path = request.url.split('?')[0];
-      if (path === `${API_PREFIX}/status` || path === `${API_PREFIX}/status/`) return;
-      // Operators keep watching during maintenance (the route still needs its token).
-      if (path === '/metrics' && config.metricsToken !== null) return;
-      throw new ObserverError('maintenance', 503, 'The service is down for maintenance. Please retry later.', {
-        headers: { 'Retry-After': '300' },
-      });
+/** MAINTENANCE_MODE: everything but health (and the operator's /metrics) answers 503. */
+function registerMaintenanceGate(app: App, config: Config): void {
+  app.addHook('onRequest', async (request) => {
+    if (request.method === 'OPTIONS') return;
+    const path = request.url.split('?')[0];
+    if (path === `${API_PREFIX}/status` || path === `${API_PREFIX}/status/`) return;
+    // Operators keep watching during maintenance (the route still needs its token).
+    if (path === '/metrics' && config.metricsToken !== null) return;
+    throw new ObserverError('maintenance', 503, 'The service is down for maintenance. Please retry later.', {
+      headers: { 'Retry-After': '300' },
     });
-  }
+  });
+}
 
-  const rateLimits = {
-    limits: config.rateLimits,
-    hasher,
-    store: deps.redis
-      ? new RedisRateLimitStore(deps.redis, undefined, () => clock.now())
-      : new MemoryRateLimitStore(() => clock.now()),
-    onError: (error: unknown) => app.log.warn({ err: error }, 'rate limit store failed; request let through'),
-  };
-  registerRateLimit(app, rateLimits);
-  // Pings caused by image and widget requests draw on the status tier (http/ping-budget.ts).
-  // Image and widget look-ups count the client too, like the status route's.
-  const lookupOptions = mediaLookupOptions(tierCharger(rateLimits), hasher);
-
+/** The OpenAPI 3.1 document and the Swagger UI at /docs, served without any CDN. */
+async function registerDocs(app: App): Promise<void> {
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',
@@ -166,11 +202,17 @@ export async function buildApp(deps: AppDeps) {
     uiConfig: { validatorUrl: null, deepLinking: true },
     staticCSP: true,
   });
+}
 
+/**
+ * Counts every request for /stats and logs what must be logged. One access line per request
+ * only when LOG_REQUESTS is set (decisions.md): at info level it cost about a quarter of cached
+ * throughput. Slow requests are always logged, as warnings; errors and warnings are logged
+ * where they happen.
+ */
+function registerRequestAccounting(app: App, deps: AppDeps): void {
+  const { config } = deps;
   const store = deps.store;
-  // One access line per request only when LOG_REQUESTS is set (decisions.md): at info level it
-  // cost about a quarter of cached throughput. Slow requests are always logged, as warnings;
-  // errors and warnings are logged where they happen.
   const logger = deps.logger;
   const logging = logger !== false;
   const logRequests = logger !== false && config.logRequests && ['trace', 'debug', 'info'].includes(logger?.level ?? config.logLevel);
@@ -201,37 +243,15 @@ export async function buildApp(deps: AppDeps) {
       done();
     });
   }
+}
 
-  const metrics = deps.metrics;
-  if (metrics) {
-    // Route templates only (never the URL): bounded labels, no addresses.
-    app.addHook('onResponse', (request, reply, done) => {
-      metrics.observeRequest(request.routeOptions.url ?? null, request.method, reply.statusCode, reply.elapsedTime / 1000);
-      done();
-    });
-    if (config.metricsToken !== null) registerMetricsRoute(app, { metrics, token: config.metricsToken });
-  }
-
-  await app.register(
-    async (api) => {
-      await api.register(healthRoutes, { clock, ...(deps.health ? { dependencies: deps.health } : {}) });
-      if (deps.status) {
-        await api.register(statusRoutes, { status: deps.status, config, hasher });
-        await api.register(bulkRoutes, { status: deps.status, config, hasher });
-        await api.register(imageRoutes, { status: deps.status, config, lookupOptions });
-        await api.register(widgetRoutes, { status: deps.status, config, lookupOptions });
-      }
-      if (deps.store) await api.register(historyRoutes, { store: deps.store, config });
-      if (deps.store) await api.register(uptimeRoutes, { store: deps.store, config });
-      api.get('/openapi.json', { schema: { hide: true }, config: tierConfig('general') }, async () => app.swagger());
-    },
-    { prefix: API_PREFIX },
-  );
-
-  // The web front: /, /server/{address}, /assets/*, /favicon.ico (outside the API prefix).
-  await app.register(pageRoutes, { config, ...(deps.webDir ? { webDir: deps.webDir } : {}) });
-
-  return app;
+/** Requests by route template and status (never the URL: bounded labels, no addresses). */
+function registerRequestMetrics(app: App, metrics: Metrics, config: Config): void {
+  app.addHook('onResponse', (request, reply, done) => {
+    metrics.observeRequest(request.routeOptions.url ?? null, request.method, reply.statusCode, reply.elapsedTime / 1000);
+    done();
+  });
+  if (config.metricsToken !== null) registerMetricsRoute(app, { metrics, token: config.metricsToken });
 }
 
 export { SERVICE_NAME, SERVICE_VERSION };

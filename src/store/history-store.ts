@@ -139,9 +139,24 @@ export class KyselyHistoryStore implements HistoryStore {
     // No flush here (that would be a write per request): look-ups reach the ranking within
     // a flush interval (1 s), and leave it within a minute of turning 24 hours old.
     const now = this.clock.now();
-    // One statement: the cursor's score is read in the same snapshot as the page, so the
-    // page is a contiguous slice of one ranking.
-    const rows = await this.db
+    const rows = await this.rankedRows(limit + 1, cursor, now);
+    if (rows.length === 0 && cursor !== null) {
+      const known = await this.db.selectFrom('servers').select('id').where('id', '=', cursor).executeTakeFirst();
+      if (!known) throw new InvalidCursorError();
+    }
+    const page = rows.slice(0, limit);
+    const uptime = await this.uptimeOf(page.map((r) => r.id), now);
+    const data = page.map((r) => trendServer(r, uptime.get(r.id) ?? 0));
+    const hasNext = rows.length > limit;
+    return { data, hasNext, nextCursor: hasNext ? (data[data.length - 1]?.server_id ?? null) : null };
+  }
+
+  /**
+   * One statement: the cursor's score is read in the same snapshot as the page, so the page is
+   * a contiguous slice of one ranking.
+   */
+  private rankedRows(count: number, cursor: string | null, now: number) {
+    return this.db
       .selectFrom('servers')
       .select([
         'id',
@@ -170,55 +185,26 @@ export class KyselyHistoryStore implements HistoryStore {
       )
       .orderBy('trend_score', 'desc')
       .orderBy('id', 'asc')
-      .limit(limit + 1)
+      .limit(count)
       .execute();
+  }
 
-    if (rows.length === 0 && cursor !== null) {
-      const known = await this.db.selectFrom('servers').select('id').where('id', '=', cursor).executeTakeFirst();
-      if (!known) throw new InvalidCursorError();
-    }
-
-    const page = rows.slice(0, limit);
+  /** Share of checks online over the uptime window, per server, in percent (2 decimals). */
+  private async uptimeOf(ids: string[], now: number): Promise<Map<string, number>> {
     const uptime = new Map<string, number>();
-    if (page.length > 0) {
-      const sums = await this.db
-        .selectFrom('checks')
-        .select((eb) => ['server_id', eb.fn.countAll<number>().as('total'), eb.fn.sum<number>('online').as('up')])
-        .where(
-          'server_id',
-          'in',
-          page.map((r) => r.id),
-        )
-        .where('checked_at', '>=', now - UPTIME_WINDOW_MS)
-        .groupBy('server_id')
-        .execute();
-      for (const s of sums) {
-        const total = Number(s.total);
-        uptime.set(s.server_id, total === 0 ? 0 : round2((Number(s.up) * 100) / total));
-      }
+    if (ids.length === 0) return uptime;
+    const sums = await this.db
+      .selectFrom('checks')
+      .select((eb) => ['server_id', eb.fn.countAll<number>().as('total'), eb.fn.sum<number>('online').as('up')])
+      .where('server_id', 'in', ids)
+      .where('checked_at', '>=', now - UPTIME_WINDOW_MS)
+      .groupBy('server_id')
+      .execute();
+    for (const s of sums) {
+      const total = Number(s.total);
+      uptime.set(s.server_id, total === 0 ? 0 : round2((Number(s.up) * 100) / total));
     }
-
-    const data: TrendServer[] = page.map((r) => {
-      const edition = r.edition as Edition;
-      const port = Number(r.port);
-      return {
-        server_id: r.id,
-        hostname: r.host,
-        address: serverAddress(edition, r.host, port),
-        port,
-        edition,
-        trend_score: scoreValue(Number(r.trend_score)),
-        is_online: true,
-        stale: false,
-        checked_at: new Date(Number(r.last_seen)).toISOString(),
-        players_online: Number(r.players_online),
-        players_max: Number(r.players_max),
-        record_players: Number(r.record_players),
-        uptime_percentage: uptime.get(r.id) ?? 0,
-      };
-    });
-    const hasNext = rows.length > limit;
-    return { data, hasNext, nextCursor: hasNext ? (data[data.length - 1]?.server_id ?? null) : null };
+    return uptime;
   }
 
   stats(): Promise<Statistics> {
@@ -344,4 +330,28 @@ export class KyselyHistoryStore implements HistoryStore {
     })();
     return this.closing;
   }
+}
+
+/** A `servers` row of the ranking, as rankedRows reads it. */
+type RankedRow = Awaited<ReturnType<KyselyHistoryStore['rankedRows']>>[number];
+
+/** A ranked `servers` row as a /trends item. */
+function trendServer(r: RankedRow, uptimePercentage: number): TrendServer {
+  const edition = r.edition as Edition;
+  const port = Number(r.port);
+  return {
+    server_id: r.id,
+    hostname: r.host,
+    address: serverAddress(edition, r.host, port),
+    port,
+    edition,
+    trend_score: scoreValue(Number(r.trend_score)),
+    is_online: true,
+    stale: false,
+    checked_at: new Date(Number(r.last_seen)).toISOString(),
+    players_online: Number(r.players_online),
+    players_max: Number(r.players_max),
+    record_players: Number(r.record_players),
+    uptime_percentage: uptimePercentage,
+  };
 }
