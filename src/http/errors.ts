@@ -35,6 +35,14 @@ export function describeValidation(issue: ValidationIssue, context: string | und
   return name === '' ? `The ${where} ${rule}.` : `The ${where} parameter "${name}" ${rule}.`;
 }
 
+/** Fastify's client errors that users meet most, as our code and sentence. */
+const FASTIFY_CLIENT_ERRORS: Record<string, [string, string]> = {
+  FST_ERR_CTP_BODY_TOO_LARGE: ['body_too_large', 'The request body is larger than this route accepts (see its documentation for the limit).'],
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: ['unsupported_media_type', 'The request body must be sent as application/json.'],
+  FST_ERR_CTP_EMPTY_JSON_BODY: ['invalid_body', 'The request body is empty; send a JSON object.'],
+  FST_ERR_CTP_INVALID_JSON_BODY: ['invalid_body', 'The request body is not valid JSON.'],
+};
+
 export function registerErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((error: FastifyError | ObserverError, request: FastifyRequest, reply: FastifyReply) => {
     if (error instanceof ObserverError) {
@@ -51,12 +59,11 @@ export function registerErrorHandling(app: FastifyInstance): void {
     }
     const status = fastifyError.statusCode ?? 500;
     if (status >= 400 && status < 500) {
-      // Fastify's own client errors (bad JSON, unsupported media type, ...) carry safe messages.
-      const code =
-        fastifyError.code === 'FST_ERR_CTP_BODY_TOO_LARGE'
-          ? 'body_too_large'
-          : (fastifyError.code ?? 'bad_request').replace(/^FST_ERR_/, '').toLowerCase();
-      return reply.code(status).send(errorBody(code, fastifyError.message));
+      // Fastify's own client errors (bad JSON, unsupported media type, ...) carry safe messages;
+      // the common ones get a code and a sentence of our own.
+      const known = FASTIFY_CLIENT_ERRORS[fastifyError.code ?? ''];
+      const code = known?.[0] ?? (fastifyError.code ?? 'bad_request').replace(/^FST_ERR_/, '').toLowerCase();
+      return reply.code(status).send(errorBody(code, known?.[1] ?? fastifyError.message));
     }
     request.log.error({ err: error }, 'unexpected error');
     return reply.code(500).send(errorBody('internal_error', 'An unexpected error occurred.'));

@@ -236,13 +236,17 @@ describe('POST /status/bulk', () => {
       payload: '{"servers": [',
     });
     expect(bad.statusCode).toBe(400);
-    expect(bad.json().status).toBe('error');
+    expect(bad.json()).toMatchObject({ status: 'error', error: 'invalid_body', message: 'The request body is not valid JSON.' });
+    const text = await app.inject({ method: 'POST', url: '/api/v1/status/bulk', headers: { 'content-type': 'application/xml' }, payload: '<servers/>' });
+    expect(text.statusCode).toBe(415);
+    expect(text.json()).toMatchObject({ status: 'error', error: 'unsupported_media_type' });
   });
 
   it('413 body_too_large for a body over 16 KiB', async () => {
     const res = await bulk({ servers: [{ address: 'x'.repeat(200) }], padding: 'y'.repeat(17 * 1024) });
     expect(res.statusCode).toBe(413);
     expect(res.json()).toMatchObject({ status: 'error', error: 'body_too_large' });
+    expect(res.json().message).toMatch(/larger than this route accepts/);
   });
 
   it('counts one unit per entry; a request that would exceed the limit is a 429 before any ping', async () => {
