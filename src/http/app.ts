@@ -6,6 +6,7 @@
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { createServer as createHttpServer } from 'node:http';
 import Fastify, { LogController } from 'fastify';
 import ipaddr from 'ipaddr.js';
 import type { Config } from '../config/index.js';
@@ -20,7 +21,8 @@ import { lazyChildLogger } from './request-logger.js';
 import { registerMetricsRoute } from './metrics.js';
 import type { Metrics } from '../metrics/index.js';
 import { mediaLookupOptions } from './ping-budget.js';
-import { MemoryRateLimitStore, RedisRateLimitStore, registerRateLimit, tierCharger, tierConfig } from './rate-limit.js';
+import { FastStatus, type TrustProxy } from './fast-status.js';
+import { MemoryRateLimitStore, RedisRateLimitStore, registerRateLimit, tierCharger, tierConfig, type RateLimitStore } from './rate-limit.js';
 import type { SharedRedis } from '../redis/shared-redis.js';
 import type { StatusLookup } from '../status/types.js';
 import type { Store } from '../store/types.js';
@@ -73,7 +75,9 @@ export async function buildApp(deps: AppDeps) {
   const { config } = deps;
   const clock = deps.clock ?? systemClock;
   const hasher = deps.hasher ?? new ClientHasher(clock);
-  const app = createServer(deps);
+  // Requests the fast status path answers never reach Fastify (see fast-status.ts).
+  const front: { fast: FastStatus | null } = { fast: null };
+  const app = createServer(deps, front);
   warnOnOpenTrustProxy(app, config);
 
   // First, so that every plugin context below inherits the one error shape.
@@ -99,12 +103,15 @@ export async function buildApp(deps: AppDeps) {
   await registerDocs(app);
   registerRequestAccounting(app, deps);
   if (deps.metrics) registerRequestMetrics(app, deps.metrics, config);
+  if (deps.status && !config.maintenanceMode && !requestLinesLogged(deps)) {
+    front.fast = fastStatus(app, deps, { status: deps.status, hasher, clock, store: rateLimits.store });
+  }
 
   await app.register(
     async (api) => {
       await api.register(healthRoutes, { clock, ...(deps.health ? { dependencies: deps.health } : {}) });
       if (deps.status) {
-        await api.register(statusRoutes, { status: deps.status, config, hasher });
+        await api.register(statusRoutes, { status: deps.status, config, hasher, fast: front.fast });
         await api.register(bulkRoutes, { status: deps.status, config, hasher });
         await api.register(imageRoutes, { status: deps.status, config, lookupOptions });
         await api.register(widgetRoutes, { status: deps.status, config, lookupOptions });
@@ -127,8 +134,19 @@ export async function buildApp(deps: AppDeps) {
 /** Schemas referenced by `$ref` from more than one route. */
 const SHARED_SCHEMAS = [ErrorResponse, HealthResponse, Motd, QueryResult, ServerStatus, ServerHistory, BulkError, BulkResponse];
 
+/**
+ * Whose X-Forwarded-For is believed, as Fastify's `trustProxy`. `true`: one proxy hop, the
+ * client is the X-Forwarded-For entry the proxy appended, not a value the client could have put
+ * there itself. A CIDR list: only those peers' forwarded addresses are believed (proxy-addr walks
+ * the chain from the right, past trusted hops).
+ */
+function trustProxyOf(config: Config): TrustProxy {
+  if (config.trustProxy === false) return false;
+  return config.trustProxy === true ? (_address: string, hop: number) => hop < 1 : [...config.trustProxy];
+}
+
 /** Fastify with our logging, proxy trust, validation and routing options; nothing registered. */
-function createServer(deps: AppDeps) {
+function createServer(deps: AppDeps, front: { fast: FastStatus | null }) {
   const { config } = deps;
   return Fastify({
     logger:
@@ -143,13 +161,39 @@ function createServer(deps: AppDeps) {
           },
     logController: new LogController({ disableRequestLogging: true }),
     childLoggerFactory: lazyChildLogger,
-    // `true`: one proxy hop, the client is the X-Forwarded-For entry the proxy appended, not a
-    // value the client could have put there itself. A CIDR list: only those peers' forwarded
-    // addresses are believed (proxy-addr walks the chain from the right, past trusted hops).
-    trustProxy: typeof config.trustProxy === 'boolean' ? config.trustProxy && ((_address: string, hop: number) => hop < 1) : [...config.trustProxy],
+    trustProxy: trustProxyOf(config),
     ajv: { customOptions: { coerceTypes: 'array', removeAdditional: false, useDefaults: true } },
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 1000 },
+    // Fastify's own HTTP/1 server, with the fast status path in front of its handler.
+    serverFactory: (handler, fastifyOptions) => {
+      // What Fastify does with its defaults when it creates the server itself (lib/server.js).
+      const options = fastifyOptions as { keepAliveTimeout?: number; requestTimeout?: number; connectionTimeout?: number };
+      const server = createHttpServer((req, res) => {
+        if (front.fast === null || !front.fast.handle(req, res)) handler(req, res);
+      });
+      server.keepAliveTimeout = options.keepAliveTimeout ?? 72_000;
+      server.requestTimeout = options.requestTimeout ?? 0;
+      server.setTimeout(options.connectionTimeout ?? 0);
+      return server;
+    },
   }).withTypeProvider<TypeBoxTypeProvider>();
+}
+
+/** The fast status path, reporting to the same accounting and metrics as the hooks below. */
+function fastStatus(app: App, deps: AppDeps, parts: { status: StatusLookup; hasher: ClientHasher; clock: Clock; store: RateLimitStore }) {
+  const { config, store, metrics } = deps;
+  const route = `${API_PREFIX}/status/:address`;
+  return new FastStatus({
+    ...parts,
+    trustProxy: trustProxyOf(config),
+    rateLimit: { store: parts.store, limit: config.rateLimits.status },
+    prefix: API_PREFIX,
+    onAnswered: (statusCode, seconds) => {
+      store?.count({ totalRequests: 1, apiRequests: 1 });
+      metrics?.observeRequest(route, 'GET', statusCode, seconds);
+    },
+    onError: (error) => app.log.error({ err: error }, 'unexpected error'),
+  });
 }
 
 type App = ReturnType<typeof createServer>;
@@ -204,6 +248,12 @@ async function registerDocs(app: App): Promise<void> {
   });
 }
 
+/** Whether every request gets an access line (LOG_REQUESTS at a level that shows it). */
+function requestLinesLogged(deps: AppDeps): boolean {
+  const { config, logger } = deps;
+  return logger !== false && config.logRequests && ['trace', 'debug', 'info'].includes(logger?.level ?? config.logLevel);
+}
+
 /**
  * Counts every request for /stats and logs what must be logged. One access line per request
  * only when LOG_REQUESTS is set (decisions.md): at info level it cost about a quarter of cached
@@ -211,11 +261,9 @@ async function registerDocs(app: App): Promise<void> {
  * where they happen.
  */
 function registerRequestAccounting(app: App, deps: AppDeps): void {
-  const { config } = deps;
   const store = deps.store;
-  const logger = deps.logger;
-  const logging = logger !== false;
-  const logRequests = logger !== false && config.logRequests && ['trace', 'debug', 'info'].includes(logger?.level ?? config.logLevel);
+  const logging = deps.logger !== false;
+  const logRequests = requestLinesLogged(deps);
   const slowRequestMs = deps.slowRequestMs ?? 1000;
   if (store || logging) {
     const statusPaths = new Set([`${API_PREFIX}/status`, `${API_PREFIX}/status/`]);

@@ -11,6 +11,7 @@
  * RateLimit-Limit/-Remaining/-Reset headers (rewriting them cost a sixth of a cached status
  * answer), and a fixed window is a few lines in memory and one script call in Redis.
  */
+import type { IncomingMessage } from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ClientHasher } from '../core/client-hash.js';
 import { ObserverError } from '../core/errors.js';
@@ -212,15 +213,34 @@ interface RateLimitCommands {
   observerRateLimitHit(key: string, windowMs: string, hits: string): Promise<unknown>;
 }
 
+const CHARGED = Symbol('observer.statusCharge');
+type ChargeHolder = { [CHARGED]?: WindowCount | Promise<WindowCount> };
+
+/** The fast status path (fast-status.ts) counted this request's status unit before handing it to Fastify. */
+export function handOverCharge(raw: IncomingMessage, counted: WindowCount | Promise<WindowCount>): void {
+  (raw as unknown as ChargeHolder)[CHARGED] = counted;
+}
+
+function takeCharge(raw: IncomingMessage): WindowCount | Promise<WindowCount> | undefined {
+  const holder = raw as unknown as ChargeHolder;
+  const charge = holder[CHARGED];
+  if (charge !== undefined) delete holder[CHARGED];
+  return charge;
+}
+
+/** The IETF `RateLimit-Policy` and `RateLimit` fields of a tier after a count. */
+export function rateLimitHeaders(tier: RateTier, limit: number, { count, resetMs }: WindowCount) {
+  return {
+    'RateLimit-Policy': `"${tier}";q=${limit};w=${WINDOW_MS / 1000}`,
+    RateLimit: `"${tier}";r=${Math.max(0, limit - count)};t=${Math.max(1, Math.ceil(resetMs / 1000))}`,
+  };
+}
+
 /** The 429 of a tier whose window is spent, with its RateLimit headers and Retry-After. */
-function rateLimitError(tier: RateTier, limit: number, { count, resetMs }: WindowCount): ObserverError {
-  const reset = Math.max(1, Math.ceil(resetMs / 1000));
+function rateLimitError(tier: RateTier, limit: number, counted: WindowCount): ObserverError {
+  const reset = Math.max(1, Math.ceil(counted.resetMs / 1000));
   return new ObserverError('rate_limited', 429, `Rate limit exceeded: at most ${limit} requests per minute. Retry in ${reset} seconds.`, {
-    headers: {
-      'RateLimit-Policy': `"${tier}";q=${limit};w=${WINDOW_MS / 1000}`,
-      RateLimit: `"${tier}";r=${Math.max(0, limit - count)};t=${reset}`,
-      'Retry-After': String(reset),
-    },
+    headers: { ...rateLimitHeaders(tier, limit, counted), 'Retry-After': String(reset) },
   });
 }
 
@@ -270,9 +290,10 @@ export function registerRateLimit(app: FastifyInstance, options: RateLimitOption
     };
 
     const hook = (request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void) => {
-      let result: WindowCount | Promise<WindowCount>;
+      // A request the fast status path handed over was counted there already.
+      let result: WindowCount | Promise<WindowCount> | undefined = tier === 'status' ? takeCharge(request.raw) : undefined;
       try {
-        result = store.hit(`${tier}:${clientKeyOf(request, hasher)}`, WINDOW_MS, limit, rateUnits ? rateUnits(request) : 1);
+        result ??= store.hit(`${tier}:${clientKeyOf(request, hasher)}`, WINDOW_MS, limit, rateUnits ? rateUnits(request) : 1);
       } catch (error) {
         options.onError?.(error);
         return done();

@@ -37,10 +37,25 @@ export interface StatusCache {
   close(): Promise<void>;
 }
 
-/** Approximate bytes an entry holds in memory (JS strings are UTF-16). */
+/**
+ * The JSON body of a status, serialised once per status object: the status route sends these
+ * bytes on every hit, and the memory cache sizes its entries by them. (Bodies still match the
+ * response schema; tests check them against the OpenAPI document.)
+ */
+const bodies = new WeakMap<object, Buffer>();
+export function statusBody(status: ServerStatus): Buffer {
+  let body = bodies.get(status);
+  if (body === undefined) {
+    body = Buffer.from(JSON.stringify(status));
+    bodies.set(status, body);
+  }
+  return body;
+}
+
+/** Approximate bytes an entry holds in memory: the status object (about twice its JSON) and its body. */
 function entrySize(entry: CacheEntry): number {
-  const json = (s: StoredStatus | null) => (s ? JSON.stringify(s.status).length : 0);
-  return 2 * (json(entry.latest) + (entry.lastSuccess === entry.latest ? 0 : json(entry.lastSuccess))) + 64;
+  const size = (s: StoredStatus | null) => (s ? 3 * statusBody(s.status).length : 0);
+  return size(entry.latest) + (entry.lastSuccess === entry.latest ? 0 : size(entry.lastSuccess)) + 64;
 }
 
 export class MemoryStatusCache implements StatusCache {

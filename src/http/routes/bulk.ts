@@ -9,7 +9,8 @@ import type { StatusLookup } from '../../status/types.js';
 import { clientKeyOf } from '../client-key.js';
 import { tierConfig } from '../rate-limit.js';
 import { BulkRequest } from '../schemas.js';
-import { serialized, statusLookupOptions } from './status.js';
+import { statusBody } from '../../status/cache.js';
+import { statusLookupOptions } from './status.js';
 
 export const MAX_BULK_ENTRIES = 50;
 export const MAX_BULK_BODY_BYTES = 16 * 1024;
@@ -70,7 +71,7 @@ export const bulkRoutes: FastifyPluginAsyncTypebox<{ status: StatusLookup; confi
         try {
           const mode = parseQueryMode(entry.legacy ?? false, entry.bedrock ?? false);
           const answer = await status.lookup(entry.address, mode, statusLookupOptions(entry.query, entry.queryPort, clientKey));
-          return serialized(answer.status);
+          return statusBody(answer.status);
         } catch (error) {
           if (!(error instanceof ObserverError)) throw error;
           return JSON.stringify({ address: entry.address, error: error.code, message: error.message });

@@ -3,24 +3,12 @@ import { Type } from 'typebox';
 import type { Config } from '../../config/index.js';
 import type { ClientHasher } from '../../core/client-hash.js';
 import { parseQueryMode } from '../../resolve/index.js';
+import { statusBody } from '../../status/cache.js';
 import type { LookupOptions, StatusLookup } from '../../status/types.js';
 import { clientKeyOf } from '../client-key.js';
+import type { FastStatus } from '../fast-status.js';
 import { tierConfig } from '../rate-limit.js';
 import { BooleanFlag } from '../schemas.js';
-
-/**
- * A cached status is the same object on every hit: serialise it once, to the bytes sent. (The
- * body still matches the response schema; tests check it against the OpenAPI document.)
- */
-const bodies = new WeakMap<object, Buffer>();
-export function serialized(status: object): Buffer {
-  let body = bodies.get(status);
-  if (body === undefined) {
-    body = Buffer.from(JSON.stringify(status));
-    bodies.set(status, body);
-  }
-  return body;
-}
 
 /** Look-up options for a request's `query`/`queryPort` (shared with the bulk route). */
 export function statusLookupOptions(query: boolean | undefined, queryPort: number | undefined, clientKey: string): LookupOptions {
@@ -34,9 +22,9 @@ function cacheControl(maxAgeSeconds: number): string {
 }
 
 /** GET /status/{address}: the server status. */
-export const statusRoutes: FastifyPluginAsyncTypebox<{ status: StatusLookup; config: Config; hasher: ClientHasher }> = async (
+export const statusRoutes: FastifyPluginAsyncTypebox<{ status: StatusLookup; config: Config; hasher: ClientHasher; fast?: FastStatus | null }> = async (
   app,
-  { status, config, hasher },
+  { status, config, hasher, fast },
 ) => {
   app.get(
     '/status/:address',
@@ -79,10 +67,12 @@ export const statusRoutes: FastifyPluginAsyncTypebox<{ status: StatusLookup; con
         mode,
         statusLookupOptions(request.query.query, request.query.queryPort, clientKeyOf(request, hasher)),
       );
+      // A plain request (no query string) answered fresh: its repeats take the fast path.
+      if (fast && mode === 'java' && answer.cache !== 'STALE') fast.remember(request.url, request.params.address, answer.maxAgeSeconds);
       reply.header('x-cache', answer.cache);
       reply.header('cache-control', cacheControl(answer.maxAgeSeconds));
       reply.header('content-type', 'application/json; charset=utf-8');
-      return serialized(answer.status);
+      return statusBody(answer.status);
     },
   );
 };

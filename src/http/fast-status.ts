@@ -1,0 +1,138 @@
+/**
+ * The hot path of a cached status, answered without Fastify's per-request machinery.
+ *
+ * Issue 11's profiles of `npm start` under load: once the body was kept as bytes, a cached
+ * status answer spent most of its CPU in routing, the hook runners and reply building, not in
+ * anything Observer decides. So a request that is exactly `GET /api/v1/status/<address>` (no
+ * query string), whose last answer the Fastify route gave for that very URL is still fresh, is
+ * answered here, doing what the route and its hooks do:
+ *  - the status tier's rate limit, with the same store, key and `RateLimit` headers;
+ *  - the look-up through the same StatusLookup (counted, recorded, `X-Cache`, stale, blocked);
+ *  - CORS, `Cache-Control`, the one error shape;
+ *  - request accounting (/stats) and metrics, through `onAnswered`.
+ * Everything else goes to Fastify. A request over its limit, or one whose limit needs a round
+ * trip to Redis, goes to Fastify too, carrying the count already made (`handOverCharge`), so the
+ * 429 and its headers come from one place and nothing is counted twice.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import proxyAddr from '@fastify/proxy-addr';
+import { LRUCache } from 'lru-cache';
+import type { Clock } from '../core/clock.js';
+import type { ClientHasher } from '../core/client-hash.js';
+import { ObserverError } from '../core/errors.js';
+import { statusBody } from '../status/cache.js';
+import type { StatusLookup } from '../status/types.js';
+import { rememberClientKey } from './client-key.js';
+import { CORS_HEADERS } from './cors.js';
+import { errorBody } from './errors.js';
+import { WINDOW_MS, handOverCharge, rateLimitHeaders, type RateLimitStore, type WindowCount } from './rate-limit.js';
+
+/** Whose `X-Forwarded-For` is believed: what Fastify's `trustProxy` option is given. */
+export type TrustProxy = false | ((address: string, hop: number) => boolean) | string[];
+
+export interface FastStatusOptions {
+  status: StatusLookup;
+  hasher: ClientHasher;
+  clock: Clock;
+  trustProxy: TrustProxy;
+  rateLimit: { store: RateLimitStore; limit: number };
+  /** The path prefix of the API (`/api/v1`). */
+  prefix: string;
+  /** After every answer: what the onResponse hooks do (accounting, metrics). */
+  onAnswered: (statusCode: number, seconds: number) => void;
+  /** Unexpected errors (the route's 500s). */
+  onError: (error: unknown) => void;
+}
+
+/** URLs remembered as fresh at once; the least recently used go first. */
+const MAX_HOT_URLS = 10_000;
+
+const JSON_TYPE = 'application/json; charset=utf-8';
+
+export class FastStatus {
+  /** URL → the address it names and until when its last answer is fresh (ms on the clock). */
+  private readonly hot = new LRUCache<string, { address: string; freshUntil: number }>({ max: MAX_HOT_URLS });
+  private readonly trust: ((address: string, hop: number) => boolean) | null;
+  private readonly policy: string;
+
+  constructor(private readonly options: FastStatusOptions) {
+    const { trustProxy } = options;
+    this.trust = trustProxy === false ? null : typeof trustProxy === 'function' ? trustProxy : proxyAddr.compile(trustProxy);
+    this.policy = rateLimitHeaders('status', options.rateLimit.limit, { count: 0, resetMs: 0 })['RateLimit-Policy'];
+  }
+
+  /** Called by the status route: `url` answered `address` (no query string), fresh for `maxAgeSeconds`. */
+  remember(url: string, address: string, maxAgeSeconds: number): void {
+    if (maxAgeSeconds <= 0 || url.includes('?')) return;
+    this.hot.set(url, { address, freshUntil: this.options.clock.now() + maxAgeSeconds * 1000 });
+  }
+
+  /** Answers the request and returns true, or returns false for Fastify to answer it. */
+  handle(req: IncomingMessage, res: ServerResponse): boolean {
+    if (req.method !== 'GET' || req.url === undefined) return false;
+    const hot = this.hot.get(req.url);
+    if (hot === undefined || this.options.clock.now() >= hot.freshUntil) return false;
+    const started = performance.now();
+    const { store, limit } = this.options.rateLimit;
+    const key = this.clientKey(req);
+    let counted: WindowCount | Promise<WindowCount>;
+    try {
+      counted = store.hit(`status:${key}`, WINDOW_MS, limit);
+    } catch {
+      return false;
+    }
+    if (counted instanceof Promise || counted.count > limit) {
+      handOverCharge(req, counted);
+      return false;
+    }
+    void this.answer(req.url, hot.address, key, counted, res, started);
+    return true;
+  }
+
+  private clientKey(req: IncomingMessage): string {
+    let ip: string | undefined;
+    if (this.trust === null) ip = req.socket.remoteAddress;
+    else {
+      const addresses = proxyAddr.all(req, this.trust);
+      ip = addresses[addresses.length - 1];
+    }
+    const key = this.options.hasher.hash(ip ?? '');
+    rememberClientKey(req, key);
+    return key;
+  }
+
+  private async answer(url: string, address: string, clientKey: string, counted: WindowCount, res: ServerResponse, started: number): Promise<void> {
+    const limits = rateLimitHeaders('status', this.options.rateLimit.limit, counted);
+    let statusCode = 200;
+    let body: Buffer;
+    const headers: Record<string, string | number> = {
+      ...CORS_HEADERS,
+      'ratelimit-policy': this.policy,
+      ratelimit: limits.RateLimit,
+    };
+    try {
+      const answer = await this.options.status.lookup(address, 'java', { clientKey });
+      if (answer.cache === 'STALE') this.hot.delete(url);
+      else this.remember(url, address, answer.maxAgeSeconds);
+      headers['x-cache'] = answer.cache;
+      headers['cache-control'] = `public, max-age=${answer.maxAgeSeconds}`;
+      body = statusBody(answer.status);
+    } catch (error) {
+      this.hot.delete(url);
+      if (error instanceof ObserverError) {
+        statusCode = error.statusCode;
+        for (const [name, value] of Object.entries(error.headers)) headers[name.toLowerCase()] = value;
+        body = Buffer.from(JSON.stringify(errorBody(error.code, error.message)));
+      } else {
+        this.options.onError(error);
+        statusCode = 500;
+        body = Buffer.from(JSON.stringify(errorBody('internal_error', 'An unexpected error occurred.')));
+      }
+    }
+    headers['content-type'] = JSON_TYPE;
+    headers['content-length'] = body.length;
+    res.writeHead(statusCode, headers);
+    res.end(body);
+    this.options.onAnswered(statusCode, (performance.now() - started) / 1000);
+  }
+}
