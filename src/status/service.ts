@@ -29,7 +29,10 @@ interface PingJob {
   parsed: ParsedAddress;
   mode: QueryMode;
   id: string;
-  /** Charged right before the ping (LookupOptions.beforePing); absent for background refreshes. */
+  /**
+   * Charged right before the ping (LookupOptions.beforePing), also for the stale-while-revalidate
+   * refresh a request starts; absent for the background refresher's look-ups.
+   */
   beforePing?: LookupOptions['beforePing'];
   query?: QueryRequest;
 }
@@ -70,6 +73,11 @@ const QUERY_DONE = new Error('query answered');
 
 /** A client's look-up of a server is recorded at most once per this period (trends count days). */
 export const LOOKUP_RECORD_INTERVAL_MS = 60_000;
+
+/** A ping refused by a spent budget (the beforePing hook's 429). */
+function isRateLimited(error: unknown): boolean {
+  return error instanceof ObserverError && error.code === 'rate_limited';
+}
 
 /** Errors a connection attempt may fail with where the next address is worth trying. */
 const TRY_NEXT_ADDRESS = new Set(['connection_refused', 'unreachable']);
@@ -148,6 +156,7 @@ export class StatusService implements StatusLookup {
     const ttlMs = this.deps.ttlSeconds * 1000;
     const now = clock.now();
     const job: PingJob = query ? { key, parsed, mode, id, query } : { key, parsed, mode, id };
+    const own: PingJob = options.beforePing ? { ...job, beforePing: options.beforePing } : job;
 
     if (entry && now < entry.latest.checkedAt + ttlMs) {
       return this.answer(entry.latest, 'HIT', entry.latest.checkedAt + ttlMs - now);
@@ -156,8 +165,14 @@ export class StatusService implements StatusLookup {
     const saturated = !this.inFlight.has(key) && this.pingsInFlight >= this.deps.maxConcurrentPings;
     if (last && entry?.latest.status.online && now < last.checkedAt + ttlMs + STALE_WHILE_REVALIDATE_MS) {
       // Stale-while-revalidate: one background refresh, unless every ping slot is taken (the
-      // stale answer then stands alone); its failure is logged, never thrown.
-      if (!saturated) this.refresh(job).catch((error: unknown) => this.deps.onError?.(error, 'background refresh'));
+      // stale answer then stands alone). The refresh is charged to this request's budget
+      // (beforePing) like any ping it causes; refused, it does not ping and the stale answer
+      // stands. Its failure is logged, never thrown.
+      if (!saturated) {
+        this.refresh(own).catch((error: unknown) => {
+          if (!isRateLimited(error)) this.deps.onError?.(error, 'background refresh');
+        });
+      }
       return this.answer(last, 'STALE', 0, true);
     }
     if (saturated) {
@@ -166,7 +181,6 @@ export class StatusService implements StatusLookup {
         headers: { 'Retry-After': '5' },
       });
     }
-    const own: PingJob = options.beforePing ? { ...job, beforePing: options.beforePing } : job;
     const joined = this.inFlight.has(key);
     let fresh: StoredStatus;
     try {
@@ -174,7 +188,7 @@ export class StatusService implements StatusLookup {
     } catch (error) {
       // The ping this request joined was refused by another client's spent budget (its
       // beforePing): that refusal is not this client's, so it pings on its own budget.
-      if (!joined || !(error instanceof ObserverError) || error.code !== 'rate_limited') throw error;
+      if (!joined || !isRateLimited(error)) throw error;
       fresh = await this.refresh(own);
     }
     return this.answer(fresh, 'MISS', Math.max(0, fresh.checkedAt + ttlMs - clock.now()));
