@@ -322,7 +322,7 @@ export class StatusService implements StatusLookup {
     return stored;
   }
 
-    /** Resolve, guard and ping within one deadline; every failure but 400/404 is `online: false`. */
+  /** Resolve, guard and ping within one deadline; every failure but 400/404 is `online: false`. */
   private async query(parsed: ParsedAddress, mode: QueryMode, id: string, query?: QueryRequest): Promise<StoredStatus> {
     // One deadline for the whole query; `done` also ends what is left (an ICMP echo) once we return.
     const done = new AbortController();
