@@ -151,6 +151,22 @@ describe('blocked', () => {
     expect(named.blocked).toBe(true);
   });
 
+  it('checks the IP in Java\'s text form: an IPv6 server is matched as 0:0:0:0:0:0:0:1', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'observer-blocklist-'));
+    writeFileSync(join(dir, 'list'), `${sha1('0:0:0:0:0:0:0:1')}\n`);
+    const list = new Blocklist({ source: { kind: 'file', path: join(dir, 'list') }, refreshMinutes: 60 });
+    expect(await list.load()).toBe(true);
+    const v6 = await startJavaServer({ host: '::1' });
+    const listed = await appWith({}, list);
+    try {
+      const body = (await get(`/api/v1/status/v6.observer.test:${v6.port}`, listed)).json();
+      expect(body).toMatchObject({ online: true, ip_address: '::1', blocked: true });
+    } finally {
+      await listed.close();
+      await v6.close();
+    }
+  });
+
   it('is null while no list is loaded, false when loaded and not listed', async () => {
     const none = await appWith({}, null);
     const empty = new Blocklist({ source: { kind: 'file', path: '/nonexistent/observer-list' }, refreshMinutes: 60 });
