@@ -4,7 +4,8 @@
  * port number (UDP beside TCP, as a server with `enable-query=true` does).
  */
 import { mkdtempSync, writeFileSync } from 'node:fs';
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
+import net, { type AddressInfo, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -226,6 +227,54 @@ describe('POST /status/bulk', () => {
     } finally {
       await target.close();
     }
+  });
+
+  it('has at most 8 pings in flight: 20 cold entries against a server that holds every connection', async () => {
+    // Holds each connection without answering, and counts how many are open at once. Once no
+    // new connection has come for a while, it drops the ones it holds (each of those pings then
+    // fails), so the next entries can start: with no cap, all 20 would be held together.
+    const held = new Set<Socket>();
+    let accepted = 0;
+    let most = 0;
+    let quiet: NodeJS.Timeout | undefined;
+    const holder = net.createServer((socket) => {
+      accepted += 1;
+      held.add(socket);
+      most = Math.max(most, held.size);
+      socket.resume();
+      socket.on('error', () => {});
+      socket.on('close', () => held.delete(socket));
+      clearTimeout(quiet);
+      quiet = setTimeout(() => {
+        for (const s of held) s.destroy();
+      }, 100);
+    });
+    await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', resolve));
+    const port = (holder.address() as AddressInfo).port;
+    try {
+      const run = randomUUID().slice(0, 8);
+      const servers = Array.from({ length: 20 }, (_, i) => ({ address: `bulk-${run}-${i}.any.observer.test:${port}` }));
+      const res = await bulk({ servers });
+      expect(res.statusCode).toBe(200);
+      const results = res.json().results as Array<{ online: boolean }>;
+      expect(results).toHaveLength(20);
+      expect(results.every((s) => s.online === false)).toBe(true);
+      expect(accepted).toBe(20);
+      // Never more than 8 at once, and more than one: the entries do run in parallel.
+      expect(most).toBeLessThanOrEqual(8);
+      expect(most).toBeGreaterThan(1);
+    } finally {
+      clearTimeout(quiet);
+      for (const s of held) s.destroy();
+      await new Promise<void>((resolve) => holder.close(() => resolve()));
+    }
+  });
+
+  it('documents its answers in the OpenAPI document, 415 included', async () => {
+    const doc = (await get('/api/v1/openapi.json')).json();
+    const responses = doc.paths['/api/v1/status/bulk'].post.responses;
+    expect(Object.keys(responses).sort()).toEqual(['200', '400', '413', '415', '429']);
+    expect(JSON.stringify(responses['415'])).toContain('ErrorResponse');
   });
 
   it('coalesces duplicate cold entries into one ping', async () => {
