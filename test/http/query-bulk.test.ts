@@ -17,6 +17,7 @@ import { Blocklist, createStatusService, withBlockedFlag } from '../../src/statu
 import { fixture } from '../protocol/fixtures.js';
 import { startQueryResponder, VANILLA_1_8_RESULT, type QueryResponder } from '../protocol/query-responder.js';
 import { testConfig } from '../support/app.js';
+import { FakeClock } from '../support/clock.js';
 import { freeUdpPort, startBedrockServer, startJavaServer, type RunningBedrockServer, type RunningJavaServer } from '../support/minecraft.js';
 import { openApiValidator } from '../support/openapi.js';
 import { REDIS_URL } from '../support/services.js';
@@ -378,8 +379,64 @@ describe('composeApp wiring', () => {
     } finally {
       await composed.app.close();
     }
-    // Closed: the refresher loop is gone (its stop resolved), nothing keeps running.
-    expect(composed.refresher.refreshed).toBe(0);
+  });
+
+  it('closing the app waits for the background refresh in flight, and no ping starts after', async () => {
+    // A loopback server that first drops connections at once (the user's look-up: offline),
+    // then holds them until the test lets go (the refresher's ping in flight).
+    let hold = false;
+    let accepted = 0;
+    const held = new Set<Socket>();
+    const slow = net.createServer((socket) => {
+      accepted += 1;
+      socket.on('error', () => {});
+      if (!hold) return void socket.destroy();
+      held.add(socket);
+      socket.resume();
+    });
+    await new Promise<void>((resolve) => slow.listen(0, '127.0.0.1', resolve));
+    const port = (slow.address() as AddressInfo).port;
+    const dir = mkdtempSync(join(tmpdir(), 'observer-compose-'));
+    const clock = new FakeClock();
+    const composed = await composeApp(
+      testConfig({
+        DATABASE_URL: `sqlite:${join(dir, 'db.sqlite')}`,
+        ICMP: 'off',
+        STATUS_CACHE_TTL: '1',
+        PING_TIMEOUT_MS: '30000',
+        REFRESH_PINGS_PER_MINUTE: '6000',
+      }),
+      { logger: false, clock },
+    );
+    let closed = false;
+    try {
+      expect((await get(`/api/v1/status/127.0.0.1:${port}`, composed.app)).json().online).toBe(false);
+      expect(accepted).toBe(1);
+      hold = true;
+      clock.advance(2_000);
+      await composed.startBackground();
+      for (let i = 0; i < 500 && held.size === 0; i += 1) await new Promise((r) => setTimeout(r, 10));
+      expect(held.size).toBe(1);
+
+      const closing = composed.app.close().then(() => (closed = true));
+      // The refresh's ping is held (its budget is 30 s): close must still be waiting for it.
+      for (let i = 0; i < 10; i += 1) await new Promise((r) => setTimeout(r, 10));
+      expect(closed).toBe(false);
+      expect(composed.refresher.refreshed).toBe(0);
+      for (const socket of held) socket.destroy();
+      await closing;
+      expect(composed.refresher.refreshed).toBe(1);
+
+      // Stopped: due again, but no ping starts.
+      clock.advance(10_000);
+      for (let i = 0; i < 10; i += 1) await new Promise((r) => setTimeout(r, 10));
+      expect(accepted).toBe(2);
+    } finally {
+      hold = false;
+      for (const socket of held) socket.destroy();
+      if (!closed) await composed.app.close();
+      await new Promise<void>((resolve) => slow.close(() => resolve()));
+    }
   });
 });
 
