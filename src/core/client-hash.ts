@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { createHmac, randomBytes } from 'node:crypto';
 import { isIPv4 } from 'node:net';
 import ipaddr from 'ipaddr.js';
 import type { Clock } from './clock.js';
@@ -18,8 +18,8 @@ export interface DailySecretSource {
 
 /**
  * Turns a client address into an opaque key, so that nothing that outlives a request (rate
- * limit keys, distinct-client counts) holds a raw IP. The key is a keyed hash
- * (SHA-256 over a 32-byte random secret and the address) whose secret is replaced when the
+ * limit keys, distinct-client counts) holds a raw IP. The key is HMAC-SHA256 of the client's
+ * network keyed with the day's secret (32 random bytes), whose secret is replaced when the
  * UTC day changes: yesterday's keys cannot be linked to today's. The secret lives in memory,
  * or, with several instances, in a shared source that expires it with its day.
  *
@@ -30,7 +30,7 @@ export class ClientHasher {
   private dayEnds = 0;
   private secret = '';
   private fetching: Promise<void> | null = null;
-  /** Today's key per address: a cached answer is served far faster than a SHA-256 is computed. */
+  /** Today's key per address: a cached answer is served far faster than an HMAC is computed. */
   private readonly memo = new Map<string, string>();
 
   constructor(
@@ -49,7 +49,7 @@ export class ClientHasher {
     this.rotateIfNeeded();
     let key = this.memo.get(ip);
     if (key === undefined) {
-      key = createHash('sha256').update(this.secret).update(clientNetwork(ip)).digest('base64url').slice(0, 22);
+      key = createHmac('sha256', this.secret).update(clientNetwork(ip)).digest('base64url').slice(0, 22);
       if (this.memo.size >= MEMO_LIMIT) this.memo.clear();
       this.memo.set(ip, key);
     }

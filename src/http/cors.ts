@@ -3,7 +3,8 @@ import type { FastifyInstance } from 'fastify';
 /**
  * CORS open to every origin (spec: "Public endpoints allow all browser origins"). Every answer
  * carries `Access-Control-Allow-Origin: *` and exposes the headers a browser client needs
- * (rate limits, cache state); preflight requests get a 204. No credentials are ever involved.
+ * (rate limits, cache state); preflight requests get a 204 allowing GET and HEAD, and POST
+ * for the bulk look-up (`POST /status/bulk`). No credentials are ever involved.
  *
  * Hand-written rather than @fastify/cors: with a fixed `*` policy there is nothing to decide
  * per request, and the plugin's per-request work cost about a sixth of the health endpoint's
@@ -23,7 +24,7 @@ export function registerCors(app: FastifyInstance): void {
     const requested = request.headers['access-control-request-headers'];
     if (requested) reply.header('access-control-allow-headers', requested);
     reply
-      .header('access-control-allow-methods', 'GET, HEAD, OPTIONS')
+      .header('access-control-allow-methods', 'GET, HEAD, POST, OPTIONS')
       .header('access-control-max-age', '86400')
       .header('vary', 'Access-Control-Request-Headers')
       .code(204)

@@ -69,7 +69,7 @@ export function nearestNamedColor(color: MotdColor): NamedColor {
   let bestDistance = Number.POSITIVE_INFINITY;
   for (const name of NAMES) {
     const other = hexToRgb(NAMED_COLORS[name].hex);
-    const distance = (rgb[0] - other[0]) ** 2 + (rgb[1] - other[1]) ** 2 + (rgb[2] - other[2]) ** 2;
+    const distance = (rgb.r - other.r) ** 2 + (rgb.g - other.g) ** 2 + (rgb.b - other.b) ** 2;
     if (distance < bestDistance) {
       bestDistance = distance;
       best = name;
@@ -78,7 +78,14 @@ export function nearestNamedColor(color: MotdColor): NamedColor {
   return best;
 }
 
-function hexToRgb(hex: string): [number, number, number] {
-  const value = Number.parseInt(hex.slice(1), 16);
-  return [(value >> 16) & 0xff, (value >> 8) & 0xff, value & 0xff];
+export interface Rgb {
+  r: number;
+  g: number;
+  b: number;
+}
+
+/** `#rrggbb` → channels 0..255 (the one conversion; the image colours use it too). */
+export function hexToRgb(hex: string): Rgb {
+  const value = Number.parseInt(hex.slice(1, 7), 16);
+  return { r: (value >> 16) & 0xff, g: (value >> 8) & 0xff, b: value & 0xff };
 }

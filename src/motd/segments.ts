@@ -12,6 +12,7 @@
  * MAX_COMPONENT_NODES nodes in total: whatever lies beyond is dropped (so a 10,000-deep
  * `extra` chain yields the text of its first 32 levels and no stack overflow).
  */
+import { isObject } from '../core/json.js';
 import { colorFromCode, parseColor, type HexColor, type MotdColor } from './colors.js';
 
 /** At most this many characters of text, whatever the input (64 Ki). */
@@ -228,10 +229,6 @@ function styleOf(node: Component, parent: MotdStyle): MotdStyle {
   };
 }
 
-function isComponentObject(node: unknown): node is Component {
-  return typeof node === 'object' && node !== null && !Array.isArray(node);
-}
-
 function visit(state: WalkState, node: unknown, parent: MotdStyle, depth: number): void {
   if (depth > MAX_COMPONENT_DEPTH || state.nodesLeft <= 0 || state.textLeft <= 0) return;
   state.nodesLeft -= 1;
@@ -241,14 +238,14 @@ function visit(state: WalkState, node: unknown, parent: MotdStyle, depth: number
     // An array is its first element followed by the others as siblings inheriting its style.
     if (node.length === 0) return;
     const first: unknown = node[0];
-    const shared = isComponentObject(first) ? styleOf(first, parent) : parent;
+    const shared = isObject(first) ? styleOf(first, parent) : parent;
     visit(state, first, parent, depth + 1);
     for (let i = 1; i < node.length && state.nodesLeft > 0 && state.textLeft > 0; i++) {
       visit(state, node[i], shared, depth + 1);
     }
     return;
   }
-  if (!isComponentObject(node)) return;
+  if (!isObject(node)) return;
   const style = styleOf(node, parent);
   const text = node.text;
   if (typeof text === 'string' || typeof text === 'number' || typeof text === 'boolean') {
@@ -259,7 +256,7 @@ function visit(state: WalkState, node: unknown, parent: MotdStyle, depth: number
     appendText(state, node.selector, style);
   } else if (typeof node.keybind === 'string') {
     appendText(state, node.keybind, style);
-  } else if (isComponentObject(node.score) && typeof node.score.value === 'string') {
+  } else if (isObject(node.score) && typeof node.score.value === 'string') {
     appendText(state, node.score.value, style);
   }
   const extra = node.extra;

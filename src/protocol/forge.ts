@@ -10,6 +10,7 @@
  * https://minecraft.wiki/w/Java_Edition_protocol/Server_List_Ping (Forge additions), Forge's
  * net.minecraftforge.network.ServerStatusPing.
  */
+import { isObject } from '../core/json.js';
 import { cleanServerText } from '../motd/index.js';
 import { ByteReader } from './codec.js';
 
@@ -37,11 +38,6 @@ const MAX_FORGE_BINARY = 256 * 1024;
 
 /** Forge's marker for "any version / server-side only" (NetworkConstants.IGNORESERVERONLY). */
 const IGNORE_SERVER_ONLY_PREFIX = 'OHNOES';
-
-/** A JSON object (not an array, not null): the shape every status field is checked for. */
-export function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 function modEntry(id: unknown, version: unknown): ModInfo | null {
   const cleanId = cleanServerText(id, MAX_MOD_TEXT);

@@ -27,7 +27,8 @@ import {
   type StreamDecoderResult,
 } from './codec.js';
 import { acceptFavicon } from './favicon.js';
-import { isObject, readModList } from './forge.js';
+import { isObject } from '../core/json.js';
+import { readModList } from './forge.js';
 import { probe, roundLatency, type HandshakeTarget, type ProbeOptions, type ProbeTarget } from './target.js';
 import { connectTcp, type StreamConnection } from './transport.js';
 

@@ -80,8 +80,4 @@ export class RenderCache {
     }
     return { image: await pending, hit: false };
   }
-
-  clear(): void {
-    this.entries.clear();
-  }
 }

@@ -2,6 +2,7 @@
  * Colours as the image endpoints accept them (decisions.md "Images and widget"): `#RGB` or
  * `#RRGGBB`, with or without the `#`. Everything is normalised to lowercase `#rrggbb`.
  */
+import { hexToRgb, type Rgb } from '../motd/colors.js';
 
 const HEX_COLOR = /^#?([0-9a-f]{3}|[0-9a-f]{6})$/i;
 
@@ -12,18 +13,6 @@ export function parseHexColor(input: string): `#${string}` | null {
   let hex = match[1]!.toLowerCase();
   if (hex.length === 3) hex = hex.replace(/./g, (c) => c + c);
   return `#${hex}`;
-}
-
-export interface Rgb {
-  r: number;
-  g: number;
-  b: number;
-}
-
-/** `#rrggbb` (as returned by parseHexColor) → channels 0..255. */
-export function hexToRgb(hex: string): Rgb {
-  const value = Number.parseInt(hex.slice(1, 7), 16);
-  return { r: (value >> 16) & 0xff, g: (value >> 8) & 0xff, b: value & 0xff };
 }
 
 export function rgbToHex({ r, g, b }: Rgb): `#${string}` {

@@ -10,7 +10,9 @@
  *    other answers are public;
  *  - the query's signal aborts: ProbeError('timeout');
  *  - a failed SRV look-up (SERVFAIL, REFUSED, timeout) falls back to the name's own A/AAAA,
- *    as the vanilla client does (it treats any SRV failure as "no SRV record");
+ *    as the vanilla client does (it treats any SRV failure as "no SRV record"); when the name
+ *    then has no A/AAAA either, it is a DNS failure, not a 404, and is not remembered: the SRV
+ *    record may well exist;
  *  - the DNS servers fail for the addresses too (or an SRV target has none):
  *    ProbeError('dns_failure'). Both ProbeErrors are offline results for the status service,
  *    not HTTP errors.
@@ -131,6 +133,7 @@ export class TargetResolver {
     const direct = this.lookupAddresses(resolver, address.host);
     // Marks the promise handled for the paths that return or throw without awaiting it.
     direct.catch(() => undefined);
+    let srvFailure: Extract<Lookup<unknown>, { ok: false }> | null = null;
     if (usesSrv(address, mode)) {
       const srv = await settle(resolver.resolveSrv(srvName));
       throwIfAborted(signal);
@@ -139,10 +142,16 @@ export class TargetResolver {
       }
       // No SRV record, or the SRV look-up failed (SERVFAIL, timeout): the name's own A/AAAA,
       // as the vanilla client does.
+      if (!srv.ok && !NO_RECORD_CODES.has(srv.code ?? '')) srvFailure = srv;
     }
     const found = await direct;
     throwIfAborted(signal);
-    if (found === 'no-records') throw new HostNotFoundError(address.host);
+    if (found === 'no-records') {
+      // Without an SRV answer we cannot tell that the name has no records: it may have an SRV
+      // record the failed look-up did not return. A DNS failure then, not a (cached) 404.
+      if (srvFailure !== null) throw dnsFailure(srvFailure.error);
+      throw new HostNotFoundError(address.host);
+    }
     this.check(found);
     return { host: address.host, port: address.port ?? defaultPort(mode), ips: found, srvRecord: null };
   }

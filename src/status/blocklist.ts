@@ -1,8 +1,13 @@
 /**
  * Mojang's blocked-servers list: one SHA-1 (hex) per line, of a host name or an IPv4 pattern.
- * The vanilla client hashes, for a name, the lower-cased host and then `*.` plus each parent
- * domain (`mc.example.com`, `*.example.com`, `*.com`); for an IPv4 address, `a.b.c.d`,
- * `a.b.c.*`, `a.b.*` and `a.*`. A server is blocked when any of them is on the list.
+ * Matching is the vanilla client's (authlib/patchy `BlockedServers`), step for step: drop a
+ * `_minecraft._tcp.` prefix and the trailing dots; the server itself; for a name also `*.` plus
+ * the full name; then, while more than one dot-separated part remains, drop the leftmost label
+ * (a name: `*.` + the rest) or the rightmost octet (IPv4: `a.b.c.*`, `a.b.*`, `a.*`). So
+ * `mc.example.com` checks `mc.example.com`, `*.mc.example.com`, `*.example.com`, `*.com`, and
+ * `*.example.com` on the list blocks `example.com` itself. Each candidate is lower-cased and
+ * hashed as ISO-8859-1 bytes. The client checks the typed host, the resolved host name (the SRV
+ * target) and the IP in Java's text form (IPv6 as eight uncompressed groups).
  *
  * The list is read from a file or fetched from an https URL (plain http only for a loopback
  * host, for tests), kept in memory, and reloaded every `refreshMinutes`; a failed reload keeps
@@ -10,7 +15,7 @@
  */
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
-import net from 'node:net';
+import ipaddr from 'ipaddr.js';
 import type { BlocklistSource } from '../config/index.js';
 import type { QueryMode } from '../core/types.js';
 import type { LookupOptions, StatusAnswer, StatusLookup } from './types.js';
@@ -20,23 +25,45 @@ const MAX_LIST_BYTES = 8 * 1024 * 1024;
 const FETCH_TIMEOUT_MS = 30_000;
 const SHA1_HEX = /^[0-9a-f]{40}$/;
 
-/** The strings the vanilla client hashes for `host` (a name or an IPv4 literal), most specific first. */
-export function blocklistCandidates(host: string): string[] {
-  const name = host.trim().toLowerCase().replace(/\.$/, '');
-  if (name === '') return [];
-  if (net.isIPv4(name)) {
-    const [a, b, c] = name.split('.');
-    return [name, `${a}.${b}.${c}.*`, `${a}.${b}.*`, `${a}.*`];
-  }
-  if (net.isIP(name) !== 0) return [name];
-  const parts = name.split('.');
-  const out = [name];
-  for (let i = 1; i < parts.length; i++) out.push(`*.${parts.slice(i).join('.')}`);
-  return out;
+const SRV_PREFIX = '_minecraft._tcp.';
+
+/** Vanilla's IPv4 test: four parts, each an integer 0..255 as Java's Integer.parseInt reads it. */
+function isVanillaIpv4(parts: readonly string[]): boolean {
+  return parts.length === 4 && parts.every((part) => /^[+-]?[0-9]+$/.test(part) && Number(part) >= 0 && Number(part) <= 255);
 }
 
+/** The strings the vanilla client hashes for `server` (a name or an IP), in its order, lower-cased. */
+export function blocklistCandidates(server: string): string[] {
+  let name = server.startsWith(SRV_PREFIX) ? server.slice(SRV_PREFIX.length) : server;
+  name = name.replace(/\.+$/, '');
+  if (name === '') return [];
+  const parts = name.split('.');
+  const ip = isVanillaIpv4(parts);
+  const out = [name];
+  if (!ip) out.push(`*.${name}`);
+  while (parts.length > 1) {
+    if (ip) parts.pop();
+    else parts.shift();
+    out.push(ip ? `${parts.join('.')}.*` : `*.${parts.join('.')}`);
+  }
+  return out.map((candidate) => candidate.toLowerCase());
+}
+
+/**
+ * An IP as Java's `InetAddress.getHostAddress()` writes it, the form the client checks: IPv4
+ * dotted (an IPv4-mapped IPv6 address is its IPv4), IPv6 as eight groups without leading
+ * zeros and without `::` (`0:0:0:0:0:0:0:1`).
+ */
+export function javaHostAddress(ip: string): string {
+  if (!ipaddr.isValid(ip)) return ip;
+  const address = ipaddr.process(ip);
+  return address.kind() === 'ipv4' ? address.toString() : (address as ipaddr.IPv6).toNormalizedString();
+}
+
+/** SHA-1 hex of the text as ISO-8859-1 bytes (Java's encoder writes `?` for other characters). */
 function sha1(text: string): string {
-  return createHash('sha1').update(text, 'utf8').digest('hex');
+  const latin1 = text.replace(/[^\u0000-\u00ff]/gu, '?');
+  return createHash('sha1').update(latin1, 'latin1').digest('hex');
 }
 
 /** Parses the list; throws when a non-empty line is not a SHA-1 (an error page is not a list). */
@@ -72,7 +99,7 @@ export class Blocklist {
     return this.hashes?.size ?? null;
   }
 
-  /** True or false for `hosts` (typed name, SRV target, IP); null while no list is loaded. */
+  /** True or false for `hosts` (typed name, SRV target, IP in Java's form); null while no list is loaded. */
   isBlocked(...hosts: (string | null | undefined)[]): boolean | null {
     const hashes = this.hashes;
     if (!hashes) return null;
@@ -160,7 +187,8 @@ export function withBlockedFlag(inner: StatusLookup, blocklist: Blocklist | null
       const known = memo.get(answer.status);
       if (known && known.version === version) return { ...answer, status: known.status };
       const s = answer.status;
-      const blocked = blocklist ? blocklist.isBlocked(s.query.host, s.srvRecord?.target, s.ip_address) : null;
+      const ip = s.ip_address ? javaHostAddress(s.ip_address) : null;
+      const blocked = blocklist ? blocklist.isBlocked(s.query.host, s.srvRecord?.target, ip) : null;
       const status = { ...s, blocked };
       memo.set(s, { version, status });
       return { ...answer, status };

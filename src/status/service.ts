@@ -29,7 +29,10 @@ interface PingJob {
   parsed: ParsedAddress;
   mode: QueryMode;
   id: string;
-  /** Charged right before the ping (LookupOptions.beforePing); absent for background refreshes. */
+  /**
+   * Charged right before the ping (LookupOptions.beforePing), also for the stale-while-revalidate
+   * refresh a request starts; absent for the background refresher's look-ups.
+   */
   beforePing?: LookupOptions['beforePing'];
   query?: QueryRequest;
 }
@@ -70,6 +73,17 @@ const QUERY_DONE = new Error('query answered');
 
 /** A client's look-up of a server is recorded at most once per this period (trends count days). */
 export const LOOKUP_RECORD_INTERVAL_MS = 60_000;
+
+/**
+ * How many times a look-up tries again after the ping it joined was refused by another
+ * client's budget; past it the look-up is answered as under saturation (stale or 503).
+ */
+const JOINED_REFUSALS_MAX = 3;
+
+/** A ping refused by a spent budget (the beforePing hook's 429). */
+function isRateLimited(error: unknown): boolean {
+  return error instanceof ObserverError && error.code === 'rate_limited';
+}
 
 /** Errors a connection attempt may fail with where the next address is worth trying. */
 const TRY_NEXT_ADDRESS = new Set(['connection_refused', 'unreachable']);
@@ -145,39 +159,64 @@ export class StatusService implements StatusLookup {
       }
     }
 
-    const ttlMs = this.deps.ttlSeconds * 1000;
-    const now = clock.now();
     const job: PingJob = query ? { key, parsed, mode, id, query } : { key, parsed, mode, id };
+    const own: PingJob = options.beforePing ? { ...job, beforePing: options.beforePing } : job;
+    let current = entry;
+    for (let attempt = 1; ; attempt += 1) {
+      const decided = this.decide(current, own);
+      if (decided) return decided;
+      const joined = this.inFlight.has(key);
+      let fresh: StoredStatus;
+      try {
+        fresh = await this.refresh(own);
+      } catch (error) {
+        // The ping this request joined was refused by another client's spent budget (its
+        // beforePing): that refusal is not this client's, so it tries again on its own budget,
+        // as a new look-up (the cache again, then the same ping cap as every new ping).
+        if (!joined || !isRateLimited(error)) throw error;
+        current = await this.deps.cache.get(key);
+        if (attempt >= JOINED_REFUSALS_MAX) return this.busy(current?.lastSuccess ?? null);
+        continue;
+      }
+      return this.answer(fresh, 'MISS', Math.max(0, fresh.checkedAt + this.deps.ttlSeconds * 1000 - clock.now()));
+    }
+  }
 
+  /**
+   * What a look-up can answer without waiting for a ping of its own: fresh (HIT), stale while
+   * one background refresh runs, or, with every ping slot taken, the last success under 24
+   * hours (or 503). Undefined: the look-up pings (or joins the ping in flight).
+   */
+  private decide(entry: CacheEntry | undefined, job: PingJob): StatusAnswer | undefined {
+    const ttlMs = this.deps.ttlSeconds * 1000;
+    const now = this.deps.clock.now();
     if (entry && now < entry.latest.checkedAt + ttlMs) {
       return this.answer(entry.latest, 'HIT', entry.latest.checkedAt + ttlMs - now);
     }
     const last = entry?.lastSuccess ?? null;
-    const saturated = !this.inFlight.has(key) && this.pingsInFlight >= this.deps.maxConcurrentPings;
+    const saturated = !this.inFlight.has(job.key) && this.pingsInFlight >= this.deps.maxConcurrentPings;
     if (last && entry?.latest.status.online && now < last.checkedAt + ttlMs + STALE_WHILE_REVALIDATE_MS) {
       // Stale-while-revalidate: one background refresh, unless every ping slot is taken (the
-      // stale answer then stands alone); its failure is logged, never thrown.
-      if (!saturated) this.refresh(job).catch((error: unknown) => this.deps.onError?.(error, 'background refresh'));
+      // stale answer then stands alone). The refresh is charged to this request's budget
+      // (beforePing) like any ping it causes; refused, it does not ping and the stale answer
+      // stands. Its failure is logged, never thrown.
+      if (!saturated) {
+        this.refresh(job).catch((error: unknown) => {
+          if (!isRateLimited(error)) this.deps.onError?.(error, 'background refresh');
+        });
+      }
       return this.answer(last, 'STALE', 0, true);
     }
-    if (saturated) {
-      if (last && now < last.checkedAt + SATURATION_STALE_MS) return this.answer(last, 'STALE', 0, true);
-      throw new ObserverError('service_busy', 503, 'The service is busy with other queries. Please retry shortly.', {
-        headers: { 'Retry-After': '5' },
-      });
-    }
-    const own: PingJob = options.beforePing ? { ...job, beforePing: options.beforePing } : job;
-    const joined = this.inFlight.has(key);
-    let fresh: StoredStatus;
-    try {
-      fresh = await this.refresh(own);
-    } catch (error) {
-      // The ping this request joined was refused by another client's spent budget (its
-      // beforePing): that refusal is not this client's, so it pings on its own budget.
-      if (!joined || !(error instanceof ObserverError) || error.code !== 'rate_limited') throw error;
-      fresh = await this.refresh(own);
-    }
-    return this.answer(fresh, 'MISS', Math.max(0, fresh.checkedAt + ttlMs - clock.now()));
+    if (saturated) return this.busy(last);
+    return undefined;
+  }
+
+  /** No ping slot for this look-up: the last success under 24 hours, stale, or 503. */
+  private busy(last: StoredStatus | null): StatusAnswer {
+    if (last && this.deps.clock.now() < last.checkedAt + SATURATION_STALE_MS) return this.answer(last, 'STALE', 0, true);
+    throw new ObserverError('service_busy', 503, 'The service is busy with other queries. Please retry shortly.', {
+      headers: { 'Retry-After': '5' },
+    });
   }
 
   private answer(stored: StoredStatus, cache: StatusAnswer['cache'], freshMs: number, stale = false): StatusAnswer {
@@ -283,7 +322,7 @@ export class StatusService implements StatusLookup {
     return stored;
   }
 
-    /** Resolve, guard and ping within one deadline; every failure but 400/404 is `online: false`. */
+  /** Resolve, guard and ping within one deadline; every failure but 400/404 is `online: false`. */
   private async query(parsed: ParsedAddress, mode: QueryMode, id: string, query?: QueryRequest): Promise<StoredStatus> {
     // One deadline for the whole query; `done` also ends what is left (an ICMP echo) once we return.
     const done = new AbortController();

@@ -1,3 +1,4 @@
+import { createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { ClientHasher, type DailySecretSource } from '../../src/core/client-hash.js';
 import { FakeClock } from '../support/clock.js';
@@ -44,5 +45,15 @@ describe('ClientHasher (memoised per address)', () => {
     const other = new ClientHasher(clock, { secretFor: async () => 'shared secret of the day' });
     await other.ready();
     expect(other.hash('203.0.113.9')).toBe(after);
+  });
+
+  it('is HMAC-SHA256 of the client network keyed with the day\'s secret (README "Rate limits")', async () => {
+    const secret = 'shared secret of the day';
+    const hasher = new ClientHasher(new FakeClock(), { secretFor: async () => secret });
+    await hasher.ready();
+    const hmac = (network: string) => createHmac('sha256', secret).update(network).digest('base64url').slice(0, 22);
+    expect(hasher.hash('203.0.113.7')).toBe(hmac('203.0.113.7'));
+    expect(hasher.hash('::ffff:203.0.113.7')).toBe(hmac('203.0.113.7'));
+    expect(hasher.hash('2001:db8:1:2:ffff::9')).toBe(hmac('2001:db8:1:2::/64'));
   });
 });

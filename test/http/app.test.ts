@@ -100,6 +100,19 @@ describe('CORS', () => {
     expect(withHeaders.statusCode).toBe(204);
     expect(withHeaders.headers['access-control-allow-headers']).toBe('x-requested-with');
   });
+
+  it('allows POST in the preflight of the bulk look-up (a JSON body needs one)', async () => {
+    app = await testApp();
+    const res = await app.inject({
+      method: 'OPTIONS',
+      url: '/api/v1/status/bulk',
+      headers: { origin: 'https://fans.example', 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type' },
+    });
+    expect(res.statusCode).toBe(204);
+    expect(res.headers['access-control-allow-origin']).toBe('*');
+    expect(String(res.headers['access-control-allow-methods']).split(/,\s*/)).toContain('POST');
+    expect(res.headers['access-control-allow-headers']).toBe('content-type');
+  });
 });
 
 describe('maintenance mode', () => {

@@ -8,6 +8,7 @@ import { systemClock } from '../../src/core/clock.js';
 import { buildApp } from '../../src/http/app.js';
 import { createStatusService } from '../../src/status/index.js';
 import { testConfig } from '../support/app.js';
+import { FakeClock } from '../support/clock.js';
 import { startJavaServer, type RunningJavaServer } from '../support/minecraft.js';
 
 let server: RunningJavaServer;
@@ -88,6 +89,56 @@ describe('ping budget', () => {
       const codes: number[] = [];
       for (const name of names) codes.push((await app.inject({ method: 'GET', url: `/api/v1/status/${name}` })).statusCode);
       expect(codes).toEqual([200, 200, 200, 429]);
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('a stale answer\'s background refresh draws on the status budget; with it spent, no ping and still the stale image', async () => {
+    // The status service runs on a clock the test moves past the TTL; the rate limits stay on
+    // real time, so moving it does not open a new rate-limit window.
+    const clock = new FakeClock();
+    const config = testConfig({ RATE_LIMIT_STATUS: '3', RATE_LIMIT_MEDIA: '1000' });
+    const errors: unknown[] = [];
+    const status = createStatusService({ config, clock, icmp: null, onError: (error) => errors.push(error) });
+    const app = await buildApp({ config, status, logger: false });
+    await app.ready();
+    const settled = async () => {
+      for (let i = 0; i < 500 && status.activePings > 0; i += 1) await new Promise((r) => setTimeout(r, 10));
+      expect(status.activePings).toBe(0);
+    };
+    try {
+      const names = coldNames(4);
+      for (const name of names) expect((await status.lookup(name, 'java')).status.online).toBe(true);
+      clock.advance(61_000);
+      const before = server.connections();
+
+      // Three stale answers, three refreshes: the client's whole status budget.
+      for (let i = 0; i < 3; i += 1) {
+        const res = await app.inject({ method: 'GET', url: routes[i]!(names[i]!) });
+        expect(res.statusCode).toBe(200);
+        await settled();
+      }
+      expect(server.connections() - before).toBe(3);
+      const spent = await app.inject({ method: 'GET', url: `/api/v1/status/${coldNames(1)[0]}` });
+      expect(spent.statusCode).toBe(429);
+      expect(server.connections() - before).toBe(3);
+
+      // Budget spent: stale answers are still served (never a 429), and cause no connection.
+      for (const url of routes.map((route) => route(names[3]!))) {
+        const res = await app.inject({ method: 'GET', url });
+        expect(res.statusCode).toBe(200);
+        await settled();
+      }
+      expect(server.connections() - before).toBe(3);
+
+      // Another client's budget pays for the next refresh of that server.
+      const other = await app.inject({ method: 'GET', url: routes[0]!(names[3]!), remoteAddress: '127.0.0.2' });
+      expect(other.statusCode).toBe(200);
+      await settled();
+      expect(server.connections() - before).toBe(4);
+      // A refusal is not an error to log.
+      expect(errors).toEqual([]);
     } finally {
       await app.close();
     }

@@ -4,7 +4,8 @@
  * port number (UDP beside TCP, as a server with `enable-query=true` does).
  */
 import { mkdtempSync, writeFileSync } from 'node:fs';
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
+import net, { type AddressInfo, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -16,6 +17,7 @@ import { Blocklist, createStatusService, withBlockedFlag } from '../../src/statu
 import { fixture } from '../protocol/fixtures.js';
 import { startQueryResponder, VANILLA_1_8_RESULT, type QueryResponder } from '../protocol/query-responder.js';
 import { testConfig } from '../support/app.js';
+import { FakeClock } from '../support/clock.js';
 import { freeUdpPort, startBedrockServer, startJavaServer, type RunningBedrockServer, type RunningJavaServer } from '../support/minecraft.js';
 import { openApiValidator } from '../support/openapi.js';
 import { REDIS_URL } from '../support/services.js';
@@ -151,6 +153,22 @@ describe('blocked', () => {
     expect(named.blocked).toBe(true);
   });
 
+  it('checks the IP in Java\'s text form: an IPv6 server is matched as 0:0:0:0:0:0:0:1', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'observer-blocklist-'));
+    writeFileSync(join(dir, 'list'), `${sha1('0:0:0:0:0:0:0:1')}\n`);
+    const list = new Blocklist({ source: { kind: 'file', path: join(dir, 'list') }, refreshMinutes: 60 });
+    expect(await list.load()).toBe(true);
+    const v6 = await startJavaServer({ host: '::1' });
+    const listed = await appWith({}, list);
+    try {
+      const body = (await get(`/api/v1/status/v6.observer.test:${v6.port}`, listed)).json();
+      expect(body).toMatchObject({ online: true, ip_address: '::1', blocked: true });
+    } finally {
+      await listed.close();
+      await v6.close();
+    }
+  });
+
   it('is null while no list is loaded, false when loaded and not listed', async () => {
     const none = await appWith({}, null);
     const empty = new Blocklist({ source: { kind: 'file', path: '/nonexistent/observer-list' }, refreshMinutes: 60 });
@@ -210,6 +228,54 @@ describe('POST /status/bulk', () => {
     } finally {
       await target.close();
     }
+  });
+
+  it('has at most 8 pings in flight: 20 cold entries against a server that holds every connection', async () => {
+    // Holds each connection without answering, and counts how many are open at once. Once no
+    // new connection has come for a while, it drops the ones it holds (each of those pings then
+    // fails), so the next entries can start: with no cap, all 20 would be held together.
+    const held = new Set<Socket>();
+    let accepted = 0;
+    let most = 0;
+    let quiet: NodeJS.Timeout | undefined;
+    const holder = net.createServer((socket) => {
+      accepted += 1;
+      held.add(socket);
+      most = Math.max(most, held.size);
+      socket.resume();
+      socket.on('error', () => {});
+      socket.on('close', () => held.delete(socket));
+      clearTimeout(quiet);
+      quiet = setTimeout(() => {
+        for (const s of held) s.destroy();
+      }, 100);
+    });
+    await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', resolve));
+    const port = (holder.address() as AddressInfo).port;
+    try {
+      const run = randomUUID().slice(0, 8);
+      const servers = Array.from({ length: 20 }, (_, i) => ({ address: `bulk-${run}-${i}.any.observer.test:${port}` }));
+      const res = await bulk({ servers });
+      expect(res.statusCode).toBe(200);
+      const results = res.json().results as Array<{ online: boolean }>;
+      expect(results).toHaveLength(20);
+      expect(results.every((s) => s.online === false)).toBe(true);
+      expect(accepted).toBe(20);
+      // Never more than 8 at once, and more than one: the entries do run in parallel.
+      expect(most).toBeLessThanOrEqual(8);
+      expect(most).toBeGreaterThan(1);
+    } finally {
+      clearTimeout(quiet);
+      for (const s of held) s.destroy();
+      await new Promise<void>((resolve) => holder.close(() => resolve()));
+    }
+  });
+
+  it('documents its answers in the OpenAPI document, 415 included', async () => {
+    const doc = (await get('/api/v1/openapi.json')).json();
+    const responses = doc.paths['/api/v1/status/bulk'].post.responses;
+    expect(Object.keys(responses).sort()).toEqual(['200', '400', '413', '415', '429']);
+    expect(JSON.stringify(responses['415'])).toContain('ErrorResponse');
   });
 
   it('coalesces duplicate cold entries into one ping', async () => {
@@ -313,8 +379,64 @@ describe('composeApp wiring', () => {
     } finally {
       await composed.app.close();
     }
-    // Closed: the refresher loop is gone (its stop resolved), nothing keeps running.
-    expect(composed.refresher.refreshed).toBe(0);
+  });
+
+  it('closing the app waits for the background refresh in flight, and no ping starts after', async () => {
+    // A loopback server that first drops connections at once (the user's look-up: offline),
+    // then holds them until the test lets go (the refresher's ping in flight).
+    let hold = false;
+    let accepted = 0;
+    const held = new Set<Socket>();
+    const slow = net.createServer((socket) => {
+      accepted += 1;
+      socket.on('error', () => {});
+      if (!hold) return void socket.destroy();
+      held.add(socket);
+      socket.resume();
+    });
+    await new Promise<void>((resolve) => slow.listen(0, '127.0.0.1', resolve));
+    const port = (slow.address() as AddressInfo).port;
+    const dir = mkdtempSync(join(tmpdir(), 'observer-compose-'));
+    const clock = new FakeClock();
+    const composed = await composeApp(
+      testConfig({
+        DATABASE_URL: `sqlite:${join(dir, 'db.sqlite')}`,
+        ICMP: 'off',
+        STATUS_CACHE_TTL: '1',
+        PING_TIMEOUT_MS: '30000',
+        REFRESH_PINGS_PER_MINUTE: '6000',
+      }),
+      { logger: false, clock },
+    );
+    let closed = false;
+    try {
+      expect((await get(`/api/v1/status/127.0.0.1:${port}`, composed.app)).json().online).toBe(false);
+      expect(accepted).toBe(1);
+      hold = true;
+      clock.advance(2_000);
+      await composed.startBackground();
+      for (let i = 0; i < 500 && held.size === 0; i += 1) await new Promise((r) => setTimeout(r, 10));
+      expect(held.size).toBe(1);
+
+      const closing = composed.app.close().then(() => (closed = true));
+      // The refresh's ping is held (its budget is 30 s): close must still be waiting for it.
+      for (let i = 0; i < 10; i += 1) await new Promise((r) => setTimeout(r, 10));
+      expect(closed).toBe(false);
+      expect(composed.refresher.refreshed).toBe(0);
+      for (const socket of held) socket.destroy();
+      await closing;
+      expect(composed.refresher.refreshed).toBe(1);
+
+      // Stopped: due again, but no ping starts.
+      clock.advance(10_000);
+      for (let i = 0; i < 10; i += 1) await new Promise((r) => setTimeout(r, 10));
+      expect(accepted).toBe(2);
+    } finally {
+      hold = false;
+      for (const socket of held) socket.destroy();
+      if (!closed) await composed.app.close();
+      await new Promise<void>((resolve) => slow.close(() => resolve()));
+    }
   });
 });
 

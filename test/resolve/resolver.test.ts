@@ -10,6 +10,9 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { HostNotFoundError, ProbeError, TargetRefusedError } from '../../src/core/errors.js';
 import type { QueryMode } from '../../src/core/types.js';
 import { AddressGuard, TargetResolver, parseAddress, type ResolvedTarget } from '../../src/resolve/index.js';
+import { createStatusService } from '../../src/status/index.js';
+import { testConfig } from '../support/app.js';
+import { FakeClock } from '../support/clock.js';
 import { DNS_SERVER, LOOPBACK_ALLOWLIST } from '../support/services.js';
 
 const open = new AddressGuard(LOOPBACK_ALLOWLIST);
@@ -301,6 +304,34 @@ describe('TargetResolver: DNS failures and the deadline', () => {
     const dns = await fakeDns((query) => (qtype(query) === 33 ? null : answerA(query, '127.0.0.1')));
     const by = new TargetResolver({ dnsServers: [dns.server], guard: open, timeoutMs: 200, tries: 1 });
     expect((await resolve('mc.observer.test', 'java', by)).ips).toEqual(['127.0.0.1']);
+  });
+
+  it.each([
+    ['SERVFAIL', servfail],
+    ['no answer (timeout)', () => null],
+  ] as const)('an SRV look-up failing with %s, then no A/AAAA: a DNS failure, not a 404, and not remembered', async (_, srvReply) => {
+    const dns = await fakeDns((query) => (qtype(query) === 33 ? srvReply(query) : nxdomain(query)));
+    let now = 1_000_000;
+    const by = new TargetResolver({ dnsServers: [dns.server], guard: open, timeoutMs: 200, tries: 1, now: () => now });
+    expect(await probeFailure(resolve('gone.observer.test', 'java', by))).toBe('dns_failure');
+    const asked = dns.queries();
+    now += 1_000;
+    // Asked again: the SRV record may exist, the name is not remembered as missing.
+    expect(await probeFailure(resolve('gone.observer.test', 'java', by))).toBe('dns_failure');
+    expect(dns.queries()).toBeGreaterThan(asked);
+    // Bedrock asks no SRV: there the same answers are a plain 404.
+    expect(await failure(resolve('gone.observer.test', 'bedrock', by))).toBeInstanceOf(HostNotFoundError);
+  });
+
+  it('through the status service, that case answers online: false with the DNS error (a 200, not a 404)', async () => {
+    const dns = await fakeDns((query) => (qtype(query) === 33 ? servfail(query) : nxdomain(query)));
+    const status = createStatusService({
+      config: testConfig({ DNS_SERVERS: dns.server, STATUS_CACHE_TTL: '1' }),
+      clock: new FakeClock(),
+      icmp: null,
+    });
+    const answer = await status.lookup('gone.observer.test', 'java');
+    expect(answer.status).toMatchObject({ online: false, error: 'DNS lookup failed' });
   });
 
   it('remembers a name without records for 30 s: repeats ask DNS nothing', async () => {

@@ -1,5 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createStatusService, MemoryStatusCache, SATURATION_STALE_MS, STALE_WHILE_REVALIDATE_MS } from '../../src/status/index.js';
+import {
+  createStatusService,
+  MemoryStatusCache,
+  SATURATION_STALE_MS,
+  STALE_WHILE_REVALIDATE_MS,
+  type StatusCache,
+} from '../../src/status/index.js';
 import { ObserverError } from '../../src/core/errors.js';
 import { startJavaServer, type RunningJavaServer } from '../support/minecraft.js';
 import { startSilentServer } from '../support/hostile.js';
@@ -211,3 +217,77 @@ describe('StatusService ping budget (LookupOptions.beforePing)', () => {
     await own.close();
   });
 });
+
+describe('StatusService: a joiner refused by another client\'s budget is a new ping, under the ping cap', () => {
+  /**
+   * MAX_CONCURRENT_PINGS=1. Client A's ping of `target` is refused by A's spent budget while
+   * client B has joined it. When B goes on to ping on its own budget, a hanging ping of another
+   * server takes the only slot first (started by the test as soon as B's retry reads the
+   * cache), so B's retry must be answered as a saturated look-up: stale or 503, no connection.
+   */
+  async function refusedJoinUnderSaturation(warm: boolean) {
+    const own = await startJavaServer({ motd: 'cap' });
+    const silent = await startSilentServer();
+    const clock = new FakeClock();
+    const real = new MemoryStatusCache({ now: () => clock.now() });
+    let refused = false;
+    let hanging: Promise<unknown> | null = null;
+    const target = `127.0.0.1:${own.port}`;
+    const cache: StatusCache = {
+      get: async (key) => {
+        if (refused && hanging === null && key.includes(`|${own.port}`)) {
+          hanging = status.lookup(`127.0.0.1:${silent.port}`, 'java').catch(() => null);
+          await until(() => status.activePings === 1);
+        }
+        return real.get(key);
+      },
+      set: (key, entry, ttl) => real.set(key, entry, ttl),
+      close: () => real.close(),
+    };
+    const status = createStatusService({ config: testConfig({ MAX_CONCURRENT_PINGS: '1', PING_TIMEOUT_MS: '2000' }), clock, icmp: null, cache });
+    try {
+      const first = warm ? await status.lookup(target, 'java') : null;
+      // Past the stale-while-revalidate window: a look-up waits for a ping.
+      clock.advance(TTL_MS + STALE_WHILE_REVALIDATE_MS + 1_000);
+      const connections = own.connections();
+      const spent = () =>
+        new Promise<void>((_resolve, reject) =>
+          setTimeout(() => {
+            refused = true;
+            reject(new ObserverError('rate_limited', 429, 'Rate limit exceeded.'));
+          }, 50),
+        );
+      let charged = 0;
+      const [a, b] = await Promise.allSettled([
+        status.lookup(target, 'java', { beforePing: spent }),
+        status.lookup(target, 'java', {
+          beforePing: () => {
+            charged += 1;
+          },
+        }),
+      ]);
+      expect(a).toMatchObject({ status: 'rejected', reason: { code: 'rate_limited' } });
+      expect(hanging).not.toBeNull();
+      expect(charged).toBe(0);
+      expect(own.connections()).toBe(connections);
+      expect(silent.accepted()).toBe(1);
+      await hanging;
+      return { b, first };
+    } finally {
+      await silent.close();
+      await own.close();
+    }
+  }
+
+  it('without a last success: 503 service_busy', async () => {
+    const { b } = await refusedJoinUnderSaturation(false);
+    expect(b).toMatchObject({ status: 'rejected', reason: { code: 'service_busy', statusCode: 503 } });
+  });
+
+  it('with a success under 24 hours: that success, stale', async () => {
+    const { b, first } = await refusedJoinUnderSaturation(true);
+    expect(b).toMatchObject({ status: 'fulfilled', value: { cache: 'STALE', status: { stale: true, online: true } } });
+    expect((b as PromiseFulfilledResult<{ status: { checked_at: string } }>).value.status.checked_at).toBe(first!.status.checked_at);
+  });
+});
+

@@ -54,13 +54,15 @@ export const bulkRoutes: FastifyPluginAsyncTypebox<{ status: StatusLookup; confi
           'a `ServerStatus`, or `{address, error, message}` with the code the single endpoint would give ' +
           `(\`invalid_address\`, \`host_not_found\`, \`target_refused\`, …). Each entry counts as one request against the ` +
           `status rate limit; a request that would exceed it is refused (429) before any ping. At most ${BULK_CONCURRENCY} ` +
-          `pings run at once per request. Body at most ${MAX_BULK_BODY_BYTES / 1024} KiB (413 \`body_too_large\`).`,
+          `pings run at once per request. Body at most ${MAX_BULK_BODY_BYTES / 1024} KiB (413 \`body_too_large\`), ` +
+          'sent as `application/json` (415 `unsupported_media_type` otherwise).',
         tags: ['status'],
         body: BulkRequest,
         response: {
           200: Type.Ref('BulkResponse'),
           400: Type.Ref('ErrorResponse'),
           413: Type.Ref('ErrorResponse'),
+          415: Type.Ref('ErrorResponse'),
           429: Type.Ref('ErrorResponse'),
         },
       },

@@ -13,6 +13,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { Config } from '../../config/index.js';
+import { escapeHtml } from '../../motd/index.js';
 import { ObserverError } from '../../core/errors.js';
 import { defaultIconPng } from '../../render/index.js';
 import { tierConfig } from '../rate-limit.js';
@@ -58,9 +59,6 @@ const CONTENT_TYPES: Record<string, string> = {
   css: 'text/css; charset=utf-8',
   map: 'application/json; charset=utf-8',
 };
-
-const escapeHtml = (s: string) =>
-  s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&#39;');
 
 /** `../` per folder between the page and the service root, so relative URLs survive a proxy prefix. */
 function rootPrefix(url: string): string {
