@@ -49,7 +49,9 @@ async function start(env: Record<string, string> = {}, clock?: FakeClock) {
 async function get(url: string, headers: Record<string, string> = {}) {
   const res = await fetch(url, { headers });
   const body = Buffer.from(await res.arrayBuffer());
-  return { status: res.status, headers: Object.fromEntries(res.headers), body };
+  const names: Record<string, string> = {};
+  res.headers.forEach((value, name) => (names[name] = value));
+  return { status: res.status, headers: names, body };
 }
 
 /** Headers that differ between two answers by design (time, remaining budget). */
