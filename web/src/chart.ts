@@ -97,18 +97,19 @@ function draw(history: ServerHistory, label: string): SVGSVGElement {
 }
 
 /**
- * The chart section; it loads the 24-hour range, and the others on demand. `justChecked`:
- * the look-up that opened the page pinged the server a moment ago, and the service records
- * that check in the background, so the first request waits a moment for it.
+ * The chart section; it loads the 24-hour range, and the others on demand. The page adds it
+ * once the server's status is known: the service's history counts the check that status
+ * made (even while it waits for the store's group commit), so a server looked up a moment
+ * ago has a history.
  */
-export function historySection(target: Target, justChecked = false): HTMLElement {
+export function historySection(target: Target): HTMLElement {
   const body = h('div', { class: 'chart-body', 'aria-live': 'polite' }, h('p', { class: 'muted' }, 'Loading the history…'));
   const buttons = RANGES.map((r) =>
     h('button', { type: 'button', class: 'range', 'aria-pressed': r.range === '24h' ? 'true' : 'false', 'data-range': r.range }, r.label),
   );
   let controller: AbortController | null = null;
 
-  async function load(range: Range, retry = true): Promise<void> {
+  async function load(range: Range): Promise<void> {
     controller?.abort();
     controller = new AbortController();
     for (const b of buttons) b.setAttribute('aria-pressed', String(b.dataset.range === range));
@@ -128,11 +129,6 @@ export function historySection(target: Target, justChecked = false): HTMLElement
       );
     } catch (error) {
       if (error instanceof DOMException && error.name === 'AbortError') return;
-      // The look-up that opened the page may have recorded the first check a moment ago.
-      if (retry && error instanceof ApiError && error.status === 404) {
-        setTimeout(() => void load(range, false), 1500);
-        return;
-      }
       const text =
         error instanceof ApiError && error.status === 404
           ? 'No history yet: this server has not been checked before. Come back later to see its uptime.'
@@ -144,7 +140,7 @@ export function historySection(target: Target, justChecked = false): HTMLElement
   }
 
   for (const b of buttons) b.addEventListener('click', () => void load(b.dataset.range as Range));
-  setTimeout(() => void load('24h'), justChecked ? 1000 : 0);
+  void load('24h');
   return h(
     'section',
     { class: 'panel', 'aria-labelledby': 'history-title' },
