@@ -30,7 +30,12 @@ export function trendsSection(): HTMLElement {
                 ' ',
                 h('span', { class: 'trend-players' }, `${numbers.format(server.players_online)} / ${numbers.format(server.players_max)} players`),
                 ' ',
-                h('span', { class: 'trend-uptime', title: 'Share of checks online over the last 7 days' }, `${server.uptime_percentage}% up`),
+                h(
+                  'span',
+                  // Below 99% the figure is a warning colour.
+                  { class: server.uptime_percentage < 99 ? 'trend-uptime low' : 'trend-uptime', title: 'Share of checks online over the last 7 days' },
+                  `${server.uptime_percentage}% up`,
+                ),
               ),
             ),
           ),
