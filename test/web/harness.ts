@@ -77,10 +77,17 @@ export interface Opened {
   close(): Promise<void>;
 }
 
-/** A fresh browser context (no cache) with the page at `path` loaded. */
-export async function open(browser: Browser, front: Front, path: string, options: BrowserContextOptions = {}): Promise<Opened> {
+/** A fresh browser context (no cache) with the page at `path` loaded; `prepare` runs before it loads (a fixed clock, say). */
+export async function open(
+  browser: Browser,
+  front: Front,
+  path: string,
+  options: BrowserContextOptions = {},
+  prepare?: (page: Page) => Promise<void>,
+): Promise<Opened> {
   const context = await browser.newContext({ viewport: { width: 1024, height: 900 }, deviceScaleFactor: 1, ...options });
   const page = await context.newPage();
+  await prepare?.(page);
   const errors: string[] = [];
   const foreign: string[] = [];
   const responses: Opened['responses'] = [];
