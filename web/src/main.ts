@@ -70,10 +70,10 @@ function lookupForm(onLookup: (target: Target) => void) {
       edition.value = target?.mode ?? 'java';
       input.removeAttribute('aria-invalid');
     },
-    /** Flags the address box as invalid (aria-invalid) and puts the focus back in it. */
-    invalid() {
+    /** Flags the address box as invalid (aria-invalid); `focus`: and puts the focus back in it. */
+    invalid(focus: boolean) {
       input.setAttribute('aria-invalid', 'true');
-      input.focus();
+      if (focus) input.focus();
     },
   };
 }
@@ -90,7 +90,7 @@ const view = h('div', { id: 'view' });
 const form = lookupForm((target) => {
   if (target.address === '') {
     showAlert('Type a server address, for example play.example.com or 203.0.113.7:25566.');
-    form.invalid();
+    form.invalid(true);
     return;
   }
   // An address the service would refuse as malformed is refused here, before any request,
@@ -98,7 +98,7 @@ const form = lookupForm((target) => {
   const problem = addressProblem(target.address);
   if (problem !== null) {
     showAlert(problem);
-    form.invalid();
+    form.invalid(true);
     return;
   }
   history.pushState(null, '', pageUrl(target));
@@ -119,7 +119,8 @@ async function showServer(target: Target): Promise<void> {
   if (problem !== null) {
     replace(view);
     showAlert(problem);
-    form.invalid();
+    // A page load does not move the focus.
+    form.invalid(false);
     return;
   }
   const card = h('section', { class: 'panel', 'aria-labelledby': 'card-label', 'aria-live': 'polite', 'aria-busy': 'true' });
