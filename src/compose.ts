@@ -15,7 +15,7 @@ import { RedisDailySecret } from './redis/daily-secret.js';
 import { SharedRedis } from './redis/shared-redis.js';
 import { BackgroundRefresher, Blocklist, createStatusService, withBlockedFlag } from './status/index.js';
 import { RedisStatusCache } from './status/redis-cache.js';
-import { openStore } from './store/index.js';
+import { openStore, type StoreOptions } from './store/index.js';
 import type { Store } from './store/types.js';
 
 export interface ComposeOptions {
@@ -23,6 +23,8 @@ export interface ComposeOptions {
   logger?: AppDeps['logger'];
   /** ICMP echo; an IcmpPinger (raw sockets) per the ICMP setting unless given (null turns it off). */
   icmp?: ((ip: string, signal: AbortSignal) => Promise<boolean | null>) | null;
+  /** The history store's group commit (window, rows per window), for tests; HISTORY_BUFFER_MAX still bounds it. */
+  writes?: NonNullable<StoreOptions['writes']>;
 }
 
 /** The app with every route, its store, status service and (with REDIS_URL) Redis; closing the app closes them. */
@@ -42,7 +44,7 @@ export async function composeApp(config: Config, options: ComposeOptions = {}) {
   await redis?.ready(1_000);
   const store = await openStore(config, clock, {
     onError: (error) => logError(error, 'history store'),
-    writes: { maxRows: config.historyBufferMax },
+    writes: { ...options.writes, maxRows: config.historyBufferMax },
   });
   // One pinger for the process: two raw sockets shared by every echo (ICMP=off: none).
   const pinger =

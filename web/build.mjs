@@ -14,6 +14,19 @@ const assets = join(out, 'assets');
 
 /** The issue's budget for the app's JavaScript, gzipped. */
 const JS_BUDGET_GZIP = 50 * 1024;
+/**
+ * The two Node built-ins the service's address parser (src/resolve/address.ts) uses, as
+ * browser modules: the page checks an address with the very code the API runs. Any other
+ * `node:` import fails the build (esbuild targets the browser).
+ */
+const NODE_SHIMS = { 'node:net': join(here, 'src', 'shims', 'net.ts'), 'node:url': join(here, 'src', 'shims', 'url.ts') };
+const nodeShims = {
+  name: 'node-shims',
+  setup(b) {
+    b.onResolve({ filter: /^node:(net|url)$/ }, (args) => ({ path: NODE_SHIMS[args.path] }));
+  },
+};
+
 /** Fonts the stylesheet uses on every page (under the API: the widget's font route). */
 const PRELOAD = ['widget/fonts/inter-latin-400-normal.woff2', 'widget/fonts/inter-latin-700-normal.woff2'];
 
@@ -30,6 +43,7 @@ const result = await build({
   entryNames: '[name]-[hash]',
   // Font URLs in the stylesheet point at the service's font route; they are not bundled.
   external: ['*.woff2'],
+  plugins: [nodeShims],
   metafile: true,
   legalComments: 'none',
   logLevel: 'warning',

@@ -283,11 +283,15 @@ export class KyselyHistoryStore implements HistoryStore {
     };
   }
 
-  /** With the reads' deadline and fallback: the last good answer marked stale, or 503. */
+  /** With the reads' deadline and fallback: the last good answer marked stale, or 503. Counts queued checks too. */
   async history(serverId: string, range: HistoryRange): Promise<ServerHistory | null> {
-    const answer = await this.reads.read(`history:${serverId}:${range}`, async () => ({
-      history: await readServerHistory(this.db, serverId, range, this.clock.now()),
-    }));
+    const answer = await this.reads.read(`history:${serverId}:${range}`, async () => {
+      // A check of this server still waiting for its group commit (up to 50 ms) is written
+      // first: the page that has just looked a server up asks for its history next. One write
+      // per such check at most, never one per request.
+      if (this.queue.holdsCheck(serverId)) await this.queue.flushOnce();
+      return { history: await readServerHistory(this.db, serverId, range, this.clock.now()) };
+    });
     if (answer.history === null) return null;
     return answer.stale ? { ...answer.history, stale: true } : answer.history;
   }

@@ -119,7 +119,8 @@ export interface Store {
   stats(): Promise<Statistics>;
   /**
    * One server's uptime and players over `range`, in buckets (see uptime-history.ts); null
-   * when the server has never been checked (or its checks were all pruned with it).
+   * when the server has never been checked (or its checks were all pruned with it). Every
+   * check recorded before the call counts, also one still queued for the group commit.
    */
   history(serverId: string, range: HistoryRange): Promise<ServerHistory | null>;
   /** State of the database as the writes see it, and of the write buffer. */

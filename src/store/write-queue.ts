@@ -80,6 +80,8 @@ export class WriteQueue {
   private expireBefore: number | null = null;
   /** Rows taken by the write in progress (still counted against the bound). */
   private inFlightRows = 0;
+  /** Checks taken by the write in progress. */
+  private inFlightChecks: CheckRecord[] = [];
   private writing: Promise<void> | null = null;
   private timer: NodeJS.Timeout | null = null;
   private failures = 0;
@@ -186,6 +188,12 @@ export class WriteQueue {
     }
   }
 
+  /** Whether a check of `serverId` is queued or being written (not yet in the database). */
+  holdsCheck(serverId: string): boolean {
+    const of = (check: CheckRecord) => check.serverId === serverId;
+    return this.inFlightChecks.some(of) || this.checks.some(of);
+  }
+
   /** One write of what is queued now, unless writes are backing off; never rejects. */
   async flushOnce(): Promise<void> {
     if (this.writing) await this.writing;
@@ -274,6 +282,7 @@ export class WriteQueue {
     this.counters = new Map();
     this.expireBefore = null;
     this.inFlightRows = checks.length + lookups.length;
+    this.inFlightChecks = checks;
 
     const run = (async () => {
       try {
@@ -293,6 +302,7 @@ export class WriteQueue {
         throw error;
       } finally {
         this.inFlightRows = 0;
+        this.inFlightChecks = [];
         this.writing = null;
         if (!this.stopped && this.pending()) this.scheduled();
       }

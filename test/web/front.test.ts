@@ -6,9 +6,12 @@
  * axe-core, and the page-weight budget. Every page checks: no console error, no request to
  * another origin.
  */
-import { readFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startJavaServer, type RunningJavaServer } from '../support/minecraft.js';
@@ -154,27 +157,209 @@ describe('looking a server up', () => {
     await o.close();
   });
 
-  it('an invalid address shows the reason in a role="alert" region, typed or loaded', async () => {
+  it('an invalid address shows the API\'s own reason in a role="alert" region, typed or loaded, without a request or a console error', async () => {
+    /** What the API answers for `address`: the page must say the same, without asking it. */
+    const apiMessage = async (address: string) => {
+      const response = await fetch(`${front.origin}/api/v1/status/${encodeURIComponent(address)}`);
+      expect(response.status).toBe(400);
+      return ((await response.json()) as { message: string }).message;
+    };
+    const statusRequests = (o: Opened) => o.api.filter((e) => e.startsWith('request /api/v1/status/'));
+
     const o = await open(browser, front, '/');
-    await o.page.locator('#address').fill('not a host!');
-    await o.page.locator('#address').press('Enter');
+    await o.page.waitForSelector('#trends-title + div:not([aria-busy])');
+    await o.page.waitForSelector('#stats-title + div:not([aria-busy])');
+    await expectClean(o);
     const alert = o.page.getByRole('alert');
-    await expect.poll(() => alert.innerText()).toMatch(/address/i);
-    expect(await o.page.locator('.card').count()).toBe(0);
-    // The API's 400 is expected here; Chromium logs failed fetches as console errors.
-    expect(o.errors.filter((e) => !/status of 400/.test(e))).toEqual([]);
+    const input = o.page.locator('#address');
+    for (const typed of ['not a host!', '0x7f.1:25565', 'play.example.com:70000', '[::1']) {
+      await input.fill(typed);
+      expect(await input.getAttribute('aria-invalid')).toBeNull();
+      await input.press('Enter');
+      await expect.poll(() => alert.innerText()).toBe(await apiMessage(typed));
+      expect(await input.getAttribute('aria-invalid')).toBe('true');
+      expect(await o.page.evaluate(() => document.activeElement?.id)).toBe('address');
+      // No page of its own: the URL stays, no card, and the service was not asked.
+      expect(o.page.url()).toBe(`${front.origin}/`);
+      expect(await o.page.locator('.card').count()).toBe(0);
+    }
+    expect(statusRequests(o)).toEqual([]);
+    await expectClean(o);
     await o.close();
 
-    const direct = await open(browser, front, `/server/${encodeURIComponent('0x7f.1')}`);
-    await expect.poll(() => direct.page.getByRole('alert').innerText()).not.toBe('');
-    expect(await direct.page.locator('.card').count()).toBe(0);
-    await direct.close();
+    for (const bad of ['0x7f.1', 'not a host', 'play.example.com:0', 'a..b.example']) {
+      const direct = await open(browser, front, `/server/${encodeURIComponent(bad)}`);
+      await expect.poll(() => direct.page.getByRole('alert').innerText()).toBe(await apiMessage(bad));
+      expect(await direct.page.locator('.card').count()).toBe(0);
+      expect(await direct.page.locator('#address').inputValue()).toBe(bad);
+      expect(statusRequests(direct)).toEqual([]);
+      expect(direct.api).toEqual([]);
+      await expectClean(direct);
+      await direct.close();
+    }
 
     const empty = await open(browser, front, '/');
     await empty.page.locator('#address').press('Enter');
     expect(await empty.page.getByRole('alert').innerText()).toMatch(/Type a server address/);
     expect(empty.page.url()).toBe(`${front.origin}/`);
+    await expectClean(empty);
     await empty.close();
+  });
+
+  it('the front page lists a server looked up a moment ago under trending servers, with its players and uptime', async () => {
+    const o = await open(browser, front, '/');
+    await o.page.locator('#address').fill(goodAddress());
+    await o.page.locator('#address').press('Enter');
+    await expectGoodCard(o);
+    await o.page.waitForSelector('svg.chart');
+    // Back to the front page by its link (a full page load).
+    await o.page.getByRole('link', { name: 'Observer' }).click();
+    await o.page.waitForURL(`${front.origin}/`);
+    const trends = o.page.locator('ol.trends');
+    await trends.waitFor();
+    const named = o.page.getByRole('link', { name: goodAddress(), exact: true });
+    const item = trends.locator('li', { has: named });
+    const link = item.locator(named);
+    expect(await link.getAttribute('href')).toBe(`${front.origin}/server/${encodeURIComponent(goodAddress())}`);
+    expect(await item.locator('.trend-edition').innerText()).toBe('Java');
+    expect(await item.locator('.trend-players').innerText()).toBe('3 / 20 players');
+    expect(await item.locator('.trend-uptime').innerText()).toBe('100% up');
+    await link.click();
+    await expectGoodCard(o);
+    await expectClean(o);
+    await o.close();
+  });
+
+  it('a stale answer (the last success, served while a fresh check runs) carries the stale badge', async () => {
+    const fleeting = await startJavaServer({ motd: 'Going away', onlinePlayers: 5, maxPlayers: 10 });
+    const path = `/server/${encodeURIComponent(`127.0.0.1:${fleeting.port}`)}`;
+    // First look-up: a fresh answer, no badge.
+    const first = await open(browser, front, path);
+    await first.page.waitForSelector('.card');
+    expect(await text(first, '.state')).toBe('Online');
+    expect(await first.page.locator('.badge.stale').count()).toBe(0);
+    expect(await first.page.locator('.card .note').count()).toBe(0);
+    await first.close();
+    await fleeting.close();
+    // Past the one-second cache: the next look-up gets the last success, marked stale.
+    await new Promise((resolve) => setTimeout(resolve, 1100));
+    const o = await open(browser, front, path);
+    await o.page.waitForSelector('.card');
+    expect(await text(o, '.state')).toBe('Online');
+    expect(await fact(o, 'Players')).toBe('5 / 10');
+    const badge = o.page.locator('.fact .badge.stale');
+    expect(await badge.innerText()).toBe('stale');
+    expect(await badge.isVisible()).toBe(true);
+    expect(await o.page.locator('.card .note').innerText()).toBe('This is the last successful answer, served while a fresh check is under way.');
+    await o.page.waitForSelector('svg.chart');
+    await expectClean(o);
+    await o.close();
+  });
+});
+
+describe('an address the service refuses (public-address guard on, no allowlist)', () => {
+  let guarded: Front;
+  beforeAll(async () => {
+    guarded = await startFront({ TARGET_ALLOWLIST: '' });
+  });
+  afterAll(() => guarded?.close());
+
+  it('a loopback target: the API\'s 400 shown as an alert; the one console line is Chromium\'s report of that 400', async () => {
+    const o = await open(browser, guarded, '/');
+    await o.page.locator('#address').fill(goodAddress());
+    await o.page.locator('#address').press('Enter');
+    const alert = o.page.getByRole('alert');
+    const answer = await fetch(`${guarded.origin}/api/v1/status/${goodAddress()}`);
+    expect(answer.status).toBe(400);
+    const { message } = (await answer.json()) as { message: string };
+    await expect.poll(() => alert.innerText()).toBe(message);
+    expect(await o.page.locator('.card').count()).toBe(0);
+    const path = `/api/v1/status/${encodeURIComponent(goodAddress())}`;
+    // The page asked once, learnt the refusal, and asked nothing more (no history).
+    expect(o.api.filter((e) => !/\/api\/v1\/(trends|stats)\b/.test(e))).toEqual([`request ${path}`, `response 400 ${path}`]);
+    // Chromium reports every HTTP error answer of a fetch as a console error; the page cannot
+    // silence it. It is the only one, and it names this very request.
+    expect(o.errors).toEqual([`Failed to load resource: the server responded with a status of 400 (Bad Request) (${guarded.origin}${path})`]);
+    expect(o.foreign).toEqual([]);
+    await o.close();
+  });
+});
+
+describe('Mojang\'s blocklist (BLOCKLIST_SOURCE, a local file)', () => {
+  let listed: Front;
+  let dir: string;
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'observer-web-blocklist-'));
+    const file = join(dir, 'blockedservers');
+    // The vanilla client's hash of the host name (mc.observer.test is 127.0.0.1 in the test zone).
+    const sha1 = (s: string) => createHash('sha1').update(s).digest('hex');
+    writeFileSync(file, `${sha1('*.example.com')}\n${sha1('mc.observer.test')}\n`);
+    listed = await startFront({ BLOCKLIST_SOURCE: file });
+  });
+  afterAll(async () => {
+    await listed?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('a listed server shows "Blocked by Mojang"; an unlisted one, and a service without a list, show nothing', async () => {
+    const named = `mc.observer.test:${good.port}`;
+    const blocked = (await (await fetch(`${listed.origin}/api/v1/status/${named}`)).json()) as { blocked: unknown };
+    expect(blocked.blocked).toBe(true);
+    const o = await open(browser, listed, `/server/${encodeURIComponent(named)}`);
+    await o.page.waitForSelector('.card');
+    const badge = o.page.locator('.card .badge.blocked');
+    expect(await badge.innerText()).toBe('Blocked by Mojang');
+    expect(await badge.isVisible()).toBe(true);
+    expect(await o.page.locator('.card .note').innerText()).toMatch(/^This server is on Mojang's list of blocked servers/);
+    // Plain text: no element inside the badge.
+    expect(await badge.evaluate((el) => el.children.length)).toBe(0);
+    await expectClean(o);
+    await o.close();
+
+    // The same server by its IP is not on the list: `blocked` is false, and nothing is shown.
+    const unlisted = (await (await fetch(`${listed.origin}/api/v1/status/${goodAddress()}`)).json()) as { blocked: unknown };
+    expect(unlisted.blocked).toBe(false);
+    const byIp = await open(browser, listed, `/server/${encodeURIComponent(goodAddress())}`);
+    await expectGoodCard(byIp);
+    expect(await byIp.page.locator('.badge.blocked').count()).toBe(0);
+    expect(await byIp.page.getByText(/blocked/i).count()).toBe(0);
+    await byIp.close();
+
+    // Without BLOCKLIST_SOURCE `blocked` is null: nothing either.
+    const none = (await (await fetch(`${front.origin}/api/v1/status/${named}`)).json()) as { blocked: unknown };
+    expect(none.blocked).toBeNull();
+    const unknown = await open(browser, front, `/server/${encodeURIComponent(named)}`);
+    await unknown.page.waitForSelector('.card');
+    expect(await unknown.page.getByText(/blocked/i).count()).toBe(0);
+    await unknown.close();
+  });
+});
+
+describe('the history of a server looked up a moment ago', () => {
+  let slow: Front;
+  beforeAll(async () => {
+    // Group commits a minute apart: the look-up's check is still queued when the page asks.
+    slow = await startFront({}, { writes: { windowMs: 60_000 } });
+  });
+  afterAll(() => slow?.close());
+
+  it('is asked for once the status is known, and already counts that check: no 404, no console error', async () => {
+    const fresh = await startJavaServer({ motd: 'Brand new', onlinePlayers: 4, maxPlayers: 8 });
+    try {
+      const address = `127.0.0.1:${fresh.port}`;
+      const o = await open(browser, slow, `/server/${encodeURIComponent(address)}`);
+      await o.page.waitForSelector('svg.chart, .chart-body .empty');
+      const chart = o.page.locator('svg.chart');
+      expect(await chart.getAttribute('aria-label')).toBe('Uptime 100% over the last 24 hours (1 check, 1 online); players: average 4, peak 4.');
+      const status = `/api/v1/status/${encodeURIComponent(address)}`;
+      const history = `/api/v1/history/${encodeURIComponent(address)}?range=24h`;
+      const order = o.api.filter((e) => e.endsWith(status) || e.endsWith(history));
+      expect(order).toEqual([`request ${status}`, `response 200 ${status}`, `request ${history}`, `response 200 ${history}`]);
+      await expectClean(o);
+      await o.close();
+    } finally {
+      await fresh.close();
+    }
   });
 });
 

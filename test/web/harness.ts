@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type Browser, type BrowserContextOptions, type Page } from 'playwright-core';
 import { expect } from 'vitest';
-import { composeApp } from '../../src/compose.js';
+import { composeApp, type ComposeOptions } from '../../src/compose.js';
 import { testConfig } from '../support/app.js';
 
 export interface Front {
@@ -21,7 +21,11 @@ export interface Front {
   close(): Promise<void>;
 }
 
-export async function startFront(env: Record<string, string> = {}): Promise<Front> {
+/**
+ * The whole service on a loopback port. With BLOCKLIST_SOURCE, the list is loaded before the
+ * first request (main.ts loads it in the background once listening).
+ */
+export async function startFront(env: Record<string, string> = {}, options: Pick<ComposeOptions, 'clock' | 'writes'> = {}): Promise<Front> {
   const dir = mkdtempSync(join(tmpdir(), 'observer-web-'));
   const config = testConfig({
     DATABASE_URL: `sqlite:${join(dir, 'observer.db')}`,
@@ -31,7 +35,8 @@ export async function startFront(env: Record<string, string> = {}): Promise<Fron
     LOG_LEVEL: 'silent',
     ...env,
   });
-  const { app, store } = await composeApp(config, { icmp: null, logger: false });
+  const { app, store, blocklist } = await composeApp(config, { ...options, icmp: null, logger: false });
+  if (blocklist && !(await blocklist.load())) throw new Error('the test blocklist did not load');
   await app.listen({ host: '127.0.0.1', port: 0 });
   const origin = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
   return {
@@ -62,30 +67,51 @@ export function launchBrowser(): Promise<Browser> {
 
 export interface Opened {
   page: Page;
+  /** Console errors and uncaught exceptions, as `text (url)`. */
   errors: string[];
+  /** Requests to the API (not its fonts) as they happened: `request <path>`, `response <status> <path>`. */
+  api: string[];
   foreign: string[];
   /** Per response: URL, status, content type, bytes over the wire (headers + encoded body). */
   responses: Array<{ url: string; status: number; type: string; bytes: Promise<number> }>;
   close(): Promise<void>;
 }
 
-/** A fresh browser context (no cache) with the page at `path` loaded. */
-export async function open(browser: Browser, front: Front, path: string, options: BrowserContextOptions = {}): Promise<Opened> {
+/** A fresh browser context (no cache) with the page at `path` loaded; `prepare` runs before it loads (a fixed clock, say). */
+export async function open(
+  browser: Browser,
+  front: Front,
+  path: string,
+  options: BrowserContextOptions = {},
+  prepare?: (page: Page) => Promise<void>,
+): Promise<Opened> {
   const context = await browser.newContext({ viewport: { width: 1024, height: 900 }, deviceScaleFactor: 1, ...options });
   const page = await context.newPage();
+  await prepare?.(page);
   const errors: string[] = [];
   const foreign: string[] = [];
   const responses: Opened['responses'] = [];
+  const api: string[] = [];
+  const apiPath = (u: string) => {
+    if (!u.startsWith(front.origin)) return null;
+    const url = new URL(u);
+    // The API's answers; the fonts under it are static files.
+    return url.pathname.startsWith('/api/v1/') && !url.pathname.startsWith('/api/v1/widget/fonts/') ? `${url.pathname}${url.search}` : null;
+  };
   page.on('console', (m) => {
-    if (m.type() === 'error') errors.push(m.text());
+    if (m.type() === 'error') errors.push(`${m.text()} (${m.location().url})`);
   });
   page.on('pageerror', (e) => errors.push(String(e)));
   page.on('request', (r) => {
     const u = r.url();
     if (u.startsWith('data:') || u === 'about:blank') return;
     if (new URL(u).origin !== front.origin) foreign.push(u);
+    const path = apiPath(u);
+    if (path) api.push(`request ${path}`);
   });
   page.on('response', (r) => {
+    const path = apiPath(r.url());
+    if (path) api.push(`response ${r.status()} ${path}`);
     const sizes = r
       .request()
       .sizes()
@@ -97,6 +123,7 @@ export async function open(browser: Browser, front: Front, path: string, options
   return {
     page,
     errors,
+    api,
     foreign,
     responses,
     async close() {

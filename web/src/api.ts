@@ -30,6 +30,8 @@ export interface ServerStatus {
   roundTripLatency: number | null;
   stale: boolean;
   checked_at: string;
+  /** Java only: on Mojang's blocked-servers list; null (or absent) when the service has no list. */
+  blocked?: boolean | null;
 }
 
 export interface HistoryBucket {
@@ -95,8 +97,17 @@ export function url(path: string, params?: URLSearchParams): string {
 
 export const addressPath = (address: string) => encodeURIComponent(address);
 
-export async function getJson<T>(path: string, params?: URLSearchParams, signal?: AbortSignal): Promise<T> {
-  const response = await fetch(url(path, params), { headers: { accept: 'application/json' }, ...(signal ? { signal } : {}) });
+/**
+ * GET of an API path. `revalidate`: never answered from the browser's cache without asking
+ * (the front page's trends are cached 30 s for API clients, but someone who has just looked a
+ * server up expects to find it there).
+ */
+export async function getJson<T>(path: string, params?: URLSearchParams, signal?: AbortSignal, revalidate = false): Promise<T> {
+  const response = await fetch(url(path, params), {
+    headers: { accept: 'application/json' },
+    ...(signal ? { signal } : {}),
+    ...(revalidate ? { cache: 'no-cache' as const } : {}),
+  });
   const body = (await response.json().catch(() => null)) as { error?: unknown; message?: unknown } | null;
   if (!response.ok) {
     const message = typeof body?.message === 'string' ? body.message : `The service answered ${response.status}.`;

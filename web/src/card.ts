@@ -72,11 +72,20 @@ export function statusCard(target: Target, status: ServerStatus): HTMLElement {
         'div',
         {},
         h('h2', { id: 'card-title', class: 'server-name' }, target.address),
-        h('p', { class: `state ${online ? 'online' : 'offline'}` }, h('span', { class: 'dot', 'aria-hidden': 'true' }), online ? 'Online' : 'Offline'),
+        h(
+          'div',
+          { class: 'badges' },
+          h('p', { class: `state ${online ? 'online' : 'offline'}` }, h('span', { class: 'dot', 'aria-hidden': 'true' }), online ? 'Online' : 'Offline'),
+          // Only a definite true: false and null (no list loaded) show nothing.
+          status.blocked === true ? h('p', { class: 'badge blocked' }, 'Blocked by Mojang') : null,
+        ),
       ),
     ),
     motd,
     facts,
+    status.blocked === true
+      ? h('p', { class: 'note' }, "This server is on Mojang's list of blocked servers: the official Java client refuses to join it.")
+      : null,
     status.stale
       ? h('p', { class: 'note' }, 'This is the last successful answer, served while a fresh check is under way.')
       : null,

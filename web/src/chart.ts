@@ -1,7 +1,9 @@
 /**
- * The uptime and players chart: one bar per bucket (its share of online checks), a line of
- * average players, as SVG with role="img" and a label stating the figures; the same figures
- * are written under it as text.
+ * The uptime and players chart, as SVG with role="img" and a label stating the figures (the
+ * same figures are written under it as text): the average players of each bucket as a line
+ * over a light area, broken where the server was not seen online, and under it a strip with
+ * one cell per bucket (online, partly online, offline, not checked). The dates and the peak
+ * are HTML around the SVG, which is stretched to the width of the page.
  */
 import { ApiError, addressPath, getJson, modeParams, type ServerHistory } from './api.js';
 import { h, replace, s } from './dom.js';
@@ -16,8 +18,12 @@ type Range = (typeof RANGES)[number]['range'];
 
 const WIDTH = 720;
 const HEIGHT = 200;
-const PLOT_TOP = 8;
-const PLOT_BOTTOM = 176;
+/** The players band. */
+const PLOT_TOP = 4;
+const PLOT_BOTTOM = 156;
+/** The uptime strip. */
+const STRIP_TOP = 168;
+const STRIP_BOTTOM = HEIGHT;
 
 const fmt = new Intl.NumberFormat('en', { maximumFractionDigits: 2 });
 
@@ -57,58 +63,100 @@ export function describe(f: Figures, phrase: string): string {
   return `Uptime ${fmt.format(f.uptime)}% over ${phrase} (${checks}, ${f.online} online); ${players}.`;
 }
 
-function draw(history: ServerHistory, label: string): SVGSVGElement {
+type Cell = 'up' | 'part' | 'down' | 'none';
+
+function cellOf(b: ServerHistory['buckets'][number]): Cell {
+  if (b.checks === 0) return 'none';
+  return b.online === b.checks ? 'up' : b.online === 0 ? 'down' : 'part';
+}
+
+/** Runs of consecutive buckets with an average: the line is not drawn across a gap. */
+function runs(points: Array<[number, number] | null>): Array<Array<[number, number]>> {
+  const out: Array<Array<[number, number]>> = [];
+  let run: Array<[number, number]> = [];
+  for (const p of points) {
+    if (p) run.push(p);
+    else if (run.length > 0) {
+      out.push(run);
+      run = [];
+    }
+  }
+  if (run.length > 0) out.push(run);
+  return out;
+}
+
+const xy = ([x, y]: [number, number]) => `${x.toFixed(1)},${y.toFixed(1)}`;
+
+function draw(history: ServerHistory, label: string): HTMLElement {
   const buckets = history.buckets;
   const n = Math.max(1, buckets.length);
   const step = WIDTH / n;
   const peak = Math.max(1, ...buckets.map((b) => b.players_max ?? 0));
   const plot = PLOT_BOTTOM - PLOT_TOP;
-  const bars = buckets.map((b, i) => {
-    if (b.checks === 0) {
-      return s('rect', { class: 'bar none', x: (i * step).toFixed(1), y: PLOT_BOTTOM - 2, width: Math.max(1, step - 1).toFixed(1), height: 2 });
-    }
-    const share = b.online / b.checks;
-    const height = Math.max(2, share * plot);
-    const kind = share === 1 ? 'up' : share === 0 ? 'down' : 'part';
-    return s('rect', {
-      class: `bar ${kind}`,
+  const cells = buckets.map((b, i) =>
+    s('rect', {
+      class: `bar ${cellOf(b)}`,
       x: (i * step).toFixed(1),
-      y: (share === 0 ? PLOT_BOTTOM - plot : PLOT_BOTTOM - height).toFixed(1),
+      y: STRIP_TOP,
       width: Math.max(1, step - 1).toFixed(1),
-      height: (share === 0 ? plot : height).toFixed(1),
-    });
+      height: STRIP_BOTTOM - STRIP_TOP,
+    }),
+  );
+  const points = buckets.map((b, i): [number, number] | null =>
+    b.players_avg === null ? null : [i * step + step / 2, PLOT_BOTTOM - (b.players_avg / peak) * plot],
+  );
+  const lines = runs(points).flatMap((run) => {
+    if (run.length === 1) return [s('circle', { class: 'players-dot', cx: run[0]![0].toFixed(1), cy: run[0]![1].toFixed(1), r: 2.5 })];
+    const first = run[0]!;
+    const last = run[run.length - 1]!;
+    return [
+      s('path', { class: 'players-area', d: `M${first[0].toFixed(1)},${PLOT_BOTTOM} L${run.map(xy).join(' L')} L${last[0].toFixed(1)},${PLOT_BOTTOM} Z` }),
+      s('polyline', { class: 'players', points: run.map(xy).join(' ') }),
+    ];
   });
-  const points = buckets
-    .map((b, i) => (b.players_avg === null ? null : `${(i * step + step / 2).toFixed(1)},${(PLOT_BOTTOM - (b.players_avg / peak) * plot).toFixed(1)}`))
-    .filter((p): p is string => p !== null);
   const first = buckets[0]?.time ?? '';
   const last = buckets[buckets.length - 1]?.time ?? '';
   const day = (iso: string) => new Date(iso).toLocaleString('en', { month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit', timeZone: 'UTC' });
-  return s(
+  const svg = s(
     'svg',
     { class: 'chart', viewBox: `0 0 ${WIDTH} ${HEIGHT}`, role: 'img', 'aria-label': label, preserveAspectRatio: 'none' },
+    s('line', { class: 'grid', x1: 0, y1: PLOT_TOP + 0.5, x2: WIDTH, y2: PLOT_TOP + 0.5 }),
+    s('line', { class: 'grid', x1: 0, y1: (PLOT_TOP + plot / 2 + 0.5).toFixed(1), x2: WIDTH, y2: (PLOT_TOP + plot / 2 + 0.5).toFixed(1) }),
     s('line', { class: 'axis', x1: 0, y1: PLOT_BOTTOM + 0.5, x2: WIDTH, y2: PLOT_BOTTOM + 0.5 }),
-    ...bars,
-    points.length > 1 ? s('polyline', { class: 'players', points: points.join(' ') }) : null,
-    points.length === 1 ? s('circle', { class: 'players-dot', cx: points[0]!.split(',')[0]!, cy: points[0]!.split(',')[1]!, r: 3 }) : null,
-    s('text', { class: 'tick', x: 0, y: HEIGHT - 4 }, `${day(first)} UTC`),
-    s('text', { class: 'tick', x: WIDTH, y: HEIGHT - 4, 'text-anchor': 'end' }, `${day(last)} UTC`),
+    ...lines,
+    ...cells,
+  );
+  return h(
+    'div',
+    { class: 'chart-frame' },
+    h('span', { class: 'chart-peak', 'aria-hidden': 'true' }, `${fmt.format(peak)} players`),
+    svg,
+    h('div', { class: 'chart-dates', 'aria-hidden': 'true' }, h('span', {}, `${day(first)} UTC`), h('span', {}, `${day(last)} UTC`)),
   );
 }
 
+const LEGEND: Array<[string, string]> = [
+  ['line', 'average players'],
+  ['up', 'online'],
+  ['part', 'partly online'],
+  ['down', 'offline'],
+  ['none', 'not checked'],
+];
+
 /**
- * The chart section; it loads the 24-hour range, and the others on demand. `justChecked`:
- * the look-up that opened the page pinged the server a moment ago, and the service records
- * that check in the background, so the first request waits a moment for it.
+ * The chart section; it loads the 24-hour range, and the others on demand. The page adds it
+ * once the server's status is known: the service's history counts the check that status
+ * made (even while it waits for the store's group commit), so a server looked up a moment
+ * ago has a history.
  */
-export function historySection(target: Target, justChecked = false): HTMLElement {
+export function historySection(target: Target): HTMLElement {
   const body = h('div', { class: 'chart-body', 'aria-live': 'polite' }, h('p', { class: 'muted' }, 'Loading the history…'));
   const buttons = RANGES.map((r) =>
     h('button', { type: 'button', class: 'range', 'aria-pressed': r.range === '24h' ? 'true' : 'false', 'data-range': r.range }, r.label),
   );
   let controller: AbortController | null = null;
 
-  async function load(range: Range, retry = true): Promise<void> {
+  async function load(range: Range): Promise<void> {
     controller?.abort();
     controller = new AbortController();
     for (const b of buttons) b.setAttribute('aria-pressed', String(b.dataset.range === range));
@@ -122,17 +170,12 @@ export function historySection(target: Target, justChecked = false): HTMLElement
       replace(
         body,
         draw(history, label),
-        h('p', { class: 'legend' }, h('span', { class: 'key up', 'aria-hidden': 'true' }), 'online share of checks ', h('span', { class: 'key line', 'aria-hidden': 'true' }), 'average players'),
+        h('ul', { class: 'legend' }, ...LEGEND.map(([key, text]) => h('li', {}, h('span', { class: `key ${key}`, 'aria-hidden': 'true' }), text))),
         h('p', { class: 'figures' }, label),
         history.stale ? h('p', { class: 'note' }, 'The history database is not answering right now: this is its last answer.') : null,
       );
     } catch (error) {
       if (error instanceof DOMException && error.name === 'AbortError') return;
-      // The look-up that opened the page may have recorded the first check a moment ago.
-      if (retry && error instanceof ApiError && error.status === 404) {
-        setTimeout(() => void load(range, false), 1500);
-        return;
-      }
       const text =
         error instanceof ApiError && error.status === 404
           ? 'No history yet: this server has not been checked before. Come back later to see its uptime.'
@@ -144,7 +187,7 @@ export function historySection(target: Target, justChecked = false): HTMLElement
   }
 
   for (const b of buttons) b.addEventListener('click', () => void load(b.dataset.range as Range));
-  setTimeout(() => void load('24h'), justChecked ? 1000 : 0);
+  void load('24h');
   return h(
     'section',
     { class: 'panel', 'aria-labelledby': 'history-title' },

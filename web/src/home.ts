@@ -7,7 +7,7 @@ const numbers = new Intl.NumberFormat('en');
 
 export function trendsSection(): HTMLElement {
   const body = h('div', { 'aria-live': 'polite', 'aria-busy': 'true' }, h('p', { class: 'muted' }, 'Loading…'));
-  void getJson<{ data: TrendServer[] }>('api/v1/trends', new URLSearchParams({ limit: '10' }))
+  void getJson<{ data: TrendServer[] }>('api/v1/trends', new URLSearchParams({ limit: '10' }), undefined, true)
     .then(({ data }) => {
       if (data.length === 0) {
         replace(body, h('p', { class: 'muted' }, 'No server has been looked up recently. Be the first: type an address above.'));
@@ -22,8 +22,21 @@ export function trendsSection(): HTMLElement {
             h(
               'li',
               {},
-              h('a', { href: pageUrl({ address: server.address, mode: server.edition === 'bedrock' ? 'bedrock' : 'java' }) }, server.address),
-              h('span', { class: 'muted' }, ` ${server.edition === 'bedrock' ? 'Bedrock' : 'Java'} · ${numbers.format(server.players_online)} / ${numbers.format(server.players_max)} players · ${server.uptime_percentage}% up`),
+              h('a', { class: 'trend-name', href: pageUrl({ address: server.address, mode: server.edition === 'bedrock' ? 'bedrock' : 'java' }) }, server.address),
+              h(
+                'span',
+                { class: 'trend-meta' },
+                h('span', { class: 'trend-edition' }, server.edition === 'bedrock' ? 'Bedrock' : 'Java'),
+                ' ',
+                h('span', { class: 'trend-players' }, `${numbers.format(server.players_online)} / ${numbers.format(server.players_max)} players`),
+                ' ',
+                h(
+                  'span',
+                  // Below 99% the figure is a warning colour.
+                  { class: server.uptime_percentage < 99 ? 'trend-uptime low' : 'trend-uptime', title: 'Share of checks online over the last 7 days' },
+                  `${server.uptime_percentage}% up`,
+                ),
+              ),
             ),
           ),
         ),
@@ -36,7 +49,7 @@ export function trendsSection(): HTMLElement {
 
 export function statsSection(): HTMLElement {
   const body = h('div', { 'aria-live': 'polite', 'aria-busy': 'true' }, h('p', { class: 'muted' }, 'Loading…'));
-  void getJson<Statistics>('api/v1/stats')
+  void getJson<Statistics>('api/v1/stats', undefined, undefined, true)
     .then((stats) => {
       const figure = (value: string, label: string) => h('div', { class: 'figure' }, h('dt', {}, label), h('dd', {}, value));
       replace(

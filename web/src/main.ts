@@ -3,6 +3,8 @@
  * (trends, figures) or a server's page (card, history, embed builder). Looking a server up
  * pushes its shareable URL; back and forward redraw from the URL.
  */
+import { InvalidAddressError } from '../../src/core/errors.js';
+import { parseAddress } from '../../src/resolve/address.js';
 import { ApiError, MODES, addressPath, getJson, modeParams, type Mode, type ServerStatus } from './api.js';
 import { embedBuilder } from './builder.js';
 import { statusCard } from './card.js';
@@ -12,6 +14,21 @@ import { statsSection, trendsSection } from './home.js';
 import { pageUrl, targetOf, type Target } from './routes.js';
 
 const SITE = 'Observer';
+
+/**
+ * What the API would answer 400 `invalid_address` for, checked in the page with the service's
+ * own parser (src/resolve/address.ts, bundled): the sentence it would carry, or null. An
+ * address that passes may still be refused by the service (a private target, say).
+ */
+function addressProblem(address: string): string | null {
+  try {
+    parseAddress(address);
+    return null;
+  } catch (error) {
+    if (error instanceof InvalidAddressError) return error.message;
+    throw error;
+  }
+}
 
 function lookupForm(onLookup: (target: Target) => void) {
   const input = h('input', {
@@ -24,8 +41,10 @@ function lookupForm(onLookup: (target: Target) => void) {
     spellcheck: 'false',
     placeholder: 'play.example.com',
     maxlength: 255,
-    'aria-describedby': 'address-hint',
+    'aria-describedby': 'address-hint alert',
   });
+  // A flagged address is cleared as soon as it is edited.
+  input.addEventListener('input', () => input.removeAttribute('aria-invalid'));
   const edition = h('select', { id: 'edition', name: 'edition' }, ...MODES.map((m) => h('option', { value: m.mode }, m.label)));
   const form = h(
     'form',
@@ -49,8 +68,20 @@ function lookupForm(onLookup: (target: Target) => void) {
     set(target: Target | null) {
       input.value = target?.address ?? '';
       edition.value = target?.mode ?? 'java';
+      input.removeAttribute('aria-invalid');
+    },
+    /** Flags the address box as invalid (aria-invalid); `focus`: and puts the focus back in it. */
+    invalid(focus: boolean) {
+      input.setAttribute('aria-invalid', 'true');
+      if (focus) input.focus();
     },
   };
+}
+
+// The shell's links are relative to the URL it was served at; pushState moves the document's
+// URL (and base) to /server/…, so they are made absolute while they still resolve right.
+for (const link of document.querySelectorAll<HTMLAnchorElement | HTMLLinkElement>('a[href], link[href]')) {
+  link.setAttribute('href', link.href);
 }
 
 const main = document.getElementById('main')!;
@@ -59,6 +90,15 @@ const view = h('div', { id: 'view' });
 const form = lookupForm((target) => {
   if (target.address === '') {
     showAlert('Type a server address, for example play.example.com or 203.0.113.7:25566.');
+    form.invalid(true);
+    return;
+  }
+  // An address the service would refuse as malformed is refused here, before any request,
+  // and the URL stays as it was: only a valid address gets a page of its own.
+  const problem = addressProblem(target.address);
+  if (problem !== null) {
+    showAlert(problem);
+    form.invalid(true);
     return;
   }
   history.pushState(null, '', pageUrl(target));
@@ -74,6 +114,15 @@ let current: AbortController | null = null;
 
 async function showServer(target: Target): Promise<void> {
   document.title = `${target.address}: server status · ${SITE}`;
+  // A page URL naming a malformed address (typed or shared by hand): the message, no request.
+  const problem = addressProblem(target.address);
+  if (problem !== null) {
+    replace(view);
+    showAlert(problem);
+    // A page load does not move the focus.
+    form.invalid(false);
+    return;
+  }
   const card = h('section', { class: 'panel', 'aria-labelledby': 'card-label', 'aria-live': 'polite', 'aria-busy': 'true' });
   replace(card, h('h2', { id: 'card-label', class: 'visually-hidden' }, 'Status'), h('p', { class: 'muted' }, `Looking up ${target.address}…`));
   replace(view, card);
@@ -92,8 +141,8 @@ async function showServer(target: Target): Promise<void> {
   if (signal.aborted) return;
   replace(card, statusCard(target, status));
   card.removeAttribute('aria-busy');
-  const justChecked = Date.now() - Date.parse(status.checked_at) < 10_000;
-  view.append(historySection(target, justChecked), embedBuilder(target));
+  // Only now that the status is known: its check is in the history the service answers.
+  view.append(historySection(target), embedBuilder(target));
 }
 
 function showHome(): void {
