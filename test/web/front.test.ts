@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startJavaServer, type RunningJavaServer } from '../support/minecraft.js';
-import { expectClean, launchBrowser, open, startFront, type Front, type Opened } from './harness.js';
+import { expectClean, launchBrowser, open, startFront, tearDown, type Front, type Opened } from './harness.js';
 
 const require = createRequire(import.meta.url);
 const AXE_SOURCE = readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
@@ -58,12 +58,14 @@ beforeAll(async () => {
   browser = await launchBrowser();
 }, 60_000);
 
-afterAll(async () => {
-  await browser?.close();
-  await front?.close();
-  await good?.close();
-  await hostile?.close();
-});
+afterAll(() =>
+  tearDown([
+    ['browser', browser && (() => browser.close())],
+    ['service', front && (() => front.close())],
+    ['good server', good && (() => good.close())],
+    ['hostile server', hostile && (() => hostile.close())],
+  ]),
+);
 
 const goodAddress = () => `127.0.0.1:${good.port}`;
 const text = (o: Opened, selector: string) => o.page.locator(selector).first().innerText();

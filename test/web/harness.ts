@@ -44,10 +44,28 @@ export async function startFront(env: Record<string, string> = {}, options: Pick
     app,
     store,
     async close() {
+      // Teardown: nothing in flight matters any more (a page's last poll must not hold close()).
+      app.server.closeAllConnections();
       await app.close();
       rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * Runs teardown steps in order, each bounded: a step still running after `ms` is reported on
+ * stderr by name and left behind, so one stuck step (a busy browser's close) cannot hold the
+ * file past its hook timeout or keep the others from running.
+ */
+export async function tearDown(steps: Array<[string, (() => Promise<unknown>) | undefined]>, ms = 20_000): Promise<void> {
+  for (const [name, step] of steps) {
+    if (step === undefined) continue;
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), ms)));
+    const outcome = await Promise.race([step().then(() => 'done' as const, () => 'failed' as const), late]);
+    clearTimeout(timer);
+    if (outcome !== 'done') process.stderr.write(`teardown: ${name} ${outcome === 'late' ? `still running after ${ms} ms` : 'failed'}\n`);
+  }
 }
 
 export function launchBrowser(): Promise<Browser> {

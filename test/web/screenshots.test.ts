@@ -19,7 +19,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { compareWithReference } from '../render/support.js';
 import { FakeClock } from '../support/clock.js';
 import { freeUdpPort, startBedrockServer, startJavaServer, type RunningBedrockServer, type RunningJavaServer } from '../support/minecraft.js';
-import { expectClean, launchBrowser, open, startFront, type Front } from './harness.js';
+import { expectClean, launchBrowser, open, startFront, tearDown, type Front } from './harness.js';
 
 const DIR = fileURLToPath(new URL('../fixtures/web/', import.meta.url));
 const MINUTE = 60_000;
@@ -126,12 +126,14 @@ beforeAll(async () => {
   browser = await launchBrowser();
 }, 120_000);
 
-afterAll(async () => {
-  await browser?.close();
-  await front?.close();
-  await featured?.close();
-  for (const server of others) await server.close();
-});
+afterAll(() =>
+  tearDown([
+    ['browser', browser && (() => browser.close())],
+    ['service', front && (() => front.close())],
+    ['featured server', featured && (() => featured.close())],
+    ...others.map((server, i): [string, () => Promise<unknown>] => [`server ${i}`, () => server.close()]),
+  ]),
+);
 
 /** The browser's clock is the service's: "checked now", the chart's dates. */
 const fixedClock = (page: Page) => page.clock.setFixedTime(NOW);
