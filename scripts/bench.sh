@@ -9,6 +9,8 @@ bash scripts/setup.sh
 OBSERVER_SERVICES_STARTED=$(bash scripts/services.sh up | tr '\n' ' ')
 export OBSERVER_SERVICES_STARTED
 trap '[ -z "${OBSERVER_SERVICES_STARTED// /}" ] || bash scripts/services.sh down $OBSERVER_SERVICES_STARTED' EXIT
+# PostgreSQL and Redis listen on ports chosen when they started: their URLs, for the tests.
+eval "$(bash scripts/services.sh env)"
 only=${1:-}
 for f in bench/*.ts; do
   case "$f" in bench/support.ts | bench/minimal-server.ts) continue ;; esac

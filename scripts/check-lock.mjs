@@ -13,8 +13,9 @@
 //    os/cpu so npm can skip it elsewhere.
 // With --installed it checks instead that node_modules holds what the lock pins (setup.sh
 // runs `npm ci` only when it does not: npm ci starts by deleting node_modules).
-// With --npm it also runs `npm ci --dry-run --ignore-scripts` on a copy of package.json and
-// the lock (never on this checkout's node_modules), which is npm's own check of the same thing.
+// With --npm it also runs `npm ci --dry-run --ignore-scripts` and `npm install --dry-run
+// --ignore-scripts` on a copy of package.json and the lock (never on this checkout's
+// node_modules): npm's own check of the same thing, and of every engines field (EBADENGINE).
 import { spawnSync } from 'node:child_process';
 import { cpSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -124,18 +125,25 @@ if (process.argv.includes('--npm')) {
   try {
     cpSync(join(root, 'package.json'), join(dir, 'package.json'));
     cpSync(join(root, 'package-lock.json'), join(dir, 'package-lock.json'));
-    const run = spawnSync('npm', ['ci', '--dry-run', '--ignore-scripts', '--no-audit', '--no-fund'], {
-      cwd: dir,
-      encoding: 'utf8',
-    });
-    const output = `${run.stdout}\n${run.stderr}`;
-    // npm follows the reason with its usage text: keep the lines that say what is wrong.
-    const reason = output
-      .split('\n')
-      .filter((line) => /missing|invalid|in sync|EBADENGINE|ERESOLVE|ETARGET|E404|\bcode /i.test(line))
-      .join('\n    ');
-    if (run.status !== 0) problems.push(`npm ci --dry-run refused the lock:\n    ${reason || output.trim()}`);
-    else if (/EBADENGINE/.test(output)) problems.push(`npm ci warned EBADENGINE on Node ${process.version}:\n    ${reason}`);
+    // `npm ci` as CI and Dockerfiles run it, then a plain `npm install` as a developer does: each
+    // checks every package's engines (the project's own too) against this Node.
+    for (const command of ['ci', 'install']) {
+      const run = spawnSync('npm', [command, '--dry-run', '--ignore-scripts', '--no-audit', '--no-fund'], {
+        cwd: dir,
+        encoding: 'utf8',
+        // `npm run --silent check:lock` passes loglevel=silent down, which would hide the
+        // warnings looked for here.
+        env: { ...process.env, npm_config_loglevel: 'warn' },
+      });
+      const output = `${run.stdout}\n${run.stderr}`;
+      // npm follows the reason with its usage text: keep the lines that say what is wrong.
+      const reason = output
+        .split('\n')
+        .filter((line) => /missing|invalid|in sync|EBADENGINE|ERESOLVE|ETARGET|E404|\bcode |package:|required:|current:/i.test(line))
+        .join('\n    ');
+      if (run.status !== 0) problems.push(`npm ${command} --dry-run refused the lock:\n    ${reason || output.trim()}`);
+      else if (/EBADENGINE/.test(output)) problems.push(`npm ${command} warned EBADENGINE on Node ${process.version}:\n    ${reason}`);
+    }
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -148,5 +156,5 @@ if (problems.length > 0) {
 }
 console.log(
   `package-lock.json is complete: ${Object.keys(packages).length - 1} packages, ${optionalCount} optional (platform) dependencies all listed` +
-    (process.argv.includes('--npm') ? `; npm ci --dry-run accepts it on Node ${process.version}` : ''),
+    (process.argv.includes('--npm') ? `; npm ci --dry-run and npm install --dry-run accept it on Node ${process.version} without EBADENGINE` : ''),
 );

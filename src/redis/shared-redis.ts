@@ -3,11 +3,17 @@
  *
  * Every command runs under a short timeout (REDIS_COMMAND_TIMEOUT_MS, 250 ms by default), and
  * the connection has no offline queue, so a dead or paused Redis fails a command at once or
- * within the timeout. A circuit breaker opens on the connection closing, or after a few failed
- * commands in a row with no success for half a second; while it is open no command is sent,
- * `available` is false and callers use their local implementation (memory cache, local rate
- * limits, local coalescing). A probe (PING) runs every `probeIntervalMs` while it is open and
- * closes it when Redis answers again, even a Redis restarted empty.
+ * within the timeout. A circuit breaker keeps any one request from waiting on Redis much
+ * longer than that:
+ *  - The first command that times out suspends sending: every later command is refused at
+ *    once (callers use their local implementation: memory cache, local rate limits, local
+ *    coalescing) and a probe (PING) goes out at once. Its answer, or a late reply to any
+ *    command, resumes sending; a healthy Redis that answered late because it (or this
+ *    process) was busy costs one round trip of local answers, and no change of state.
+ *  - The breaker opens (state `down`, reported) when that probe also fails, when the
+ *    connection closes, or after a few other failed commands in a row with no success for
+ *    half a second. While it is open nothing is sent, and a probe runs every
+ *    `probeIntervalMs`; the first answer closes it, even from a Redis restarted empty.
  */
 import { Redis } from 'ioredis';
 
@@ -16,17 +22,27 @@ export type RedisState = 'ok' | 'down';
 export interface SharedRedisOptions {
   /** Longest wait on one command, milliseconds. */
   commandTimeoutMs?: number;
-  /** Consecutive failed commands that open the breaker. */
+  /** Consecutive failed commands (other than timeouts, which suspend sending at once) that open the breaker. */
   failureThreshold?: number;
   /** How often an open breaker probes Redis, milliseconds. */
   probeIntervalMs?: number;
-  /** Failures open the breaker only when no command has succeeded for this long, milliseconds. */
+  /** Those failures open the breaker only when no command has succeeded for this long, milliseconds. */
   openAfterMs?: number;
   /** Hears about state changes (for the log). */
   onStateChange?: (state: RedisState, reason: string) => void;
 }
 
 export const DEFAULT_REDIS_COMMAND_TIMEOUT_MS = 250;
+
+/** What the breaker did, since start: for tests and the operator's eye. */
+export interface SharedRedisCounters {
+  /** Commands sent that waited the whole command timeout. */
+  timedOut: number;
+  /** Commands given to run or tryRun while not available (suspended or open): not sent. */
+  refused: number;
+  /** Commands sent that failed otherwise (an error reply, a lost connection). */
+  failed: number;
+}
 
 /** Thrown instead of sending a command while the breaker is open. */
 export class RedisUnavailableError extends Error {
@@ -46,7 +62,10 @@ export class SharedRedis {
   private readonly onStateChange: (state: RedisState, reason: string) => void;
   /** Open until the first connection is ready. */
   private open = true;
+  /** A command timed out: nothing is sent until a probe or a late reply shows Redis answers. */
+  private suspended = false;
   private failures = 0;
+  private readonly counts: SharedRedisCounters = { timedOut: 0, refused: 0, failed: 0 };
   private probe: NodeJS.Timeout | null = null;
   private probing = false;
   private closed = false;
@@ -58,7 +77,10 @@ export class SharedRedis {
     this.openAfterMs = options.openAfterMs ?? 500;
     this.onStateChange = options.onStateChange ?? (() => {});
     this.client = new Redis(url, {
-      commandTimeout: this.commandTimeoutMs,
+      // Our own timer (in run()) decides when a command has timed out; ioredis's, later, only
+      // drops a command whose reply never comes. A reply between the two still shows that
+      // Redis answers, and resumes sending.
+      commandTimeout: this.commandTimeoutMs * 2,
       connectTimeout: Math.max(1_000, this.commandTimeoutMs * 4),
       enableOfflineQueue: false,
       maxRetriesPerRequest: 0,
@@ -87,45 +109,76 @@ export class SharedRedis {
     });
   }
 
-  /** True while commands are sent to Redis (breaker closed). */
+  /** True while commands are sent to Redis (breaker closed, sending not suspended). */
   get available(): boolean {
-    return !this.open && !this.closed;
+    return !this.open && !this.suspended && !this.closed;
   }
 
-  /** `ok` while shared, `down` while the instance runs on its local fallbacks. */
+  /** `ok` while shared (or probing after one timeout), `down` while the breaker is open. */
   get state(): RedisState {
-    return this.available ? 'ok' : 'down';
+    return !this.open && !this.closed ? 'ok' : 'down';
   }
 
-  /** For health: `degraded` once a command has failed since the last success. */
+  /** For health: `degraded` once a command has failed since the last success, or while probing. */
   health(): 'ok' | 'degraded' | 'down' {
-    if (!this.available) return 'down';
-    return this.failures > 0 ? 'degraded' : 'ok';
+    if (this.state === 'down') return 'down';
+    return this.failures > 0 || this.suspended ? 'degraded' : 'ok';
+  }
+
+  /** Commands timed out, refused and failed since start. */
+  get counters(): Readonly<SharedRedisCounters> {
+    return { ...this.counts };
   }
 
   /**
    * Runs `command` against Redis within the command timeout. Rejects at once with
-   * RedisUnavailableError while the breaker is open; a failure counts towards opening it.
+   * RedisUnavailableError while the breaker is open or sending is suspended; a timeout
+   * suspends sending, another failure counts towards opening the breaker.
    */
   async run<T>(command: (redis: Redis) => Promise<T>): Promise<T> {
-    if (!this.available) throw new RedisUnavailableError();
+    if (!this.available) {
+      this.counts.refused += 1;
+      throw new RedisUnavailableError();
+    }
     let timer: NodeJS.Timeout | undefined;
+    let timedOut = false;
     const timeout = new Promise<never>((_, reject) => {
       // After a long busy tick the timers phase runs before the poll phase: a reply already in
       // the socket would lose to its own timeout. setImmediate lets pending I/O land first.
-      timer = setTimeout(() => setImmediate(() => reject(new RedisUnavailableError('Redis command timed out'))), this.commandTimeoutMs);
+      timer = setTimeout(
+        () =>
+          setImmediate(() => {
+            timedOut = true;
+            reject(new RedisUnavailableError('Redis command timed out'));
+          }),
+        this.commandTimeoutMs,
+      );
     });
+    const sent = command(this.client);
+    // A reply that comes after its timeout still shows that Redis answers.
+    sent.then(
+      () => {
+        if (timedOut) this.recover('a late reply arrived');
+      },
+      () => {},
+    );
     try {
-      const result = await Promise.race([command(this.client), timeout]);
+      const result = await Promise.race([sent, timeout]);
       this.failures = 0;
       this.lastSuccessAt = Date.now();
       return result;
     } catch (error) {
-      this.failures += 1;
-      // Open on a run of failures with no success for a while: a busy instance whose replies
-      // come late now and then stays shared; a paused or dead Redis opens within a second.
-      if (this.failures >= this.failureThreshold && Date.now() - this.lastSuccessAt >= this.openAfterMs) {
-        this.trip(error instanceof Error ? error.message : String(error));
+      if (timedOut) {
+        this.counts.timedOut += 1;
+        this.suspend();
+      } else {
+        this.counts.failed += 1;
+        this.failures += 1;
+        // Open on a run of failures with no success for a while; a lost connection opens at
+        // once through the 'close' event.
+        if (this.failures >= this.failureThreshold && Date.now() - this.lastSuccessAt >= this.openAfterMs) {
+          this.trip(error instanceof Error ? error.message : String(error));
+        }
       }
       throw error;
     } finally {
@@ -135,7 +188,10 @@ export class SharedRedis {
 
   /** Like `run`, but any failure (or an open breaker) answers `fallback()` instead. */
   async tryRun<T>(command: (redis: Redis) => Promise<T>, fallback: () => T | Promise<T>): Promise<T> {
-    if (!this.available) return fallback();
+    if (!this.available) {
+      this.counts.refused += 1;
+      return fallback();
+    }
     try {
       return await this.run(command);
     } catch {
@@ -143,8 +199,22 @@ export class SharedRedis {
     }
   }
 
+  /**
+   * A command timed out: stop sending, and probe at once. An answer resumes sending without a
+   * change of state (a busy Redis, or a busy process, answered late); no answer opens the
+   * breaker.
+   */
+  private suspend(): void {
+    if (this.closed || this.open || this.suspended) return;
+    this.suspended = true;
+    void this.probeOnce().then((answered) => {
+      if (!answered && this.suspended) this.trip('Redis command timed out, and a probe too');
+    });
+  }
+
   private trip(reason: string): void {
     if (this.closed) return;
+    this.suspended = false;
     if (!this.open) {
       this.open = true;
       this.onStateChange('down', reason);
@@ -156,17 +226,24 @@ export class SharedRedis {
     }
   }
 
-  private async probeOnce(): Promise<void> {
-    if (this.probing || this.closed) return;
+  /** One PING within the command timeout; true (and the breaker closed) when Redis answered. */
+  private async probeOnce(): Promise<boolean> {
+    if (this.probing || this.closed) return false;
     this.probing = true;
     let timer: NodeJS.Timeout | undefined;
     try {
       const timeout = new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new Error('probe timed out')), this.commandTimeoutMs);
+        // As in run(): a reply already in the socket lands before the timeout.
+        timer = setTimeout(() => setImmediate(() => reject(new Error('probe timed out'))), this.commandTimeoutMs);
       });
-      if ((await Promise.race([this.client.ping(), timeout])) === 'PONG') this.recover('Redis answered a probe');
+      if ((await Promise.race([this.client.ping(), timeout])) === 'PONG') {
+        this.recover('Redis answered a probe');
+        return true;
+      }
+      return false;
     } catch {
       // Still down; the next probe tries again.
+      return false;
     } finally {
       clearTimeout(timer);
       this.probing = false;
@@ -179,6 +256,7 @@ export class SharedRedis {
     if (this.probe !== null) clearInterval(this.probe);
     this.probe = null;
     this.failures = 0;
+    this.suspended = false;
     if (this.open) {
       this.open = false;
       this.onStateChange('ok', reason);

@@ -67,20 +67,16 @@ describe('SharedRedis', () => {
     expect(redis.health()).toBe('ok');
   });
 
-  it('times a command out on a paused Redis, opens the breaker, and closes it once Redis answers', async () => {
+  it('times a command out on a paused Redis, refuses the next ones at once, opens the breaker when the probe fails too, and closes it once Redis answers', async () => {
     const states: RedisState[] = [];
     const redis = await shared({ failureThreshold: 3, onStateChange: (state) => states.push(state) });
     own.pause();
     const first = await redis.run((r) => r.get('k')).catch((error: unknown) => error);
     expect(first).toBeInstanceOf(Error);
     expect((first as Error).message).toMatch(/timed out/i);
-    expect(redis.available).toBe(true);
-    expect(redis.health()).toBe('degraded');
-    await redis.run((r) => r.get('k')).catch(() => null);
-    await redis.run((r) => r.get('k')).catch(() => null);
-    // Three failures in a row: the breaker is open and nothing more is sent.
+    // One timeout is enough: nothing more is sent while a probe finds out whether Redis answers.
     expect(redis.available).toBe(false);
-    expect(redis.health()).toBe('down');
+    expect(redis.health()).not.toBe('ok');
     let sent = false;
     const refused = await redis
       .run(async (r) => {
@@ -91,11 +87,40 @@ describe('SharedRedis', () => {
     expect(refused).toBeInstanceOf(RedisUnavailableError);
     expect(sent).toBe(false);
     expect(await redis.tryRun((r) => r.get('k'), () => 'local')).toBe('local');
+    expect(redis.counters).toMatchObject({ timedOut: 1, refused: 2 });
+    // The probe gets no answer either: the breaker opens.
+    expect(await until(() => redis.state === 'down', 2_000)).toBe(true);
+    expect(redis.health()).toBe('down');
+    expect(states).toEqual(['ok', 'down']);
+    expect(redis.counters.timedOut).toBe(1);
 
     own.resume();
     expect(await until(() => redis.available, 5_000)).toBe(true);
     expect(await redis.run((r) => r.get('k'))).toBeNull();
     expect(states.slice(-2)).toEqual(['down', 'ok']);
+  });
+
+  it('after one timeout, resumes without a change of state when Redis answers the probe (a busy Redis or process)', async () => {
+    const states: RedisState[] = [];
+    const redis = await shared({ onStateChange: (state) => states.push(state) });
+    let release!: () => void;
+    // A command whose reply comes after its timeout (a busy Redis, or a busy process): here a
+    // real GET held back until released.
+    const late = redis
+      .run(async (r) => {
+        await new Promise<void>((resolve) => (release = resolve));
+        return r.get('k');
+      })
+      .catch((error: unknown) => error);
+    expect(await late).toBeInstanceOf(RedisUnavailableError);
+    // Redis itself answers the probe at once: sending resumes, and nobody hears of a failure.
+    expect(await until(() => redis.available, 2_000)).toBe(true);
+    expect(redis.state).toBe('ok');
+    // Only the first connection's 'ok'.
+    expect(states).toEqual(['ok']);
+    expect(redis.counters).toMatchObject({ timedOut: 1 });
+    expect(await redis.run((r) => r.set('k', 'v'))).toBe('OK');
+    release();
   });
 
   it('opens on SIGKILL at once, and returns to shared mode when an empty Redis is back', async () => {

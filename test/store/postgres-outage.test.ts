@@ -1,8 +1,8 @@
 /**
  * PostgreSQL as a catch-up store (issue 12), end to end: the whole app on a private
- * PostgreSQL started here (initdb into a temp dir, a free loopback port; the shared server
- * on 55432 is never touched), a real Minecraft server, dnsmasq names. PostgreSQL is stopped
- * with `pg_ctl stop -m immediate` twice in a row while status requests go on:
+ * PostgreSQL started here (initdb into a temp dir, a free loopback port; the shared one from
+ * scripts/services.sh is never touched), a real Minecraft server, dnsmasq names. PostgreSQL
+ * is stopped with `pg_ctl stop -m immediate` twice in a row while status requests go on:
  *  - status keeps answering (online, 200);
  *  - /trends and /stats answer their last good answer marked stale, or 503
  *    `store_unavailable` with Retry-After when there is none; never a 500;
