@@ -53,12 +53,14 @@ export class FastStatus {
   /** URL → the address it names and until when its last answer is fresh (ms on the clock). */
   private readonly hot = new LRUCache<string, { address: string; freshUntil: number }>({ max: MAX_HOT_URLS });
   private readonly trust: ((address: string, hop: number) => boolean) | null;
-  private readonly policy: string;
+  /** The headers every answer starts with: CORS and the status tier's policy. */
+  private readonly fixed: readonly string[];
 
   constructor(private readonly options: FastStatusOptions) {
     const { trustProxy } = options;
     this.trust = trustProxy === false ? null : typeof trustProxy === 'function' ? trustProxy : proxyAddr.compile(trustProxy);
-    this.policy = rateLimitHeaders('status', options.rateLimit.limit, { count: 0, resetMs: 0 })['RateLimit-Policy'];
+    const policy = rateLimitHeaders('status', options.rateLimit.limit, { count: 0, resetMs: 0 })['RateLimit-Policy'];
+    this.fixed = [...Object.entries(CORS_HEADERS).flat(), 'ratelimit-policy', policy];
   }
 
   /** Called by the status route: `url` answered `address` (no query string), fresh for `maxAgeSeconds`. */
@@ -102,35 +104,39 @@ export class FastStatus {
   }
 
   private async answer(url: string, address: string, clientKey: string, counted: WindowCount, res: ServerResponse, started: number): Promise<void> {
-    const limits = rateLimitHeaders('status', this.options.rateLimit.limit, counted);
+    const rateLimit = rateLimitHeaders('status', this.options.rateLimit.limit, counted).RateLimit;
     let statusCode = 200;
     let body: Buffer;
-    const headers: Record<string, string | number> = {
-      ...CORS_HEADERS,
-      'ratelimit-policy': this.policy,
-      ratelimit: limits.RateLimit,
-    };
+    // Header pairs as a flat array, not an object: writeHead with a spread object cost about 14 µs
+    // a request (half of what the whole answer costs), a literal array about 1 µs.
+    let headers: string[];
     try {
       const answer = await this.options.status.lookup(address, 'java', { clientKey });
       if (answer.cache === 'STALE') this.hot.delete(url);
       else this.remember(url, address, answer.maxAgeSeconds);
-      headers['x-cache'] = answer.cache;
-      headers['cache-control'] = `public, max-age=${answer.maxAgeSeconds}`;
       body = statusBody(answer.status);
+      headers = [
+        ...this.fixed,
+        'ratelimit', rateLimit,
+        'x-cache', answer.cache,
+        'cache-control', `public, max-age=${answer.maxAgeSeconds}`,
+        'content-type', JSON_TYPE,
+        'content-length', String(body.length),
+      ];
     } catch (error) {
       this.hot.delete(url);
+      headers = [...this.fixed, 'ratelimit', rateLimit];
       if (error instanceof ObserverError) {
         statusCode = error.statusCode;
-        for (const [name, value] of Object.entries(error.headers)) headers[name.toLowerCase()] = value;
+        for (const [name, value] of Object.entries(error.headers)) headers.push(name.toLowerCase(), value);
         body = Buffer.from(JSON.stringify(errorBody(error.code, error.message)));
       } else {
         this.options.onError(error);
         statusCode = 500;
         body = Buffer.from(JSON.stringify(errorBody('internal_error', 'An unexpected error occurred.')));
       }
+      headers.push('content-type', JSON_TYPE, 'content-length', String(body.length));
     }
-    headers['content-type'] = JSON_TYPE;
-    headers['content-length'] = body.length;
     res.writeHead(statusCode, headers);
     res.end(body);
     this.options.onAnswered(statusCode, (performance.now() - started) / 1000);
