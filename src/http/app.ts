@@ -105,6 +105,11 @@ export async function buildApp(deps: AppDeps) {
   if (deps.metrics) registerRequestMetrics(app, deps.metrics, config);
   if (deps.status && !config.maintenanceMode && !requestLinesLogged(deps)) {
     front.fast = fastStatus(app, deps, { status: deps.status, hasher, clock, store: rateLimits.store });
+    // Once closing, every request goes to Fastify, which answers 503 on kept-alive connections.
+    app.addHook('preClose', (done) => {
+      front.fast = null;
+      done();
+    });
   }
 
   await app.register(
