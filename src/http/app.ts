@@ -26,7 +26,7 @@ import { MemoryRateLimitStore, RedisRateLimitStore, registerRateLimit, tierCharg
 import type { SharedRedis } from '../redis/shared-redis.js';
 import type { StatusLookup } from '../status/types.js';
 import type { Store } from '../store/types.js';
-import { healthRoutes, type DependencyHealth } from './routes/health.js';
+import { healthBody, healthRoutes, type DependencyHealth } from './routes/health.js';
 import { historyRoutes } from './routes/history.js';
 import { imageRoutes } from './routes/images.js';
 import { statusRoutes } from './routes/status.js';
@@ -77,6 +77,7 @@ export async function buildApp(deps: AppDeps) {
   const hasher = deps.hasher ?? new ClientHasher(clock);
   // Requests the fast status path answers never reach Fastify (see fast-status.ts).
   const front: { fast: FastStatus | null } = { fast: null };
+  const health = healthBody(clock, deps.health);
   const app = createServer(deps, front);
   warnOnOpenTrustProxy(app, config);
 
@@ -104,7 +105,7 @@ export async function buildApp(deps: AppDeps) {
   registerRequestAccounting(app, deps);
   if (deps.metrics) registerRequestMetrics(app, deps.metrics, config);
   if (deps.status && !config.maintenanceMode && !requestLinesLogged(deps)) {
-    front.fast = fastStatus(app, deps, { status: deps.status, hasher, clock, store: rateLimits.store });
+    front.fast = fastStatus(app, deps, { status: deps.status, hasher, clock, store: rateLimits.store, health });
     // Once closing, every request goes to Fastify, which answers 503 on kept-alive connections.
     app.addHook('preClose', (done) => {
       front.fast = null;
@@ -114,7 +115,7 @@ export async function buildApp(deps: AppDeps) {
 
   await app.register(
     async (api) => {
-      await api.register(healthRoutes, { clock, ...(deps.health ? { dependencies: deps.health } : {}) });
+      await api.register(healthRoutes, { body: health });
       if (deps.status) {
         await api.register(statusRoutes, { status: deps.status, config, hasher, fast: front.fast });
         await api.register(bulkRoutes, { status: deps.status, config, hasher });
@@ -185,9 +186,14 @@ function createServer(deps: AppDeps, front: { fast: FastStatus | null }) {
 }
 
 /** The fast status path, reporting to the same accounting and metrics as the hooks below. */
-function fastStatus(app: App, deps: AppDeps, parts: { status: StatusLookup; hasher: ClientHasher; clock: Clock; store: RateLimitStore }) {
+function fastStatus(
+  app: App,
+  deps: AppDeps,
+  parts: { status: StatusLookup; hasher: ClientHasher; clock: Clock; store: RateLimitStore; health: () => string },
+) {
   const { config, store, metrics } = deps;
   const route = `${API_PREFIX}/status/:address`;
+  const healthRoute = `${API_PREFIX}/status`;
   return new FastStatus({
     ...parts,
     trustProxy: trustProxyOf(config),
@@ -196,6 +202,11 @@ function fastStatus(app: App, deps: AppDeps, parts: { status: StatusLookup; hash
     onAnswered: (statusCode, seconds) => {
       store?.count({ totalRequests: 1, apiRequests: 1 });
       metrics?.observeRequest(route, 'GET', statusCode, seconds);
+    },
+    // Health is not an API request in /stats (decisions.md: "requests under /api/v1 but health").
+    onHealth: (seconds) => {
+      store?.count({ totalRequests: 1, apiRequests: 0 });
+      metrics?.observeRequest(healthRoute, 'GET', 200, seconds);
     },
     onError: (error) => app.log.error({ err: error }, 'unexpected error'),
   });

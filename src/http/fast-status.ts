@@ -10,7 +10,8 @@
  *  - the look-up through the same StatusLookup (counted, recorded, `X-Cache`, stale, blocked);
  *  - CORS, `Cache-Control`, the one error shape;
  *  - request accounting (/stats) and metrics, through `onAnswered`.
- * Everything else goes to Fastify. A request over its limit, or one whose limit needs a round
+ * Health (`GET /api/v1/status` exactly, which uptime monitors poll) is answered here too, with
+ * the route's own body (routes/health.ts `healthBody`). Everything else goes to Fastify. A request over its limit, or one whose limit needs a round
  * trip to Redis, goes to Fastify too, carrying the count already made (`handOverCharge`), so the
  * 429 and its headers come from one place and nothing is counted twice.
  */
@@ -38,8 +39,11 @@ export interface FastStatusOptions {
   rateLimit: { store: RateLimitStore; limit: number };
   /** The path prefix of the API (`/api/v1`). */
   prefix: string;
-  /** After every answer: what the onResponse hooks do (accounting, metrics). */
+  /** After every status answer: what the onResponse hooks do (accounting, metrics). */
   onAnswered: (statusCode: number, seconds: number) => void;
+  /** The health body (routes/health.ts), and what the hooks do after a health answer. */
+  health: () => string;
+  onHealth: (seconds: number) => void;
   /** Unexpected errors (the route's 500s). */
   onError: (error: unknown) => void;
 }
@@ -53,14 +57,17 @@ export class FastStatus {
   /** URL → the address it names and until when its last answer is fresh (ms on the clock). */
   private readonly hot = new LRUCache<string, { address: string; freshUntil: number }>({ max: MAX_HOT_URLS });
   private readonly trust: ((address: string, hop: number) => boolean) | null;
-  /** The headers every answer starts with: CORS and the status tier's policy. */
+  /** The headers every status answer starts with: CORS and the status tier's policy. */
   private readonly fixed: readonly string[];
+  private readonly cors: readonly string[] = Object.entries(CORS_HEADERS).flat();
+  private readonly healthUrl: string;
 
   constructor(private readonly options: FastStatusOptions) {
     const { trustProxy } = options;
     this.trust = trustProxy === false ? null : typeof trustProxy === 'function' ? trustProxy : proxyAddr.compile(trustProxy);
     const policy = rateLimitHeaders('status', options.rateLimit.limit, { count: 0, resetMs: 0 })['RateLimit-Policy'];
-    this.fixed = [...Object.entries(CORS_HEADERS).flat(), 'ratelimit-policy', policy];
+    this.fixed = [...this.cors, 'ratelimit-policy', policy];
+    this.healthUrl = `${options.prefix}/status`;
   }
 
   /** Called by the status route: `url` answered `address` (no query string), fresh for `maxAgeSeconds`. */
@@ -72,6 +79,7 @@ export class FastStatus {
   /** Answers the request and returns true, or returns false for Fastify to answer it. */
   handle(req: IncomingMessage, res: ServerResponse): boolean {
     if (req.method !== 'GET' || req.url === undefined) return false;
+    if (req.url === this.healthUrl) return this.answerHealth(res);
     const hot = this.hot.get(req.url);
     if (hot === undefined || this.options.clock.now() >= hot.freshUntil) return false;
     const started = performance.now();
@@ -88,6 +96,16 @@ export class FastStatus {
       return false;
     }
     void this.answer(req.url, hot.address, key, counted, res, started);
+    return true;
+  }
+
+  /** GET /api/v1/status exactly: health, never rate-limited, never cached. */
+  private answerHealth(res: ServerResponse): true {
+    const started = performance.now();
+    const body = this.options.health();
+    res.writeHead(200, [...this.cors, 'cache-control', 'no-store', 'content-type', JSON_TYPE, 'content-length', String(Buffer.byteLength(body))]);
+    res.end(body);
+    this.options.onHealth((performance.now() - started) / 1000);
     return true;
   }
 

@@ -119,6 +119,23 @@ describe('the fast status path', () => {
     expect(JSON.parse(stale.body.toString())).toMatchObject({ online: true, stale: true });
   });
 
+  it('answers health as the route does, counted as a request but not an API request', async () => {
+    const { origin, routed, store } = await start();
+    const viaRoute = await get(`${origin}/api/v1/status/`);
+    const fast = await get(`${origin}/api/v1/status`);
+    expect(routed).toEqual(['/api/v1/status/']);
+    expect([viaRoute.status, fast.status]).toEqual([200, 200]);
+    expect(stable(fast.headers)).toEqual({ ...stable(viaRoute.headers), 'content-length': fast.headers['content-length'] });
+    expect(fast.headers['cache-control']).toBe('no-store');
+    const body = JSON.parse(fast.body.toString()) as Record<string, unknown>;
+    expect(body).toMatchObject({ status: 'OK', service: expect.any(String), version: expect.any(String), database: 'ok', redis: 'disabled' });
+    expect(Date.parse(body.timestamp as string)).not.toBeNaN();
+    expect(Object.keys(body)).toEqual(Object.keys(JSON.parse(viaRoute.body.toString()) as object));
+    await store.flush();
+    const stats = JSON.parse((await get(`${origin}/api/v1/stats`)).body.toString()) as Record<string, number>;
+    expect(stats).toMatchObject({ totalRequests: 2, apiRequests: 0 });
+  });
+
   it('counts its answers in /stats and in the metrics like any other request', async () => {
     const { origin, store } = await start({ METRICS_TOKEN: 'fast-path-metrics-token-1' });
     const url = `${origin}/api/v1/status/127.0.0.1:${java.port}`;

@@ -13,16 +13,35 @@ export interface DependencyHealth {
   write_buffer_dropped?: number;
 }
 
-/** GET /status: health for uptime monitors. Never rate-limited, never cached. */
-export const healthRoutes: FastifyPluginAsyncTypebox<{ clock: Clock; dependencies?: () => DependencyHealth }> = async (
-  app,
-  { clock, dependencies },
-) => {
-  // Uptime monitors poll this hard: the body only changes with the clock's millisecond and the
-  // dependency states, so it is serialised once per change.
+/**
+ * The health body, serialised once per change: uptime monitors poll it hard, and it only changes
+ * with the clock's millisecond and the dependency states. Shared by the route and the fast path.
+ */
+export function healthBody(clock: Clock, dependencies?: () => DependencyHealth): () => string {
   let lastMs = -1;
   let lastDeps = '';
   let body = '';
+  return () => {
+    const now = clock.now();
+    const extra = dependencies?.() ?? {};
+    const deps = `${extra.database}|${extra.redis}|${extra.write_buffer}|${extra.write_buffer_dropped}`;
+    if (now !== lastMs || deps !== lastDeps) {
+      lastMs = now;
+      lastDeps = deps;
+      body = JSON.stringify({
+        status: 'OK',
+        timestamp: new Date(now).toISOString(),
+        service: SERVICE_NAME,
+        version: SERVICE_VERSION,
+        ...extra,
+      });
+    }
+    return body;
+  };
+}
+
+/** GET /status: health for uptime monitors. Never rate-limited, never cached. */
+export const healthRoutes: FastifyPluginAsyncTypebox<{ body: () => string }> = async (app, { body }) => {
   app.get(
     '/status',
     {
@@ -36,22 +55,8 @@ export const healthRoutes: FastifyPluginAsyncTypebox<{ clock: Clock; dependencie
       },
     },
     async (_request, reply) => {
-      const now = clock.now();
-      const extra = dependencies?.() ?? {};
-      const deps = `${extra.database}|${extra.redis}|${extra.write_buffer}|${extra.write_buffer_dropped}`;
-      if (now !== lastMs || deps !== lastDeps) {
-        lastMs = now;
-        lastDeps = deps;
-        body = JSON.stringify({
-          status: 'OK',
-          timestamp: new Date(now).toISOString(),
-          service: SERVICE_NAME,
-          version: SERVICE_VERSION,
-          ...extra,
-        });
-      }
       reply.header('Cache-Control', 'no-store').type('application/json; charset=utf-8');
-      return body;
+      return body();
     },
   );
 };
