@@ -11,9 +11,10 @@
  *  - CORS, `Cache-Control`, the one error shape;
  *  - request accounting (/stats) and metrics, through `onAnswered`.
  * Health (`GET /api/v1/status` exactly, which uptime monitors poll) is answered here too, with
- * the route's own body (routes/health.ts `healthBody`). Everything else goes to Fastify. A request over its limit, or one whose limit needs a round
- * trip to Redis, goes to Fastify too, carrying the count already made (`handOverCharge`), so the
- * 429 and its headers come from one place and nothing is counted twice.
+ * the route's own body (routes/health.ts `healthBody`). Everything else goes to Fastify. A
+ * request over its limit, or one whose limit needs a round trip to Redis, goes to Fastify too,
+ * carrying the count already made (`handOverCharge`), so the 429 and its headers come from one
+ * place and nothing is counted twice.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import proxyAddr from '@fastify/proxy-addr';
