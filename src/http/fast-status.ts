@@ -27,6 +27,7 @@ import type { StatusLookup } from '../status/types.js';
 import { rememberClientKey } from './client-key.js';
 import { CORS_HEADERS } from './cors.js';
 import { errorBody } from './errors.js';
+import { cacheControl } from './routes/status.js';
 import { WINDOW_MS, handOverCharge, rateLimitHeaders, type RateLimitStore, type WindowCount } from './rate-limit.js';
 
 /** Whose `X-Forwarded-For` is believed: what Fastify's `trustProxy` option is given. */
@@ -138,7 +139,7 @@ export class FastStatus {
         ...this.fixed,
         'ratelimit', rateLimit,
         'x-cache', answer.cache,
-        'cache-control', `public, max-age=${answer.maxAgeSeconds}`,
+        'cache-control', cacheControl(answer.maxAgeSeconds),
         'content-type', JSON_TYPE,
         'content-length', String(body.length),
       ];

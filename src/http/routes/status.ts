@@ -15,9 +15,9 @@ export function statusLookupOptions(query: boolean | undefined, queryPort: numbe
   return query ? { clientKey, query: queryPort === undefined ? {} : { port: queryPort } } : { clientKey };
 }
 
-/** `Cache-Control` values by max-age, built once each. */
+/** `Cache-Control` values by max-age, built once each (the fast path's answers too). */
 const cacheControls: string[] = [];
-function cacheControl(maxAgeSeconds: number): string {
+export function cacheControl(maxAgeSeconds: number): string {
   return (cacheControls[maxAgeSeconds] ??= `public, max-age=${maxAgeSeconds}`);
 }
 
