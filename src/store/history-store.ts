@@ -70,6 +70,8 @@ export class KyselyHistoryStore implements HistoryStore {
   private timers: NodeJS.Timeout[] = [];
   private pruning: Promise<void> | null = null;
   private closing: Promise<void> | null = null;
+  /** Run on close after the last write, before the database is let go (a checkpoint worker's stop). */
+  private readonly closeSteps: Array<() => Promise<void>> = [];
   private readonly statsCacheMs: number;
   private readonly onError: (error: unknown) => void;
 
@@ -321,6 +323,11 @@ export class KyselyHistoryStore implements HistoryStore {
     await this.db.deleteFrom('servers').where('last_seen', '<', cutoff).execute();
   }
 
+  /** Adds a step to close(): after the last write, before the database is let go. */
+  onClose(step: () => Promise<void>): void {
+    this.closeSteps.push(step);
+  }
+
   close(): Promise<void> {
     this.closing ??= (async () => {
       for (const timer of this.timers) clearInterval(timer);
@@ -329,6 +336,7 @@ export class KyselyHistoryStore implements HistoryStore {
         // Rows that could not be written within the stop deadline are reported, not thrown.
         await this.queue.stop().catch((error: unknown) => this.onError(error));
       } finally {
+        for (const step of this.closeSteps) await step().catch((error: unknown) => this.onError(error));
         await this.db.destroy();
       }
     })();

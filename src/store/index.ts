@@ -10,6 +10,7 @@ import { createPostgresBatchWriter } from './postgres/batch-writer.js';
 import { createPostgresDialect } from './postgres/dialect.js';
 import type { Database } from './schema.js';
 import { createSqliteBatchWriter } from './sqlite/batch-writer.js';
+import { startCheckpointer } from './sqlite/checkpointer.js';
 import { createSqliteDialect } from './sqlite/dialect.js';
 import type { HistoryStore } from './types.js';
 import type { BatchWriter } from './write-queue.js';
@@ -53,6 +54,11 @@ export async function openStore(
   } catch (error) {
     await db.destroy();
     throw error;
+  }
+  if (sqlite && database.kind === 'sqlite') {
+    // On the migrated file: the worker opens it and must find it.
+    const checkpointer = startCheckpointer(sqlite.database, database.path, { onError });
+    if (checkpointer) store.onClose(() => checkpointer.stop());
   }
   store.start();
   return store;

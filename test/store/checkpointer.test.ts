@@ -1,0 +1,150 @@
+/**
+ * WAL checkpoints from a worker thread (sqlite/checkpointer.ts), on real SQLite files: the
+ * service's connection stops checkpointing by itself, the worker's checkpoints land in the
+ * database file and keep the log from growing, and where the worker cannot run the connection
+ * checkpoints by itself as before.
+ */
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { afterAll, afterEach, expect, it } from 'vitest';
+import { startCheckpointer, type Checkpointer } from '../../src/store/sqlite/checkpointer.js';
+import { openStore } from '../../src/store/index.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'observer-checkpoint-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+const open: Array<{ db: Database.Database; checkpointer: Checkpointer | null }> = [];
+afterEach(async () => {
+  for (const { db, checkpointer } of open.splice(0)) {
+    await checkpointer?.stop();
+    db.close();
+  }
+});
+
+let files = 0;
+function walDatabase(): { db: Database.Database; path: string } {
+  const path = join(dir, `db-${files++}.sqlite`);
+  const db = new Database(path);
+  db.pragma('journal_mode = WAL');
+  db.exec('CREATE TABLE blobs (id INTEGER PRIMARY KEY, data BLOB)');
+  return { db, path };
+}
+
+const MIB = 1024 * 1024;
+const sizeOf = (path: string) => {
+  try {
+    return statSync(path).size;
+  } catch {
+    return 0;
+  }
+};
+
+/** One transaction of `mib` MiB of fresh pages. */
+function writeMiB(db: Database.Database, mib: number): void {
+  const insert = db.prepare('INSERT INTO blobs (data) VALUES (?)');
+  db.transaction(() => {
+    for (let i = 0; i < mib * 16; i++) insert.run(Buffer.alloc(64 * 1024, i));
+  })();
+}
+
+async function until(condition: () => boolean, what: string): Promise<void> {
+  // A generous bound for a loaded machine: this waits for an event, it does not time anything.
+  const deadline = Date.now() + 30_000;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+it('checkpoints from the worker: the connection stops checkpointing itself, pages reach the file, the log stays small', async () => {
+  const { db, path } = walDatabase();
+  const checkpointer = startCheckpointer(db, path, { intervalMs: 50 });
+  open.push({ db, checkpointer });
+  expect(await checkpointer!.ready).toBe(true);
+  expect(db.pragma('wal_autocheckpoint', { simple: true })).toBe(0);
+
+  const rounds = 6;
+  for (let round = 1; round <= rounds; round++) {
+    writeMiB(db, 2);
+    // Only a checkpoint moves pages from the log into the database file, and this
+    // connection no longer makes any: the file grows because the worker checkpointed.
+    await until(() => sizeOf(path) >= round * 2 * MIB, `checkpoint ${round}`);
+  }
+  // Each commit after a complete checkpoint starts the log over: it holds about one round,
+  // not the 12 MiB written.
+  expect(sizeOf(`${path}-wal`)).toBeLessThan(5 * MIB);
+  expect((db.prepare('SELECT count(*) AS n FROM blobs').get() as { n: number }).n).toBe(rounds * 2 * 16);
+});
+
+it('without the worker the same writes pile up in the log (the control for the test above)', () => {
+  const { db, path } = walDatabase();
+  open.push({ db, checkpointer: null });
+  db.pragma('wal_autocheckpoint = 0');
+  for (let round = 1; round <= 6; round++) writeMiB(db, 2);
+  expect(sizeOf(`${path}-wal`)).toBeGreaterThanOrEqual(12 * MIB);
+  expect(sizeOf(path)).toBeLessThan(MIB);
+});
+
+it('when the worker cannot start, says so once and the connection keeps checkpointing by itself', async () => {
+  const { db, path } = walDatabase();
+  const errors: unknown[] = [];
+  const checkpointer = startCheckpointer(db, path, { module: join(dir, 'no-such-module.js'), onError: (error) => errors.push(error) });
+  open.push({ db, checkpointer });
+  expect(await checkpointer!.ready).toBe(false);
+  expect(errors).toHaveLength(1);
+  expect(db.pragma('wal_autocheckpoint', { simple: true })).toBe(1000);
+  writeMiB(db, 5);
+  // SQLite's own automatic checkpoint (1000 pages) moved the pages into the file.
+  expect(sizeOf(path)).toBeGreaterThan(MIB);
+});
+
+it('stop gives checkpoints back to the connection and ends the worker', async () => {
+  const { db, path } = walDatabase();
+  const errors: unknown[] = [];
+  const checkpointer = startCheckpointer(db, path, { onError: (error) => errors.push(error) });
+  open.push({ db, checkpointer: null });
+  expect(await checkpointer!.ready).toBe(true);
+  await checkpointer!.stop();
+  expect(db.pragma('wal_autocheckpoint', { simple: true })).toBe(1000);
+  expect(errors).toEqual([]);
+  await checkpointer!.stop();
+});
+
+it('has nothing to do for an in-memory database', () => {
+  const db = new Database(':memory:');
+  open.push({ db, checkpointer: null });
+  expect(startCheckpointer(db, ':memory:')).toBeNull();
+});
+
+it("a store on a file checkpoints from the worker, and close() leaves a whole file", async () => {
+  const path = join(dir, 'store.sqlite');
+  const store = await openStore({ database: { kind: 'sqlite', path }, checkRetentionDays: 30 });
+  for (let i = 0; i < 2000; i++) {
+    store.recordCheck({
+      serverId: `server-${i}`,
+      edition: 'java',
+      host: `s${i}.example.com`,
+      port: 25565,
+      checkedAt: Date.now(),
+      online: true,
+      playersOnline: 1,
+      playersMax: 10,
+      latencyMs: 3,
+      version: '1.21.4',
+    });
+  }
+  await store.flush();
+  const before = sizeOf(path);
+  // The rows are committed to the log; the worker, not the store's connection, moves them.
+  await until(() => sizeOf(path) > before, 'a checkpoint of the store');
+  await store.close();
+  const db = new Database(path, { readonly: true });
+  try {
+    expect(db.pragma('integrity_check', { simple: true })).toBe('ok');
+    expect((db.prepare('SELECT count(*) AS n FROM checks').get() as { n: number }).n).toBe(2000);
+  } finally {
+    db.close();
+  }
+});
