@@ -38,23 +38,34 @@ export interface StatusCache {
 }
 
 /**
- * The JSON body of a status, serialised once per status object: the status route sends these
- * bytes on every hit, and the memory cache sizes its entries by them. (Bodies still match the
- * response schema; tests check them against the OpenAPI document.)
+ * The JSON body of a status, serialised once per status object: the status routes send this
+ * text on every hit, and the memory cache sizes its entries by its length in bytes. Kept as a
+ * string, not bytes: Node writes a string body together with the response head in one write,
+ * and a Buffer per body took a slice of a shared 8 KiB pool, whose first write cost more than
+ * the serialisation (profile of bench/service.ts, uncached). (Bodies still match the response
+ * schema; tests check them against the OpenAPI document.)
  */
-const bodies = new WeakMap<object, Buffer>();
-export function statusBody(status: ServerStatus): Buffer {
-  let body = bodies.get(status);
-  if (body === undefined) {
-    body = Buffer.from(JSON.stringify(status));
-    bodies.set(status, body);
+const bodies = new WeakMap<object, { text: string; bytes: number }>();
+function body(status: ServerStatus): { text: string; bytes: number } {
+  let found = bodies.get(status);
+  if (found === undefined) {
+    const text = JSON.stringify(status);
+    found = { text, bytes: Buffer.byteLength(text) };
+    bodies.set(status, found);
   }
-  return body;
+  return found;
+}
+export function statusBody(status: ServerStatus): string {
+  return body(status).text;
+}
+/** The length in bytes (UTF-8) of statusBody(status). */
+export function statusBodyBytes(status: ServerStatus): number {
+  return body(status).bytes;
 }
 
 /** Approximate bytes an entry holds in memory: the status object (about twice its JSON) and its body. */
 function entrySize(entry: CacheEntry): number {
-  const size = (s: StoredStatus | null) => (s ? 3 * statusBody(s.status).length : 0);
+  const size = (s: StoredStatus | null) => (s ? 3 * statusBodyBytes(s.status) : 0);
   return size(entry.latest) + (entry.lastSuccess === entry.latest ? 0 : size(entry.lastSuccess)) + 64;
 }
 
