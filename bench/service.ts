@@ -3,8 +3,8 @@
  *
  *   npm run bench -- service        (or: npx tsx bench/service.ts)
  *
- * Builds the service and starts `node dist/main.js` (what `npm start` runs) in its own process,
- * in the default configuration plus only the test network's settings (DNS_SERVERS,
+ * Builds the service and starts `node [the start script's flags] dist/main.js` (what `npm start`
+ * runs) in its own process, in the default configuration plus only the test network's settings (DNS_SERVERS,
  * TARGET_ALLOWLIST, TRUST_PROXY, rate limits raised out of the way, a temporary SQLite file).
  * Beside it runs bench/baseline/server.mjs (Fastify 5 + minecraft-server-util + lru-cache),
  * and a canned-bytes Java status server (bench/minimal-server.ts) that both ping. Load comes
@@ -175,7 +175,11 @@ for (const pair of (process.env.BENCH_OBSERVER_ENV ?? '').split(',').filter(Bool
   const at = pair.indexOf('=');
   observerEnv[pair.slice(0, at)] = pair.slice(at + 1);
 }
-const observerArgs = [...(process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean), 'dist/main.js'];
+// Node's flags exactly as `npm start` passes them (package.json's start script), then any extra.
+const startScript = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start;
+const startFlags = /\bnode((?: --?[\w-]+(?:=\S+)?)*) dist\/main\.js$/.exec(startScript)?.[1]?.trim().split(' ').filter(Boolean);
+if (!startFlags) throw new Error(`cannot read node's flags from the start script: ${startScript}`);
+const observerArgs = [...startFlags, ...(process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean), 'dist/main.js'];
 const observer = spawn(process.execPath, observerArgs, { cwd: ROOT, env: observerEnv, stdio: ['ignore', 'pipe', 'pipe'] });
 // What `npm start` does with the logs: they cross a pipe and are read on the other side.
 let logLines = 0;
@@ -237,7 +241,7 @@ const phases: Phase[] = [
   { name: 'uncached status (a new name per request)', path: `/api/v1/status/{n}.any.observer.test:${mcPort}`, connections: 64, distinct: true },
 ].filter((phase) => phase.name.includes(process.env.BENCH_ONLY ?? ''));
 
-console.log(`== Observer (node dist/main.js, default config) vs baseline (Fastify + minecraft-server-util + lru-cache)`);
+console.log(`== Observer (node ${observerArgs.join(' ')}, as npm start runs it; default config) vs baseline (Fastify + minecraft-server-util + lru-cache)`);
 console.log(`   ${ROUNDS} interleaved rounds of ${SECONDS} s per side and phase after a 1 s warm-up; figures are the mean of the rounds\n`);
 
 const results: Record<string, Record<string, Array<Measured>>> = {};
