@@ -21,6 +21,8 @@ import type { Store } from './store/types.js';
 export interface ComposeOptions {
   clock?: Clock;
   logger?: AppDeps['logger'];
+  /** Requests slower than this are logged as warnings (default 1000 ms); for tests. */
+  slowRequestMs?: number;
   /** ICMP echo; an IcmpPinger (raw sockets) per the ICMP setting unless given (null turns it off). */
   icmp?: ((ip: string, signal: AbortSignal) => Promise<boolean | null>) | null;
   /** The history store's group commit (window, rows per window), for tests; HISTORY_BUFFER_MAX still bounds it. */
@@ -98,6 +100,7 @@ export async function composeApp(config: Config, options: ComposeOptions = {}) {
     ...(metrics ? { metrics } : {}),
     health: () => dependencyHealth(store, redis),
     ...(options.logger !== undefined ? { logger: options.logger } : {}),
+    ...(options.slowRequestMs !== undefined ? { slowRequestMs: options.slowRequestMs } : {}),
   });
   const metricsServer: MetricsServer | null =
     metrics && config.metricsPort !== null ? await startMetricsServer(metrics, config.metricsPort) : null;

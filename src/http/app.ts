@@ -37,6 +37,8 @@ import { bulkRoutes } from './routes/bulk.js';
 import { BulkError, BulkResponse, ErrorResponse, HealthResponse, Motd, QueryResult, ServerStatus } from './schemas.js';
 
 export const API_PREFIX = '/api/v1';
+/** Requests slower than this are logged as warnings by default (AppDeps.slowRequestMs). */
+const SLOW_REQUEST_MS = 1000;
 
 /** A bind address only this machine can reach. */
 function isLoopbackHost(host: string): boolean {
@@ -105,7 +107,7 @@ export async function buildApp(deps: AppDeps) {
   registerRequestAccounting(app, deps);
   if (deps.metrics) registerRequestMetrics(app, deps.metrics, config);
   if (deps.status && !config.maintenanceMode && !requestLinesLogged(deps)) {
-    front.fast = fastStatus(app, deps, { status: deps.status, hasher, clock, store: rateLimits.store, health });
+    front.fast = fastStatus(app, deps, { status: deps.status, hasher, store: rateLimits.store, health });
     // Once closing, every request goes to Fastify, which answers 503 on kept-alive connections.
     app.addHook('preClose', (done) => {
       front.fast = null;
@@ -117,7 +119,7 @@ export async function buildApp(deps: AppDeps) {
     async (api) => {
       await api.register(healthRoutes, { body: health });
       if (deps.status) {
-        await api.register(statusRoutes, { status: deps.status, config, hasher, fast: front.fast });
+        await api.register(statusRoutes, { status: deps.status, config, hasher });
         await api.register(bulkRoutes, { status: deps.status, config, hasher });
         await api.register(imageRoutes, { status: deps.status, config, lookupOptions });
         await api.register(widgetRoutes, { status: deps.status, config, lookupOptions });
@@ -189,11 +191,17 @@ function createServer(deps: AppDeps, front: { fast: FastStatus | null }) {
 function fastStatus(
   app: App,
   deps: AppDeps,
-  parts: { status: StatusLookup; hasher: ClientHasher; clock: Clock; store: RateLimitStore; health: () => string },
+  parts: { status: StatusLookup; hasher: ClientHasher; store: RateLimitStore; health: () => string },
 ) {
   const { config, store, metrics } = deps;
   const route = `${API_PREFIX}/status/:address`;
   const healthRoute = `${API_PREFIX}/status`;
+  // What registerRequestAccounting logs of a request without LOG_REQUESTS (the fast path is off with it).
+  const slowRequestMs = deps.slowRequestMs ?? SLOW_REQUEST_MS;
+  const logSlow = (path: string, statusCode: number, seconds: number) => {
+    if (deps.logger === false || seconds * 1000 <= slowRequestMs) return;
+    app.log.warn({ route: path, method: 'GET', statusCode, durationMs: Math.round(seconds * 100_000) / 100 }, 'slow request');
+  };
   return new FastStatus({
     ...parts,
     trustProxy: trustProxyOf(config),
@@ -202,13 +210,15 @@ function fastStatus(
     onAnswered: (statusCode, seconds) => {
       store?.count({ totalRequests: 1, apiRequests: 1 });
       metrics?.observeRequest(route, 'GET', statusCode, seconds);
+      logSlow(route, statusCode, seconds);
     },
     // Health is not an API request in /stats (decisions.md: "requests under /api/v1 but health").
     onHealth: (seconds) => {
       store?.count({ totalRequests: 1, apiRequests: 0 });
       metrics?.observeRequest(healthRoute, 'GET', 200, seconds);
+      logSlow(healthRoute, 200, seconds);
     },
-    onError: (error) => app.log.error({ err: error }, 'unexpected error'),
+    onError: (error) => app.log.error({ err: error }, error instanceof ObserverError ? 'request failed' : 'unexpected error'),
   });
 }
 
@@ -280,7 +290,7 @@ function registerRequestAccounting(app: App, deps: AppDeps): void {
   const store = deps.store;
   const logging = deps.logger !== false;
   const logRequests = requestLinesLogged(deps);
-  const slowRequestMs = deps.slowRequestMs ?? 1000;
+  const slowRequestMs = deps.slowRequestMs ?? SLOW_REQUEST_MS;
   if (store || logging) {
     const statusPaths = new Set([`${API_PREFIX}/status`, `${API_PREFIX}/status/`]);
     app.addHook('onResponse', (request, reply, done) => {

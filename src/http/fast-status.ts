@@ -1,25 +1,26 @@
 /**
- * The hot path of a cached status, answered without Fastify's per-request machinery.
+ * Plain status requests and health, answered without Fastify's per-request machinery.
  *
- * Issue 11's profiles of `npm start` under load: once the body was kept as bytes, a cached
+ * Issue 11's profiles of `npm start` under load: once the body was kept memoised, a cached
  * status answer spent most of its CPU in routing, the hook runners and reply building, not in
- * anything Observer decides. So a request that is exactly `GET /api/v1/status/<address>` (no
- * query string), whose last answer the Fastify route gave for that very URL is still fresh, is
- * answered here, doing what the route and its hooks do:
+ * anything Observer decides; an uncached one about 5%. So a request that is exactly
+ * `GET /api/v1/status/<address>` (no query string, an address of the plain characters of host
+ * names, IPv4 literals and ports, no percent-encoding) is answered here, doing what the route
+ * and its hooks do:
  *  - the status tier's rate limit, with the same store, key and `RateLimit` headers;
- *  - the look-up through the same StatusLookup (counted, recorded, `X-Cache`, stale, blocked);
- *  - CORS, `Cache-Control`, the one error shape;
+ *  - the look-up through the same StatusLookup (cached or pinged, counted, recorded, `X-Cache`,
+ *    stale, blocked), and its errors (400, 404, 503) in the one error shape;
+ *  - CORS, `Cache-Control`;
  *  - request accounting (/stats) and metrics, through `onAnswered`.
  * Health (`GET /api/v1/status` exactly, which uptime monitors poll) is answered here too, with
- * the route's own body (routes/health.ts `healthBody`). Everything else goes to Fastify. A
- * request over its limit, or one whose limit needs a round trip to Redis, goes to Fastify too,
- * carrying the count already made (`handOverCharge`), so the 429 and its headers come from one
- * place and nothing is counted twice.
+ * the route's own body (routes/health.ts `healthBody`). Everything else goes to Fastify: other
+ * methods, query strings, bracketed IPv6, percent-encoded or over-long addresses, which the
+ * route decodes and validates. A request over its limit, or one whose limit needs a round trip
+ * to Redis, goes to Fastify too, carrying the count already made (`handOverCharge`), so the 429
+ * and its headers come from one place and nothing is counted twice.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import proxyAddr from '@fastify/proxy-addr';
-import { LRUCache } from 'lru-cache';
-import type { Clock } from '../core/clock.js';
 import type { ClientHasher } from '../core/client-hash.js';
 import { ObserverError } from '../core/errors.js';
 import { statusBody, statusBodyBytes } from '../status/cache.js';
@@ -36,7 +37,6 @@ export type TrustProxy = false | ((address: string, hop: number) => boolean) | s
 export interface FastStatusOptions {
   status: StatusLookup;
   hasher: ClientHasher;
-  clock: Clock;
   trustProxy: TrustProxy;
   rateLimit: { store: RateLimitStore; limit: number };
   /** The path prefix of the API (`/api/v1`). */
@@ -46,23 +46,25 @@ export interface FastStatusOptions {
   /** The health body (routes/health.ts), and what the hooks do after a health answer. */
   health: () => string;
   onHealth: (seconds: number) => void;
-  /** Unexpected errors (the route's 500s). */
+  /** Errors the route's handler logs: its 5xx, expected (an ObserverError) or not. */
   onError: (error: unknown) => void;
 }
 
-/** URLs remembered as fresh at once; the least recently used go first. */
-const MAX_HOT_URLS = 10_000;
+/**
+ * An address the fast path takes as it stands: what the route would receive undecoded, and
+ * within its schema's 255 characters. Anything else (`%`, `[`, `/`, …) is left to Fastify.
+ */
+const PLAIN_ADDRESS = /^[A-Za-z0-9._:-]{1,255}$/;
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 
 export class FastStatus {
-  /** URL → the address it names and until when its last answer is fresh (ms on the clock). */
-  private readonly hot = new LRUCache<string, { address: string; freshUntil: number }>({ max: MAX_HOT_URLS });
   private readonly trust: ((address: string, hop: number) => boolean) | null;
   /** The headers every status answer starts with: CORS and the status tier's policy. */
   private readonly fixed: readonly string[];
   private readonly cors: readonly string[] = Object.entries(CORS_HEADERS).flat();
   private readonly healthUrl: string;
+  private readonly statusPrefix: string;
 
   constructor(private readonly options: FastStatusOptions) {
     const { trustProxy } = options;
@@ -70,20 +72,17 @@ export class FastStatus {
     const policy = rateLimitHeaders('status', options.rateLimit.limit, { count: 0, resetMs: 0 })['RateLimit-Policy'];
     this.fixed = [...this.cors, 'ratelimit-policy', policy];
     this.healthUrl = `${options.prefix}/status`;
-  }
-
-  /** Called by the status route: `url` answered `address` (no query string), fresh for `maxAgeSeconds`. */
-  remember(url: string, address: string, maxAgeSeconds: number): void {
-    if (maxAgeSeconds <= 0 || url.includes('?')) return;
-    this.hot.set(url, { address, freshUntil: this.options.clock.now() + maxAgeSeconds * 1000 });
+    this.statusPrefix = `${options.prefix}/status/`;
   }
 
   /** Answers the request and returns true, or returns false for Fastify to answer it. */
   handle(req: IncomingMessage, res: ServerResponse): boolean {
-    if (req.method !== 'GET' || req.url === undefined) return false;
-    if (req.url === this.healthUrl) return this.answerHealth(res);
-    const hot = this.hot.get(req.url);
-    if (hot === undefined || this.options.clock.now() >= hot.freshUntil) return false;
+    const { url } = req;
+    if (req.method !== 'GET' || url === undefined) return false;
+    if (url === this.healthUrl) return this.answerHealth(res);
+    if (!url.startsWith(this.statusPrefix)) return false;
+    const address = url.slice(this.statusPrefix.length);
+    if (!PLAIN_ADDRESS.test(address)) return false;
     const started = performance.now();
     const { store, limit } = this.options.rateLimit;
     const key = this.clientKey(req);
@@ -97,7 +96,7 @@ export class FastStatus {
       handOverCharge(req, counted);
       return false;
     }
-    void this.answer(req.url, hot.address, key, counted, res, started);
+    void this.answer(address, key, counted, res, started);
     return true;
   }
 
@@ -123,7 +122,7 @@ export class FastStatus {
     return key;
   }
 
-  private async answer(url: string, address: string, clientKey: string, counted: WindowCount, res: ServerResponse, started: number): Promise<void> {
+  private async answer(address: string, clientKey: string, counted: WindowCount, res: ServerResponse, started: number): Promise<void> {
     const rateLimit = rateLimitHeaders('status', this.options.rateLimit.limit, counted).RateLimit;
     let statusCode = 200;
     let body: string;
@@ -133,8 +132,6 @@ export class FastStatus {
     let headers: string[];
     try {
       const answer = await this.options.status.lookup(address, 'java', { clientKey });
-      if (answer.cache === 'STALE') this.hot.delete(url);
-      else this.remember(url, address, answer.maxAgeSeconds);
       body = statusBody(answer.status);
       bytes = statusBodyBytes(answer.status);
       headers = [
@@ -146,9 +143,10 @@ export class FastStatus {
         'content-length', String(bytes),
       ];
     } catch (error) {
-      this.hot.delete(url);
       headers = [...this.fixed, 'ratelimit', rateLimit];
       if (error instanceof ObserverError) {
+        // Logged as the route's error handler does: a 503 (saturated) is worth knowing of.
+        if (error.statusCode >= 500) this.options.onError(error);
         statusCode = error.statusCode;
         for (const [name, value] of Object.entries(error.headers)) headers.push(name.toLowerCase(), value);
         body = JSON.stringify(errorBody(error.code, error.message));

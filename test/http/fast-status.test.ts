@@ -1,16 +1,18 @@
 /**
  * The fast status path (src/http/fast-status.ts) over a real socket, against the whole app as
- * main.ts composes it: a repeat of a plain status request is answered without Fastify, and must
- * be indistinguishable from the route's own answer (body, headers, rate limit, 429, stale,
- * /stats, metrics). app.inject() never reaches it, so every request here is real HTTP.
+ * main.ts composes it: a plain status request is answered without Fastify, and must be
+ * indistinguishable from the route's own answer (body, headers, rate limit, 429, stale, errors,
+ * /stats, metrics). The route's answer for the same cache entry is had by adding a query string
+ * (`?legacy=false`), which the fast path leaves to Fastify. app.inject() never reaches the fast
+ * path, so every request here is real HTTP.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { composeApp } from '../../src/compose.js';
-import { testConfig } from '../support/app.js';
+import { composeApp, type ComposeOptions } from '../../src/compose.js';
+import { logCapture, testConfig } from '../support/app.js';
 import { FakeClock } from '../support/clock.js';
 import { startJavaServer, type RunningJavaServer } from '../support/minecraft.js';
 import { parseExposition, value } from '../support/prometheus.js';
@@ -30,11 +32,11 @@ afterAll(async () => {
   for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
 });
 
-async function start(env: Record<string, string> = {}, clock?: FakeClock) {
+async function start(env: Record<string, string> = {}, clock?: FakeClock, options: Pick<ComposeOptions, 'logger' | 'slowRequestMs'> = {}) {
   const dir = mkdtempSync(join(tmpdir(), 'observer-fast-'));
   dirs.push(dir);
   const config = testConfig({ DATABASE_URL: `sqlite:${join(dir, 'observer.db')}`, LOG_LEVEL: 'silent', ...env });
-  const composed = await composeApp(config, { icmp: null, logger: false, ...(clock ? { clock } : {}) });
+  const composed = await composeApp(config, { icmp: null, logger: false, ...(clock ? { clock } : {}), ...options });
   // How many requests reach Fastify at all (the fast path's answers never do).
   const routed: string[] = [];
   composed.app.addHook('onRequest', async (request) => {
@@ -61,29 +63,54 @@ function stable(headers: Record<string, string>) {
 }
 
 describe('the fast status path', () => {
-  it('answers a repeat exactly as the route answered the first request', async () => {
+  it('answers a plain request, cached or not, exactly as the route answers it', async () => {
     const { origin, routed } = await start();
     const url = `${origin}/api/v1/status/127.0.0.1:${java.port}`;
     const first = await get(url);
-    const second = await get(url);
+    const viaRoute = await get(`${url}?legacy=false`);
     const third = await get(url);
-    // Only the first went through Fastify; so do requests that are not a plain repeat.
-    expect(routed).toEqual([`/api/v1/status/127.0.0.1:${java.port}`]);
-    expect((await get(`${url}?legacy=false`)).headers['x-cache']).toBe('HIT');
-    expect(routed).toHaveLength(2);
+    // Only the request with a query string went through Fastify.
+    expect(routed).toEqual([`/api/v1/status/127.0.0.1:${java.port}?legacy=false`]);
     expect(first.status).toBe(200);
-    expect(first.headers['x-cache']).toBe('MISS');
-    expect([second.headers['x-cache'], third.headers['x-cache']]).toEqual(['HIT', 'HIT']);
-    expect(second.body.equals(first.body)).toBe(true);
-    expect(stable(second.headers)).toEqual(stable(first.headers));
-    expect(second.headers['cache-control']).toMatch(/^public, max-age=(59|60)$/);
+    expect([first.headers['x-cache'], viaRoute.headers['x-cache'], third.headers['x-cache']]).toEqual(['MISS', 'HIT', 'HIT']);
+    expect(first.body.equals(viaRoute.body)).toBe(true);
+    expect(third.body.equals(viaRoute.body)).toBe(true);
+    expect(stable(first.headers)).toEqual(stable(viaRoute.headers));
+    expect(stable(third.headers)).toEqual(stable(viaRoute.headers));
+    for (const answer of [first, third]) expect(answer.headers['cache-control']).toMatch(/^public, max-age=(59|60)$/);
     // One budget across both paths: 120 - 1, - 2, - 3.
-    expect([first, second, third].map((r) => r.headers.ratelimit)).toEqual([
+    expect([first, viaRoute, third].map((r) => r.headers.ratelimit)).toEqual([
       expect.stringMatching(/^"status";r=119;t=\d+$/),
       expect.stringMatching(/^"status";r=118;t=\d+$/),
       expect.stringMatching(/^"status";r=117;t=\d+$/),
     ]);
     expect(JSON.parse(third.body.toString())).toMatchObject({ online: true, players: { online: 2, max: 10 }, stale: false });
+  });
+
+  it('answers errors as the route does, and leaves encoded, bracketed and over-long addresses to it', async () => {
+    const { origin, routed } = await start();
+    const base = `${origin}/api/v1/status`;
+    for (const [address, status, code] of [
+      ['nx-fast.observer.test', 404, 'host_not_found'],
+      [`127.0.0.1:99999`, 400, 'invalid_address'],
+      ['a..b', 400, 'invalid_address'],
+    ] as const) {
+      const fast = await get(`${base}/${address}`);
+      const viaRoute = await get(`${base}/${address}?legacy=false`);
+      expect(fast.status).toBe(status);
+      expect(JSON.parse(fast.body.toString())).toMatchObject({ status: 'error', error: code });
+      expect(fast.body.equals(viaRoute.body)).toBe(true);
+      expect(stable(fast.headers)).toEqual(stable(viaRoute.headers));
+    }
+    expect(routed.every((url) => url.endsWith('?legacy=false'))).toBe(true);
+    routed.length = 0;
+    const bracketed = await get(`${base}/[::1]:${java.port}`);
+    const encoded = await get(`${base}/127.0.0.1%3A${java.port}`);
+    const long = await get(`${base}/${'a'.repeat(256)}`);
+    expect(routed).toEqual([`/api/v1/status/[::1]:${java.port}`, `/api/v1/status/127.0.0.1%3A${java.port}`, `/api/v1/status/${'a'.repeat(256)}`]);
+    expect([bracketed.status, encoded.status, long.status]).toEqual([200, 200, 400]);
+    expect(JSON.parse(encoded.body.toString())).toMatchObject({ online: true });
+    expect(JSON.parse(long.body.toString())).toMatchObject({ status: 'error', error: 'invalid_parameter' });
   });
 
   it('keeps each client to its limit: the request past it is the route’s 429, counted once', async () => {
@@ -93,8 +120,8 @@ describe('the fast status path', () => {
     const answers = [];
     for (let i = 0; i < 5; i++) answers.push(await get(url, client));
     expect(answers.map((r) => r.status)).toEqual([200, 200, 200, 429, 429]);
-    // The first by the route, two by the fast path, both 429s by the route.
-    expect(routed).toHaveLength(3);
+    // Three by the fast path, both 429s by the route.
+    expect(routed).toHaveLength(2);
     const refused = answers[3]!;
     expect(JSON.parse(refused.body.toString())).toMatchObject({ status: 'error', error: 'rate_limited' });
     expect(refused.headers['retry-after']).toMatch(/^\d+$/);
@@ -107,7 +134,7 @@ describe('the fast status path', () => {
     expect(other.headers.ratelimit).toMatch(/^"status";r=2;t=\d+$/);
   });
 
-  it('stops serving an answer once it is no longer fresh: the route serves it stale', async () => {
+  it('serves an answer past its TTL stale, as the route does', async () => {
     const clock = new FakeClock(Date.now());
     const { origin } = await start({ STATUS_CACHE_TTL: '5' }, clock);
     const url = `${origin}/api/v1/status/127.0.0.1:${java.port}`;
@@ -116,7 +143,10 @@ describe('the fast status path', () => {
     clock.advance(6_000);
     const stale = await get(url);
     expect(stale.headers['x-cache']).toBe('STALE');
+    expect(stale.headers['cache-control']).toBe('public, max-age=0');
     expect(JSON.parse(stale.body.toString())).toMatchObject({ online: true, stale: true });
+    const viaRoute = await get(`${url}?legacy=false`);
+    expect(stable(stale.headers)).toEqual(stable(viaRoute.headers));
   });
 
   it('answers health as the route does, counted as a request but not an API request', async () => {
@@ -134,6 +164,17 @@ describe('the fast status path', () => {
     await store.flush();
     const stats = JSON.parse((await get(`${origin}/api/v1/stats`)).body.toString()) as Record<string, number>;
     expect(stats).toMatchObject({ totalRequests: 2, apiRequests: 0 });
+  });
+
+  it('logs a slow answer as a warning, as the route does, without the client address', async () => {
+    const { lines, stream } = logCapture();
+    // Every request counts as slow with a threshold of 0 ms.
+    const { origin, routed } = await start({ TRUST_PROXY: 'true' }, undefined, { logger: { level: 'info', stream }, slowRequestMs: 0 });
+    expect((await get(`${origin}/api/v1/status/127.0.0.1:${java.port}`, { 'x-forwarded-for': '203.0.113.77' })).status).toBe(200);
+    expect(routed).toEqual([]);
+    const slow = lines.map((l) => JSON.parse(l) as Record<string, unknown>).filter((e) => e.msg === 'slow request');
+    expect(slow).toEqual([expect.objectContaining({ level: 40, route: '/api/v1/status/:address', method: 'GET', statusCode: 200, durationMs: expect.any(Number) })]);
+    expect(lines.join('\n')).not.toContain('203.0.113.77');
   });
 
   it('counts its answers in /stats and in the metrics like any other request', async () => {

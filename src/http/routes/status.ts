@@ -6,7 +6,6 @@ import { parseQueryMode } from '../../resolve/index.js';
 import { statusBody } from '../../status/cache.js';
 import type { LookupOptions, StatusLookup } from '../../status/types.js';
 import { clientKeyOf } from '../client-key.js';
-import type { FastStatus } from '../fast-status.js';
 import { tierConfig } from '../rate-limit.js';
 import { BooleanFlag } from '../schemas.js';
 
@@ -22,9 +21,9 @@ export function cacheControl(maxAgeSeconds: number): string {
 }
 
 /** GET /status/{address}: the server status. */
-export const statusRoutes: FastifyPluginAsyncTypebox<{ status: StatusLookup; config: Config; hasher: ClientHasher; fast?: FastStatus | null }> = async (
+export const statusRoutes: FastifyPluginAsyncTypebox<{ status: StatusLookup; config: Config; hasher: ClientHasher }> = async (
   app,
-  { status, config, hasher, fast },
+  { status, config, hasher },
 ) => {
   app.get(
     '/status/:address',
@@ -67,8 +66,6 @@ export const statusRoutes: FastifyPluginAsyncTypebox<{ status: StatusLookup; con
         mode,
         statusLookupOptions(request.query.query, request.query.queryPort, clientKeyOf(request, hasher)),
       );
-      // A plain request (no query string) answered fresh: its repeats take the fast path.
-      if (fast && mode === 'java' && answer.cache !== 'STALE') fast.remember(request.url, request.params.address, answer.maxAgeSeconds);
       reply.header('x-cache', answer.cache);
       reply.header('cache-control', cacheControl(answer.maxAgeSeconds));
       reply.header('content-type', 'application/json; charset=utf-8');
