@@ -200,7 +200,7 @@ function fastStatus(
   const slowRequestMs = deps.slowRequestMs ?? SLOW_REQUEST_MS;
   const logSlow = (path: string, statusCode: number, seconds: number) => {
     if (deps.logger === false || seconds * 1000 <= slowRequestMs) return;
-    app.log.warn({ route: path, method: 'GET', statusCode, durationMs: Math.round(seconds * 100_000) / 100 }, 'slow request');
+    app.log.warn(requestLine(path, 'GET', statusCode, seconds * 1000), 'slow request');
   };
   return new FastStatus({
     ...parts,
@@ -280,6 +280,11 @@ function requestLinesLogged(deps: AppDeps): boolean {
   return logger !== false && config.logRequests && ['trace', 'debug', 'info'].includes(logger?.level ?? config.logLevel);
 }
 
+/** A request's log fields: the route template, never the URL (no addresses in the log). */
+function requestLine(route: string | null, method: string, statusCode: number, elapsedMs: number) {
+  return { route, method, statusCode, durationMs: Math.round(elapsedMs * 100) / 100 };
+}
+
 /**
  * Counts every request for /stats and logs what must be logged. One access line per request
  * only when LOG_REQUESTS is set (decisions.md): at info level it cost about a quarter of cached
@@ -304,12 +309,7 @@ function registerRequestAccounting(app: App, deps: AppDeps): void {
       if (logging) {
         const slow = reply.elapsedTime > slowRequestMs;
         if (logRequests || slow) {
-          const line = {
-            route: request.routeOptions.url ?? null,
-            method: request.method,
-            statusCode: reply.statusCode,
-            durationMs: Math.round(reply.elapsedTime * 100) / 100,
-          };
+          const line = requestLine(request.routeOptions.url ?? null, request.method, reply.statusCode, reply.elapsedTime);
           if (slow) request.log.warn(line, 'slow request');
           else request.log.info(line, 'request completed');
         }

@@ -82,32 +82,28 @@ describe('CORS', () => {
     expect(missing.headers['access-control-allow-origin']).toBe('*');
   });
 
+  /** A browser's preflight from another origin, for `method` (and request `headers`, if any). */
+  const preflight = (url: string, method: string, headers?: string) =>
+    app!.inject({
+      method: 'OPTIONS',
+      url,
+      headers: { origin: 'https://fans.example', 'access-control-request-method': method, ...(headers ? { 'access-control-request-headers': headers } : {}) },
+    });
+
   it('answers preflight requests', async () => {
     app = await testApp();
-    const res = await app.inject({
-      method: 'OPTIONS',
-      url: '/api/v1/status',
-      headers: { origin: 'https://fans.example', 'access-control-request-method': 'GET' },
-    });
+    const res = await preflight('/api/v1/status', 'GET');
     expect(res.statusCode).toBe(204);
     expect(res.headers['access-control-allow-origin']).toBe('*');
     expect(res.headers['access-control-allow-methods']).toContain('GET');
-    const withHeaders = await app.inject({
-      method: 'OPTIONS',
-      url: '/api/v1/trends?limit=5',
-      headers: { origin: 'https://fans.example', 'access-control-request-method': 'GET', 'access-control-request-headers': 'x-requested-with' },
-    });
+    const withHeaders = await preflight('/api/v1/trends?limit=5', 'GET', 'x-requested-with');
     expect(withHeaders.statusCode).toBe(204);
     expect(withHeaders.headers['access-control-allow-headers']).toBe('x-requested-with');
   });
 
   it('allows POST in the preflight of the bulk look-up (a JSON body needs one)', async () => {
     app = await testApp();
-    const res = await app.inject({
-      method: 'OPTIONS',
-      url: '/api/v1/status/bulk',
-      headers: { origin: 'https://fans.example', 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type' },
-    });
+    const res = await preflight('/api/v1/status/bulk', 'POST', 'content-type');
     expect(res.statusCode).toBe(204);
     expect(res.headers['access-control-allow-origin']).toBe('*');
     expect(String(res.headers['access-control-allow-methods']).split(/,\s*/)).toContain('POST');

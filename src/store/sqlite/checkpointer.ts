@@ -97,11 +97,8 @@ export function startCheckpointer(database: Database.Database, path: string, opt
         report(new Error(`WAL checkpoint failed: ${String(message.error)}`));
       }
     });
-    worker.on('error', (error) => {
-      autocheckpoint(AUTOCHECKPOINT_PAGES);
-      report(error);
-      resolve(false);
-    });
+    // 'exit' follows 'error', and gives checkpoints back to the connection.
+    worker.on('error', report);
     worker.on('exit', () => {
       autocheckpoint(AUTOCHECKPOINT_PAGES);
       if (!stopping) report(new Error('the WAL checkpoint worker exited; checkpoints are back on the main thread'));
