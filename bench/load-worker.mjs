@@ -3,7 +3,9 @@
  * with the services it measures. Takes one JSON argument and prints one JSON line:
  *
  *   node bench/load-worker.mjs '{"url":"http://127.0.0.1:8080/api/v1/status","connections":32,"seconds":5}'
- *   → {"rps":…,"p50":…,"p99":…,"non2xx":…,"errors":…,"timeouts":…,"total":…}
+ *   → {"rps":…,"p50":…,"p99":…,"non2xx":…,"errors":…,"timeouts":…,"total":…,"loadCpuMs":…}
+ *
+ * loadCpuMs is the CPU time this load generator itself used.
  *
  * With `"distinct": "<prefix>"`, `{n}` in the URL's path is replaced by `<prefix>-<n>` with
  * n counting up per request, so that every request asks for a new name (uncached status).
@@ -48,5 +50,6 @@ process.stdout.write(
     timeouts: result.timeouts,
     total: result.requests.total,
     statusCodes: result.statusCodeStats,
+    loadCpuMs: (({ user, system }) => (user + system) / 1000)(process.cpuUsage()),
   }) + '\n',
 );
