@@ -108,6 +108,7 @@ export async function compareThroughput(
  */
 export async function runLoops(client: () => Promise<unknown>, concurrency: number, seconds: number) {
   const start = performance.now();
+  const cpuBefore = process.cpuUsage();
   const end = start + seconds * 1000;
   let done = 0;
   let failed = 0;
@@ -122,26 +123,37 @@ export async function runLoops(client: () => Promise<unknown>, concurrency: numb
     }
   };
   await Promise.all(Array.from({ length: concurrency }, worker));
-  return { perSecond: done / ((performance.now() - start) / 1000), failed };
+  const cpu = process.cpuUsage(cpuBefore);
+  return { perSecond: done / ((performance.now() - start) / 1000), failed, done, cpuMicros: cpu.user + cpu.system };
 }
 
 /**
  * Interleaved rounds (A, B, A, B, …) of `runLoops` per client at one concurrency, after a short
- * warm-up; each client's median calls per second and its failures over all rounds.
+ * warm-up; each client's median calls per second, its failures over all rounds, and the CPU
+ * time this process spent per completed call (the server runs elsewhere; on a shared machine
+ * this moves far less between runs than the rates).
  */
 export async function compareClients(
   clients: Record<string, () => Promise<unknown>>,
   options: { concurrency: number; rounds: number; seconds: number },
-): Promise<{ medians: Record<string, number>; failures: Record<string, number> }> {
+): Promise<{ medians: Record<string, number>; failures: Record<string, number>; cpuMicrosPerCall: Record<string, number> }> {
   for (const client of Object.values(clients)) await runLoops(client, options.concurrency, 0.5);
   const rates: Record<string, number[]> = {};
   const failures: Record<string, number> = {};
+  const cpu: Record<string, { micros: number; calls: number }> = {};
   for (let round = 0; round < options.rounds; round++) {
     for (const [name, client] of Object.entries(clients)) {
       const r = await runLoops(client, options.concurrency, options.seconds);
       (rates[name] ??= []).push(r.perSecond);
       failures[name] = (failures[name] ?? 0) + r.failed;
+      const spent = (cpu[name] ??= { micros: 0, calls: 0 });
+      spent.micros += r.cpuMicros;
+      spent.calls += r.done;
     }
   }
-  return { medians: Object.fromEntries(Object.entries(rates).map(([name, list]) => [name, median(list)])), failures };
+  return {
+    medians: Object.fromEntries(Object.entries(rates).map(([name, list]) => [name, median(list)])),
+    failures,
+    cpuMicrosPerCall: Object.fromEntries(Object.entries(cpu).map(([name, { micros, calls }]) => [name, micros / Math.max(1, calls)])),
+  };
 }
