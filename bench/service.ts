@@ -18,9 +18,10 @@
  * CPU time each service spent per request (robust to a noisy shared machine), the pings the
  * status server answered, the ratios, and how busy the machine was: the CPU the rest of it
  * (load generator, status server, dnsmasq, kernel) spent per request, and so the CPU per
- * request a service may spend at the target's rate on this machine. All traffic stays on loopback. Environment knobs: BENCH_ROUNDS (2),
- * BENCH_SECONDS (5), BENCH_SKIP_BUILD=1, BENCH_ONLY=<phase name part>, BENCH_OBSERVER_ENV
- * (extra settings, `A=1,B=2`), BENCH_NODE_ARGS (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`).
+ * request a service may spend at the target's rate on this machine. All traffic stays on
+ * loopback. Environment knobs: BENCH_ROUNDS (2), BENCH_SECONDS (5), BENCH_SKIP_BUILD=1,
+ * BENCH_ONLY=<phase name part>, BENCH_OBSERVER_ENV (extra settings, `A=1,B=2`),
+ * BENCH_NODE_ARGS (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`).
  */
 import { execFileSync, fork, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -129,10 +130,11 @@ function machineBusyMs(): number {
 }
 const CORES = Number(execFileSync('nproc').toString().trim()) || 1;
 
-/** dnsmasq's pid (the test network's DNS server), for its share of the machine. */
+/** dnsmasq's pid (the test network's DNS server, scripts/services.sh), for its share of the machine. */
 function dnsmasqPid(): number | undefined {
+  const runtime = process.env.OBSERVER_TEST_RUNTIME ?? '/tmp/observer-test-services';
   try {
-    return Number(readFileSync('/tmp/observer-test-services/dnsmasq.pid', 'utf8').trim()) || undefined;
+    return Number(readFileSync(join(runtime, 'dnsmasq.pid'), 'utf8').trim()) || undefined;
   } catch {
     return undefined;
   }
@@ -146,7 +148,8 @@ type Measured = LoadResult & { peakRss: number; pings: number; cpuMs: number; ma
  */
 async function measure(side: Side, options: Parameters<typeof runLoad>[0]): Promise<Measured> {
   const pingsBefore = await pingsAnswered();
-  const helpers = () => cpuMsOf(mcServer.pid) + (dnsmasqPid() === undefined ? 0 : cpuMsOf(dnsmasqPid()));
+  const dns = dnsmasqPid();
+  const helpers = () => cpuMsOf(mcServer.pid) + (dns === undefined ? 0 : cpuMsOf(dns));
   const helpersBefore = helpers();
   const machineBefore = machineBusyMs();
   const startedAt = performance.now();
