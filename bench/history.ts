@@ -15,16 +15,18 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import Database from 'better-sqlite3';
 import { loadConfig } from '../src/config/index.js';
 import { buildApp } from '../src/http/app.js';
 import { Kysely, sql } from 'kysely';
 import { openStore, type CheckRecord } from '../src/store/index.js';
 import { SCORE_SCALE, playersScore } from '../src/store/ranking.js';
 import type { Database as DatabaseSchema } from '../src/store/schema.js';
+import { sqliteBinding, type SqliteBindingName } from '../src/store/sqlite/binding.js';
 import { createSqliteDialect } from '../src/store/sqlite/dialect.js';
 
 const SERVERS = Number(process.argv[2] ?? 100_000);
+/** `BENCH_SQLITE_BINDING=libsql` (or better-sqlite3) measures that binding; default: the store's own. */
+const BINDING = sqliteBinding((process.env.BENCH_SQLITE_BINDING as SqliteBindingName | undefined) || undefined);
 const CHECKS = Number(process.argv[3] ?? 1_000_000);
 const MINUTE = 60_000;
 const DAY = 24 * 60 * MINUTE;
@@ -59,11 +61,12 @@ const dir = mkdtempSync(join(tmpdir(), 'observer-bench-'));
 const path = join(dir, 'observer.db');
 try {
   const config = loadConfig({ DATABASE_URL: `sqlite:${path}`, RATE_LIMIT_GENERAL: '10000000' });
-  await (await openStore(config, clock)).close(); // schema
+  await (await openStore(config, clock, { sqliteBinding: BINDING.name })).close(); // schema
 
+  console.log(`SQLite binding: ${BINDING.name} ${BINDING.version} on Node ${process.version}`);
   console.log(`Loading ${SERVERS.toLocaleString()} servers, ${CHECKS.toLocaleString()} checks into ${path}`);
   const start = performance.now();
-  const raw = new Database(path);
+  const raw = BINDING.open(path);
   raw.pragma('journal_mode = WAL');
   raw.pragma('synchronous = NORMAL');
   const insertServer = raw.prepare(
@@ -117,7 +120,7 @@ try {
       `${ranked.toLocaleString()} servers in the trend ranking`,
   );
 
-  const store = await openStore(config, clock, { statsCacheMs: 0 });
+  const store = await openStore(config, clock, { statsCacheMs: 0, sqliteBinding: BINDING.name });
   const app = await buildApp({ config, store, clock, logger: false });
   await app.ready();
 
@@ -173,7 +176,7 @@ try {
   });
   // Baseline ("before", issue 11): what recordCheck did until the group commit, one Kysely
   // transaction per check, 64 writers awaiting it; counters and look-ups were buffered.
-  const kysely = new Kysely<DatabaseSchema>({ dialect: createSqliteDialect(path).dialect });
+  const kysely = new Kysely<DatabaseSchema>({ dialect: createSqliteDialect(path, BINDING.name).dialect });
   async function perCheckTransactions(ms: number, concurrency: number): Promise<number> {
     let written = 0;
     const deadline = performance.now() + ms;

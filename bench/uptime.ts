@@ -12,11 +12,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import Database from 'better-sqlite3';
 import { loadConfig } from '../src/config/index.js';
 import { buildApp } from '../src/http/app.js';
 import { serverId } from '../src/status/server-id.js';
 import { bucketWindow, openStore, type HistoryRange } from '../src/store/index.js';
+import { sqliteBinding } from '../src/store/sqlite/binding.js';
 
 const OTHERS = Number(process.argv[2] ?? 2_000);
 const MINUTE = 60_000;
@@ -46,7 +46,7 @@ try {
   const config = loadConfig({ DATABASE_URL: `sqlite:${path}`, RATE_LIMIT_GENERAL: '10000000' });
   await (await openStore(config, clock)).close(); // schema
 
-  const raw = new Database(path);
+  const raw = sqliteBinding().open(path);
   raw.pragma('journal_mode = WAL');
   const insertServer = raw.prepare(
     `INSERT INTO servers (id, edition, host, port, first_seen, last_seen, record_players, last_online,

@@ -26,6 +26,7 @@ import type { Database, Dialect } from './schema.js';
 import type { CheckRecord, CounterIncrements, HistoryStore, Statistics, StoreHealth, TrendPage, TrendServer } from './types.js';
 import { readServerHistory, type HistoryRange, type ServerHistory } from './uptime-history.js';
 import { WriteQueue, type BatchWriter, type WriteQueueOptions } from './write-queue.js';
+import type { SqliteBindingName } from './sqlite/binding.js';
 
 export interface StoreOptions {
   /** How long a computed /stats stays in memory (default 60 s, the spec's stats cache). */
@@ -38,6 +39,8 @@ export interface StoreOptions {
   pruneIntervalMs?: number;
   /** Failures of background work (flush timer, pruning, idle pool clients). */
   onError?: (error: unknown) => void;
+  /** The SQLite binding (default: the one this install has; benchmarks compare both). */
+  sqliteBinding?: SqliteBindingName;
 }
 
 const MINUTE = 60_000;

@@ -39,7 +39,7 @@ export async function openStore(
 ): Promise<HistoryStore> {
   const onError = options.onError ?? reportBackgroundError;
   const { database } = config;
-  const sqlite = database.kind === 'sqlite' ? { ...createSqliteDialect(database.path), path: database.path } : null;
+  const sqlite = database.kind === 'sqlite' ? { ...createSqliteDialect(database.path, options.sqliteBinding), path: database.path } : null;
   const dialect = database.kind === 'sqlite' ? sqlite!.dialect : createPostgresDialect(database.url, onError);
   const db = new Kysely<Database>({ dialect });
   // The SQLite writer prepares its statements on the migrated schema, so it is made lazily.
@@ -57,7 +57,7 @@ export async function openStore(
   }
   if (sqlite) {
     // On the migrated file: the worker opens it and must find it.
-    const checkpointer = startCheckpointer(sqlite.database, sqlite.path, { onError });
+    const checkpointer = startCheckpointer(sqlite.database, sqlite.path, { onError, module: sqlite.binding.modulePath });
     if (checkpointer) store.onClose(() => checkpointer.stop());
   }
   store.start();

@@ -7,7 +7,7 @@
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
+import { pragmaValue, sqliteBinding, type SqliteConnection } from '../../src/store/sqlite/binding.js';
 import { afterAll, afterEach, expect, it } from 'vitest';
 import { startCheckpointer, type Checkpointer } from '../../src/store/sqlite/checkpointer.js';
 import { openStore } from '../../src/store/index.js';
@@ -15,7 +15,7 @@ import { openStore } from '../../src/store/index.js';
 const dir = mkdtempSync(join(tmpdir(), 'observer-checkpoint-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-const open: Array<{ db: Database.Database; checkpointer: Checkpointer | null }> = [];
+const open: Array<{ db: SqliteConnection; checkpointer: Checkpointer | null }> = [];
 afterEach(async () => {
   for (const { db, checkpointer } of open.splice(0)) {
     await checkpointer?.stop();
@@ -24,9 +24,9 @@ afterEach(async () => {
 });
 
 let files = 0;
-function walDatabase(): { db: Database.Database; path: string } {
+function walDatabase(): { db: SqliteConnection; path: string } {
   const path = join(dir, `db-${files++}.sqlite`);
-  const db = new Database(path);
+  const db = sqliteBinding().open(path);
   db.pragma('journal_mode = WAL');
   db.exec('CREATE TABLE blobs (id INTEGER PRIMARY KEY, data BLOB)');
   return { db, path };
@@ -42,10 +42,11 @@ const sizeOf = (path: string) => {
 };
 
 /** One transaction of `mib` MiB of fresh pages. */
-function writeMiB(db: Database.Database, mib: number): void {
-  const insert = db.prepare('INSERT INTO blobs (data) VALUES (?)');
+function writeMiB(db: SqliteConnection, mib: number): void {
+  // Made by SQLite itself: libsql cannot bind a Buffer.
+  const insert = db.prepare('INSERT INTO blobs (data) VALUES (randomblob(65536))');
   db.transaction(() => {
-    for (let i = 0; i < mib * 16; i++) insert.run(Buffer.alloc(64 * 1024, i));
+    for (let i = 0; i < mib * 16; i++) insert.run();
   })();
 }
 
@@ -76,7 +77,7 @@ it('checkpoints from the worker: the connection stops checkpointing itself, page
   const checkpointer = startCheckpointer(db, path, { intervalMs: 50 });
   open.push({ db, checkpointer });
   expect(await checkpointer!.ready).toBe(true);
-  expect(db.pragma('wal_autocheckpoint', { simple: true })).toBe(0);
+  expect(pragmaValue(db, 'wal_autocheckpoint')).toBe(0);
 
   const rounds = 6;
   for (let round = 1; round <= rounds; round++) {
@@ -111,7 +112,7 @@ it('when the worker cannot start, says so once and the connection keeps checkpoi
   open.push({ db, checkpointer });
   expect(await checkpointer!.ready).toBe(false);
   expect(errors).toHaveLength(1);
-  expect(db.pragma('wal_autocheckpoint', { simple: true })).toBe(1000);
+  expect(pragmaValue(db, 'wal_autocheckpoint')).toBe(1000);
   writeMiB(db, 5);
   // SQLite's own automatic checkpoint (1000 pages) moved the pages into the file.
   expect(sizeOf(path)).toBeGreaterThan(MIB);
@@ -124,13 +125,13 @@ it('stop gives checkpoints back to the connection and ends the worker', async ()
   open.push({ db, checkpointer: null });
   expect(await checkpointer!.ready).toBe(true);
   await checkpointer!.stop();
-  expect(db.pragma('wal_autocheckpoint', { simple: true })).toBe(1000);
+  expect(pragmaValue(db, 'wal_autocheckpoint')).toBe(1000);
   expect(errors).toEqual([]);
   await checkpointer!.stop();
 });
 
 it('has nothing to do for an in-memory database', () => {
-  const db = new Database(':memory:');
+  const db = sqliteBinding().open(':memory:');
   open.push({ db, checkpointer: null });
   expect(startCheckpointer(db, ':memory:')).toBeNull();
 });
@@ -157,9 +158,9 @@ it("a store on a file checkpoints from the worker, and close() leaves a whole fi
   // The rows are committed to the log; the worker, not the store's connection, moves them.
   await until(() => sizeOf(path) > before, 'a checkpoint of the store');
   await store.close();
-  const db = new Database(path, { readonly: true });
+  const db = sqliteBinding().open(path, { readonly: true });
   try {
-    expect(db.pragma('integrity_check', { simple: true })).toBe('ok');
+    expect(pragmaValue(db, 'integrity_check')).toBe('ok');
     expect((db.prepare('SELECT count(*) AS n FROM checks').get() as { n: number }).n).toBe(2000);
   } finally {
     db.close();

@@ -10,7 +10,7 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
+import { pragmaValue, sqliteBinding } from '../../src/store/sqlite/binding.js';
 import { afterAll, expect, it } from 'vitest';
 import { openStore } from '../../src/store/index.js';
 
@@ -47,9 +47,9 @@ it('loses at most one window of queued checks when the process is killed mid-wri
   const queued = out.split('\n').slice(0, -1);
   expect(queued.length).toBeGreaterThanOrEqual(3000);
 
-  const db = new Database(path);
+  const db = sqliteBinding().open(path);
   try {
-    expect(db.pragma('integrity_check', { simple: true })).toBe('ok');
+    expect(pragmaValue(db, 'integrity_check')).toBe('ok');
     const found = db.prepare('SELECT 1 FROM checks WHERE server_id = ?');
     const present = queued.map((id) => found.get(id) !== undefined);
     const lost = present.filter((p) => !p).length;

@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
+import { sqliteBinding } from '../../src/store/sqlite/binding.js';
 import pg from 'pg';
 import { POSTGRES_URL } from '../support/services.js';
 import { storeSuite, type StoreTarget } from './store.suite.js';
@@ -19,7 +19,7 @@ storeSuite({
     return {
       config: { database: { kind: 'sqlite', path }, checkRetentionDays: retentionDays },
       async query(text) {
-        const db = new Database(path, { readonly: true });
+        const db = sqliteBinding().open(path, { readonly: true });
         try {
           return db.prepare(text).all() as Record<string, unknown>[];
         } finally {

@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
+import { sqliteBinding } from '../../src/store/sqlite/binding.js';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { openStore } from '../../src/store/index.js';
 import type { CheckRecord } from '../../src/store/types.js';
@@ -123,12 +123,12 @@ it('loses nothing on a graceful stop: every queued check, counter and look-up is
   expect(store.health().buffered).toBeGreaterThan(0); // still queued when close begins
   await store.close();
 
-  const db = new Database(path, { readonly: true });
+  const db = sqliteBinding().open(path, { readonly: true });
   try {
-    expect(db.prepare('SELECT count(*) AS n FROM checks').get()).toEqual({ n: 5_000 });
-    expect(db.prepare('SELECT count(*) AS n FROM lookups').get()).toEqual({ n: 5_000 });
-    expect(db.prepare("SELECT value FROM counters WHERE name = 'totalChecks'").get()).toEqual({ value: 5_000 });
-    expect(db.prepare('SELECT sum(clients_24h) AS n FROM servers').get()).toEqual({ n: 5_000 });
+    expect(db.prepare('SELECT count(*) AS n FROM checks').all()[0]).toEqual({ n: 5_000 });
+    expect(db.prepare('SELECT count(*) AS n FROM lookups').all()[0]).toEqual({ n: 5_000 });
+    expect(db.prepare("SELECT value FROM counters WHERE name = 'totalChecks'").all()[0]).toEqual({ value: 5_000 });
+    expect(db.prepare('SELECT sum(clients_24h) AS n FROM servers').all()[0]).toEqual({ n: 5_000 });
   } finally {
     db.close();
   }

@@ -1,5 +1,5 @@
 /**
- * The group commit's writer for SQLite: better-sqlite3 statements prepared once, one
+ * The group commit's writer for SQLite: statements prepared once, one
  * synchronous transaction per batch. Kysely is not in this path: building and preparing an
  * upsert costs more than running it (issue 11's profile: 16% of the CPU).
  *
@@ -7,14 +7,14 @@
  * check (a check at least as new as the row's replaces it), its record, and
  * `clients_24h` = its number of look-up rows, with the trend score in step.
  */
-import type Database from 'better-sqlite3';
 import { checkRow } from '../check-row.js';
 import { SCORE_SCALE } from '../ranking.js';
 import type { BatchWriter, WriteBatch } from '../write-queue.js';
+import type { SqliteConnection } from './binding.js';
 
 const NEWER = 'excluded.last_seen >= servers.last_seen';
 
-export function createSqliteBatchWriter(database: Database.Database): BatchWriter {
+export function createSqliteBatchWriter(database: SqliteConnection): BatchWriter {
   const upsertServer = database.prepare(`
     INSERT INTO servers (id, edition, host, port, first_seen, last_seen, record_players, last_online,
       players_online, players_max, clients_24h, trend_score)

@@ -13,9 +13,8 @@
  * were (the group commit's transaction, on the main thread), so what a SIGKILL can lose does
  * not change.
  */
-import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
-import type Database from 'better-sqlite3';
+import { pragmaValue, sqliteBinding, type SqliteConnection } from './binding.js';
 
 /** SQLite's default `wal_autocheckpoint`, in pages, restored when the worker is gone. */
 const AUTOCHECKPOINT_PAGES = 1000;
@@ -26,7 +25,8 @@ const STOP_TIMEOUT_MS = 2000;
 const WORKER_SOURCE = `
 const { parentPort, workerData } = require('node:worker_threads');
 const Database = require(workerData.module);
-const db = new Database(workerData.path, { fileMustExist: true });
+if (!require('node:fs').existsSync(workerData.path)) throw new Error('no database file at ' + workerData.path);
+const db = new Database(workerData.path);
 const timer = setInterval(() => {
   try {
     db.pragma('wal_checkpoint(PASSIVE)');
@@ -55,7 +55,7 @@ export interface CheckpointerOptions {
   intervalMs?: number;
   /** The first failure of the worker, and a checkpoint that failed (once). */
   onError?: (error: unknown) => void;
-  /** The better-sqlite3 module the worker loads (default: this project's); a seam for tests. */
+  /** The binding module the worker loads (default: the one this process uses); a seam for tests. */
   module?: string;
 }
 
@@ -63,8 +63,8 @@ export interface CheckpointerOptions {
  * Starts checkpointing `path` (the file `database` is open on) from a worker thread. Returns
  * null where there is nothing to checkpoint (an in-memory database, a journal mode other than WAL).
  */
-export function startCheckpointer(database: Database.Database, path: string, options: CheckpointerOptions = {}): Checkpointer | null {
-  if (database.memory || database.pragma('journal_mode', { simple: true }) !== 'wal') return null;
+export function startCheckpointer(database: SqliteConnection, path: string, options: CheckpointerOptions = {}): Checkpointer | null {
+  if (database.memory || pragmaValue(database, 'journal_mode') !== 'wal') return null;
   const onError = options.onError ?? (() => {});
   let reported = false;
   const report = (error: unknown) => {
@@ -80,7 +80,7 @@ export function startCheckpointer(database: Database.Database, path: string, opt
   const worker = new Worker(WORKER_SOURCE, {
     eval: true,
     workerData: {
-      module: options.module ?? createRequire(import.meta.url).resolve('better-sqlite3'),
+      module: options.module ?? sqliteBinding().modulePath,
       path,
       intervalMs: options.intervalMs ?? 1000,
     },

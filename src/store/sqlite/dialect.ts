@@ -1,29 +1,33 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
-import Database from 'better-sqlite3';
 import { SqliteDialect, type SqliteDatabase, type SqliteStatement } from 'kysely';
+import { sqliteBinding, type SqliteBinding, type SqliteBindingName, type SqliteConnection } from './binding.js';
 
 /** Prepared statements kept per connection; the hot paths use a handful of texts. */
 const STATEMENT_CACHE_SIZE = 256;
 
 /**
- * SQLite through better-sqlite3: WAL (readers never wait for the writer, and a commit is one
+ * SQLite through the embedded binding (./binding.ts): WAL (readers never wait for the writer, and a commit is one
  * append to the log), synchronous=NORMAL (a commit survives the process dying; only a power
  * loss can take back the last transactions), and a busy timeout instead of SQLITE_BUSY
  * errors when another connection holds the write lock.
  */
-export function createSqliteDialect(path: string): { dialect: SqliteDialect; database: Database.Database } {
+export function createSqliteDialect(
+  path: string,
+  bindingName?: SqliteBindingName,
+): { dialect: SqliteDialect; database: SqliteConnection; binding: SqliteBinding } {
   if (path !== ':memory:' && !path.startsWith('file:')) mkdirSync(dirname(path), { recursive: true });
-  const database = new Database(path);
+  const binding = sqliteBinding(bindingName);
+  const database = binding.open(path);
   database.pragma('journal_mode = WAL');
   database.pragma('synchronous = NORMAL');
   database.pragma('busy_timeout = 5000');
   // 32 MiB of page cache instead of 2: the indexes the hot paths touch stay in memory.
   database.pragma('cache_size = -32768');
   // The same connection serves Kysely (reads, migrations, pruning) and the group commit's
-  // prepared statements (sqlite/batch-writer.ts): better-sqlite3 is synchronous, so a batch
+  // prepared statements (sqlite/batch-writer.ts): the binding is synchronous, so a batch
   // transaction never interleaves with a Kysely statement.
-  return { dialect: new SqliteDialect({ database: withStatementCache(database) }), database };
+  return { dialect: new SqliteDialect({ database: withStatementCache(database) }), database, binding };
 }
 
 /**
@@ -31,7 +35,7 @@ export function createSqliteDialect(path: string): { dialect: SqliteDialect; dat
  * it, so statements are reused by their SQL text (least recently used ones dropped).
  * Reuse is safe: Kysely runs one query at a time on this connection and never streams here.
  */
-function withStatementCache(database: Database.Database): SqliteDatabase {
+function withStatementCache(database: SqliteConnection): SqliteDatabase {
   const cache = new Map<string, SqliteStatement>();
   return {
     close: () => database.close(),
