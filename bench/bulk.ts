@@ -1,5 +1,5 @@
 /**
- * Bulk look-ups (issue 15): time for 50 cached statuses in one POST /status/bulk next to 50
+ * Bulk look-ups: time for 50 cached statuses in one POST /status/bulk next to 50
  * single GET /status/{address} requests, same run, same cached entries (50 distinct targets:
  * one minecraft-protocol server on 127.0.0.1 under 50 wildcard names of the test zone, so every
  * entry is its own cache entry). Load from autocannon in a child process, 8 connections,

@@ -1,5 +1,5 @@
 /**
- * Cluster figures (issue "Many instances on PostgreSQL and Redis"):
+ * Cluster figures (docs/performance.md, docs/deployment.md):
  *  1. cached status throughput with REDIS_URL set, as a ratio of the single-instance figure
  *     (in-process cache and limits), same run, interleaved (target >= 0.8);
  *  2. Redis round trips per cached status request, counted with INFO commandstats before and

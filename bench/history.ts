@@ -6,9 +6,9 @@
  * distinct-client look-ups, then prints medians of a /trends page and of /stats, straight
  * from the store and through app.inject (stats cache off), next to a baseline in the same
  * run: the same answers computed by aggregating the raw rows, which is what the
- * denormalised server rows and indexes avoid. Finally: checks written per second, before
- * (one Kysely transaction per check, 64 concurrent writers: the store until issue 11) and
- * now (the group commit), alone and with a /trends reader beside it. Figures only.
+ * denormalised server rows and indexes avoid. Finally: checks written per second by the group
+ * commit, alone and with a /trends reader beside it, next to the naive write (one Kysely
+ * transaction per check, 64 concurrent writers). Figures only.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -174,8 +174,8 @@ try {
     latencyMs: 30,
     version: '1.21.4',
   });
-  // Baseline ("before", issue 11): what recordCheck did until the group commit, one Kysely
-  // transaction per check, 64 writers awaiting it; counters and look-ups were buffered.
+  // Baseline: the naive write, one Kysely transaction per check, 64 writers awaiting it;
+  // counters and look-ups buffered.
   const kysely = new Kysely<DatabaseSchema>({ dialect: createSqliteDialect(path, BINDING.name).dialect });
   async function perCheckTransactions(ms: number, concurrency: number): Promise<number> {
     let written = 0;
@@ -249,7 +249,7 @@ try {
   rmSync(dir, { recursive: true, force: true });
 }
 
-/** The baseline write: the store's recordCheck before the group commit (issue 11), verbatim in effect. */
+/** The baseline write: a check, its server row and record in one Kysely transaction. */
 async function recordCheckPerTransaction(db: Kysely<DatabaseSchema>, check: CheckRecord): Promise<void> {
   const players = Math.max(0, Math.floor(check.playersOnline ?? 0));
   const playersPart = playersScore(players);

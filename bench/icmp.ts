@@ -2,7 +2,7 @@
  * ICMP echo benchmark: `npx tsx bench/icmp.ts [seconds]`. Echoes per second to loopback
  * addresses (127.x.y.z, distinct per echo so that nothing is shared or cached), 64 at a
  * time, through the IcmpPinger's two shared raw sockets, next to the baseline in the same
- * run: one `ping -c 1` process per echo (what Observer did until issue 11). Needs
+ * run: one `ping -c 1` process per echo (the obvious alternative). Needs
  * CAP_NET_RAW (root); figures only. All traffic stays on loopback.
  */
 import { execFile } from 'node:child_process';

@@ -1,5 +1,5 @@
 /**
- * Image figures (issue "Server icons and banners"): median render time of each image
+ * Image figures: median render time of each image
  * uncached (target: a 600x180 banner under 10 ms), and requests per second of cached images
  * next to health in the same run (target: at least 0.8 of health).
  */

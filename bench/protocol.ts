@@ -1,9 +1,8 @@
 /**
  * Java status pings per second: Observer's pingJava next to minecraft-server-util and craftping,
- * same run, same server, at concurrency 1 and 64 (issue "Minecraft protocol clients").
- * Targets: at concurrency 64 at least 1.5x the faster of the two; at concurrency 1 no slower
- * (issue 3). Issue 11 adds, at concurrency 64: at least 0.85x the bare-socket floor and 1.3x
- * craftping.
+ * same run, same server, at concurrency 1 and 64, with a bare `net.Socket` floor.
+ * Targets: at concurrency 64 at least 1.5x the faster of the two, at least 0.85x the
+ * bare-socket floor and 1.3x craftping; at concurrency 1 no slower.
  *
  *   npx tsx bench/protocol.ts          (or: npm run bench -- protocol)
  *

@@ -1,5 +1,5 @@
 /**
- * Observer as users run it, next to what they would write instead (issue 11).
+ * Observer as users run it, next to what they would write instead (docs/performance.md).
  *
  *   npm run bench -- service        (or: npx tsx bench/service.ts)
  *

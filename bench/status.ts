@@ -1,5 +1,5 @@
 /**
- * Status endpoint figures (issue "The status endpoint"):
+ * Status endpoint figures:
  *  1. requests per second of a cached status next to health, same run (target >= 0.8);
  *  2. median time of an uncached status query minus a raw ping of the same server
  *     (target < 1 ms added), with ICMP off and on.

@@ -1,7 +1,7 @@
 /**
- * The one reader of process.env. Every variable of decisions.md is parsed and checked here,
- * once, at start-up; an invalid value throws a ConfigError whose message is one line naming
- * the variable and what it allows.
+ * The one reader of process.env. Every variable in docs/configuration.md is parsed and checked
+ * here, once, at start-up; an invalid value throws a ConfigError whose message is one line
+ * naming the variable and what it allows. A new variable goes into that document too.
  */
 import { isIP } from 'node:net';
 import ipaddr from 'ipaddr.js';
@@ -34,13 +34,13 @@ export interface Config {
   logLevel: string;
   /** LOG_REQUESTS: one access line per request (errors, warnings and slow requests are always logged). */
   logRequests: boolean;
-  /** perf-store: ICMP echo mode (`auto`: raw sockets where permitted, else none; `off`). */
+  /** ICMP echo mode (`auto`: raw sockets where permitted, else none; `off`). */
   icmp: 'auto' | 'off';
-  /** perf-store: history rows (checks, look-ups) buffered while the database is unreachable. */
+  /** History rows (checks, look-ups) buffered while the database is unreachable. */
   historyBufferMax: number;
-  /** Metrics (ops): bearer token for GET /metrics (null: the route is off). */
+  /** Bearer token for GET /metrics (null: the route is off). */
   metricsToken: string | null;
-  /** Metrics (ops): port of a separate listener on 127.0.0.1 serving /metrics (null: none). */
+  /** Port of a separate listener on 127.0.0.1 serving /metrics (null: none). */
   metricsPort: number | null;
   /** Mojang's blocked-servers list (BLOCKLIST_SOURCE); null: `blocked` is null. */
   blocklistSource: BlocklistSource | null;
@@ -223,7 +223,6 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     checkRetentionDays: integer(env, 'CHECK_RETENTION_DAYS', 30, 1, 3650),
     logLevel,
     logRequests: boolean(env, 'LOG_REQUESTS', false),
-    // perf-store
     icmp: icmpMode(env.ICMP),
     historyBufferMax: integer(env, 'HISTORY_BUFFER_MAX', 100_000, 1_000, 10_000_000),
     metricsToken,

@@ -7,7 +7,7 @@ export function editionOf(mode: QueryMode): Edition {
   return mode === 'bedrock' ? 'bedrock' : 'java';
 }
 
-/** Default ports: 25565 for Java and legacy, 19132 for Bedrock (decisions.md "Addresses"). */
+/** Default ports: 25565 for Java and legacy, 19132 for Bedrock (docs/api.md, "Addresses"). */
 export const DEFAULT_PORTS: Readonly<Record<Edition, number>> = { java: 25565, bedrock: 19132 };
 
 /** `host`, or `host:port` when the port is not the edition's default; IPv6 in brackets. */
@@ -16,7 +16,7 @@ export function serverAddress(edition: Edition, host: string, port: number): str
   return host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
 }
 
-/** MOTD in the forms the API returns (see spec: Motd object). */
+/** MOTD in the forms the API returns (the Motd schema of the OpenAPI document; docs/api.md). */
 export interface Motd {
   raw: string;
   clean: string;
@@ -60,7 +60,7 @@ export interface PingResult {
   extra: Record<string, unknown>;
 }
 
-/** The ServerStatus resource of the spec. */
+/** The ServerStatus resource of the API (its schema is in src/http/schemas.ts). */
 export interface ServerStatus {
   query: { host: string; port: number; legacy: boolean; bedrock: boolean };
   server_id: string | null;

@@ -212,7 +212,8 @@ function fastStatus(
       metrics?.observeRequest(route, 'GET', statusCode, seconds);
       logSlow(route, statusCode, seconds);
     },
-    // Health is not an API request in /stats (decisions.md: "requests under /api/v1 but health").
+    // Health is not an API request in /stats: `apiRequests` counts requests under /api/v1 but
+    // health (docs/api.md, "Statistics").
     onHealth: (seconds) => {
       store?.count({ totalRequests: 1, apiRequests: 0 });
       metrics?.observeRequest(healthRoute, 'GET', 200, seconds);
@@ -287,9 +288,9 @@ function requestLine(route: string | null, method: string, statusCode: number, e
 
 /**
  * Counts every request for /stats and logs what must be logged. One access line per request
- * only when LOG_REQUESTS is set (decisions.md): at info level it cost about a quarter of cached
- * throughput. Slow requests are always logged, as warnings; errors and warnings are logged
- * where they happen.
+ * only when LOG_REQUESTS is set (docs/configuration.md): a line per request at info level
+ * costs a large share of a cached answer's CPU. Slow requests are always logged, as warnings;
+ * errors and warnings are logged where they happen.
  */
 function registerRequestAccounting(app: App, deps: AppDeps): void {
   const store = deps.store;

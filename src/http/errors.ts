@@ -1,7 +1,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ObserverError } from '../core/errors.js';
 
-/** The one error shape of decisions.md: {"status":"error","error":"<code>","message":"..."}. */
+/** The one error shape, {"status":"error","error":"<code>","message":"..."} (docs/api.md, "Errors"). */
 export function errorBody(code: string, message: string) {
   return { status: 'error' as const, error: code, message };
 }

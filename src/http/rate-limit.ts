@@ -1,6 +1,6 @@
 /**
- * Per-client rate limits in three tiers (decisions.md): a fixed one-minute window per client
- * and tier, counted in memory or, when instances share Redis, in Redis.
+ * Per-client rate limits in three tiers (docs/api.md, "Rate limits"): a fixed one-minute window
+ * per client and tier, counted in memory or, when instances share Redis, in Redis.
  *
  * Answers carry the IETF structured fields (draft-ietf-httpapi-ratelimit-headers):
  *   RateLimit-Policy: "status";q=120;w=60
@@ -8,8 +8,9 @@
  * and a 429 adds Retry-After. The key is the client's opaque hash (ClientHasher), never an IP.
  *
  * Hand-written rather than @fastify/rate-limit: that plugin only emits the older draft's
- * RateLimit-Limit/-Remaining/-Reset headers (rewriting them cost a sixth of a cached status
- * answer), and a fixed window is a few lines in memory and one script call in Redis.
+ * RateLimit-Limit/-Remaining/-Reset headers (rewriting them on every answer costs a visible
+ * share of a cached status answer), and a fixed window is a few lines in memory and one
+ * script call in Redis.
  */
 import type { IncomingMessage } from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';

@@ -7,8 +7,8 @@ type Level = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 /**
  * `request.log` that becomes a pino child logger (with the request id) only when something
  * is logged. Fastify builds one child logger per request; with per-request logging off
- * (LOG_REQUESTS), most requests log nothing, and the child was about a third of the CPU time
- * of a health check.
+ * (LOG_REQUESTS), most requests log nothing, and building the child would be a large part of
+ * the CPU time of a health check.
  */
 class LazyRequestLogger {
   private real: FastifyBaseLogger | undefined;

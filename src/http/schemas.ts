@@ -20,7 +20,8 @@ export const HealthResponse = Type.Object(
     timestamp: Type.String({ format: 'date-time' }),
     service: Type.String(),
     version: Type.String(),
-    // Extra fields (decisions.md allows dependency states and the write-buffer length).
+    // Fields beyond status, timestamp, service and version: dependency states and the write
+    // buffer (docs/operations.md, "Health").
     database: Type.Optional(
       Type.Union([Type.Literal('ok'), Type.Literal('degraded'), Type.Literal('down')], {
         description: 'History database: `degraded` while writes queue in the buffer, `down` while it is unreachable.',

@@ -1,5 +1,5 @@
 /**
- * Colours as the image endpoints accept them (decisions.md "Images and widget"): `#RGB` or
+ * Colours as the image endpoints accept them (docs/api.md, "Images"): `#RGB` or
  * `#RRGGBB`, with or without the `#`. Everything is normalised to lowercase `#rrggbb`.
  */
 import { hexToRgb, type Rgb } from '../motd/colors.js';

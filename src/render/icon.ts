@@ -17,7 +17,7 @@ export interface IconOptions {
   rounded: boolean;
 }
 
-/** Bounds of the icon endpoints (spec "Limits"). */
+/** Bounds of the icon endpoints' `size` (in the OpenAPI document). */
 export const DYNAMIC_ICON_SIZE = { min: 16, max: 256, default: 80 } as const;
 export const SHARP_ICON_SIZE = { min: 32, max: 512, default: 128 } as const;
 

@@ -1,6 +1,6 @@
 /**
  * Parsing of the server address a client types (`host`, `host:port`, IPv4, `[IPv6]:port`, bare
- * IPv6), as decided in decisions.md "Addresses". Pure: no DNS, no I/O.
+ * IPv6), the forms listed in docs/api.md, "Addresses". Pure: no DNS, no I/O.
  *
  * Odd IPv4 spellings are refused here rather than normalised. `inet_aton` and the WHATWG URL
  * parser read `2130706433`, `0x7f.1`, `0177.0.0.1`, `127.1` and `0` as 127.0.0.1 / 0.0.0.0,
@@ -22,7 +22,7 @@ export interface ParsedAddress {
   kind: 'hostname' | 'ipv4' | 'ipv6';
 }
 
-/** decisions.md: anything longer than 255 characters is refused. */
+/** Anything longer than 255 characters is refused (docs/api.md, "Addresses"). */
 export const MAX_ADDRESS_LENGTH = 255;
 /** RFC 1035 §2.3.4: 255 octets on the wire, i.e. 253 characters of dotted text. */
 const MAX_HOSTNAME_LENGTH = 253;

@@ -1,5 +1,5 @@
 /**
- * The public-address guard (decisions.md "Public targets only"): Observer only contacts
+ * The public-address guard (docs/api.md, "Addresses"): Observer only contacts
  * public unicast addresses, so a status query cannot be used to probe loopback, a private
  * network or a cloud metadata service.
  *

@@ -1,7 +1,8 @@
 /**
  * ICMP echo over two long-lived raw sockets (one ICMP for IPv4, one ICMPv6), shared by every
- * echo: no process per echo (issue 11: spawning `ping` was a third of the CPU). Replies are
- * matched by identifier (one per pinger) and sequence number, and by source address.
+ * echo: no process per echo, whose spawn would cost far more CPU than the status look-up it
+ * accompanies (docs/performance.md). Replies are matched by identifier (one per pinger) and
+ * sequence number, and by source address.
  *
  * Packet layout, RFC 792 (IPv4, type 8 request / 0 reply) and RFC 4443 §4.1-4.2 (IPv6, type
  * 128 / 129): type (1 byte), code 0 (1), checksum (2), identifier (2), sequence (2), data.

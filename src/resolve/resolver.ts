@@ -1,7 +1,7 @@
 /**
  * Turns a parsed address into the checked IPs to contact: SRV (Java and legacy), then A and
  * AAAA, each answer through the public-address guard. The caller connects to `ips` as they
- * are, in order, and never resolves the name again (decisions.md "Addresses").
+ * are, in order, and never resolves the name again (docs/api.md, "Addresses").
  *
  * Outcomes:
  *  - the name has no SRV, A or AAAA record (NXDOMAIN or NODATA): HostNotFoundError (404),

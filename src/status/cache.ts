@@ -41,9 +41,9 @@ export interface StatusCache {
  * The JSON body of a status, serialised once per status object: the status routes send this
  * text on every hit, and the memory cache sizes its entries by its length in bytes. Kept as a
  * string, not bytes: Node writes a string body together with the response head in one write,
- * and a Buffer per body took a slice of a shared 8 KiB pool, whose first write cost more than
- * the serialisation (profile of bench/service.ts, uncached). (Bodies still match the response
- * schema; tests check them against the OpenAPI document.)
+ * while a Buffer per body would take a slice of a shared 8 KiB pool, whose first write costs
+ * more than the serialisation. (Bodies still match the response schema; tests check them
+ * against the OpenAPI document.)
  */
 const bodies = new WeakMap<object, { text: string; bytes: number }>();
 function body(status: ServerStatus): { text: string; bytes: number } {

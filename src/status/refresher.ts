@@ -61,7 +61,7 @@ export class BackgroundRefresher {
       known.lastLookup = now;
       // Moved to the back (the most recently looked up) at most once a second: the order only
       // picks which target is forgotten first, and moving a hot target on every hit of the
-      // cached path cost more than the rest of that path (profile of bench/service.ts).
+      // cached path would cost more than the rest of that path.
       if (now - known.movedAt >= REORDER_INTERVAL_MS) {
         known.movedAt = now;
         this.targets.delete(key);

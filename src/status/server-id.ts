@@ -17,7 +17,7 @@ export function uuidV5(name: string, namespace = OBSERVER_NAMESPACE): string {
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20, 32)}`;
 }
 
-/** `server_id`: UUID v5 of the normalised `edition:host:port` (decisions.md), stable across restarts. */
+/** `server_id`: UUID v5 of the normalised `edition:host:port`, stable across restarts (docs/api.md). */
 export function serverId(edition: Edition, host: string, port: number): string {
   return uuidV5(`${edition}:${host}:${port}`);
 }

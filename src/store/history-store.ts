@@ -29,7 +29,7 @@ import { WriteQueue, type BatchWriter, type WriteQueueOptions } from './write-qu
 import type { SqliteBindingName } from './sqlite/binding.js';
 
 export interface StoreOptions {
-  /** How long a computed /stats stays in memory (default 60 s, the spec's stats cache). */
+  /** How long a computed /stats stays in memory (default 60 s, as long as its HTTP cache). */
   statsCacheMs?: number;
   /** Group commit: window, rows per window, buffer bound (HISTORY_BUFFER_MAX), retry backoff. */
   writes?: Omit<WriteQueueOptions, 'onError' | 'now'>;

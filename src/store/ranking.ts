@@ -1,5 +1,5 @@
 /**
- * The trend score (decisions.md, "Trends and stats"):
+ * The trend score (docs/api.md, "Trends"):
  *
  *   trend_score = distinct_clients_24h + players_online / (players_online + 1000)
  *

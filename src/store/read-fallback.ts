@@ -1,5 +1,5 @@
 /**
- * /trends and /stats while the database is slow or down (issue 12): every read has a
+ * /trends and /stats while the database is slow or down (docs/api.md): every read has a
  * deadline (1 s); past it, or on an error, the last good answer for the same question is
  * served with `stale: true`, or StoreUnavailableError (503 with Retry-After) when there is
  * none. After a failure, reads are not tried again for `pauseMs`: an outage costs each

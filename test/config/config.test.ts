@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config/index.js';
 
 describe('loadConfig', () => {
-  it('has the defaults of decisions.md', () => {
+  it('has the defaults of docs/configuration.md', () => {
     const config = loadConfig({});
     expect(config).toMatchObject({
       port: 8080,
@@ -104,7 +104,7 @@ describe('loadConfig', () => {
     ['RATE_LIMIT_MEDIA', 'lots'],
     ['STATUS_CACHE_TTL', '0'],
     ['PING_TIMEOUT_MS', '10'],
-    // Issue 15: blocklist and background refresher.
+    // Blocklist and background refresher.
     ['BLOCKLIST_SOURCE', 'http://example.com/list'],
     ['BLOCKLIST_SOURCE', 'ftp://127.0.0.1/list'],
     ['BLOCKLIST_REFRESH_MINUTES', '0'],
@@ -173,7 +173,7 @@ describe('loadConfig: metrics (METRICS_TOKEN, METRICS_PORT)', () => {
   });
 });
 
-describe('loadConfig: blocklist and background refresher (issue 15)', () => {
+describe('loadConfig: blocklist and background refresher', () => {
   it('has defaults: no list, hourly reloads, a 30-minute window at 30 pings a minute', () => {
     expect(loadConfig({})).toMatchObject({
       blocklistSource: null,

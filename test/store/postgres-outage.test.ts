@@ -1,5 +1,5 @@
 /**
- * PostgreSQL as a catch-up store (issue 12), end to end: the whole app on a private
+ * PostgreSQL as a catch-up store (docs/operations.md), end to end: the whole app on a private
  * PostgreSQL started here (initdb into a temp dir, a free loopback port; the shared one from
  * scripts/services.sh is never touched), a real Minecraft server, dnsmasq names. PostgreSQL
  * is stopped with `pg_ctl stop -m immediate` twice in a row while status requests go on:

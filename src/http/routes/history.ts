@@ -39,7 +39,7 @@ const TrendServer = Type.Object(
   { required: ['hostname', 'port', 'is_online', 'stale'], additionalProperties: true, title: 'TrendServer' },
 );
 
-/** perf-store: set only when the database did not answer within a second (X-Cache: STALE). */
+/** Set only when the database did not answer within a second (X-Cache: STALE). */
 const StaleField = Type.Optional(
   Type.Literal(true, {
     description:
@@ -99,7 +99,7 @@ const Statistics = Type.Object(
   { additionalProperties: true, title: 'Statistics' },
 );
 
-/** perf-store: what /trends and /stats do while the history database is down. */
+/** What /trends and /stats do while the history database is down (docs/api.md). */
 const STORE_OUTAGE_NOTE =
   'While the history database is slow or unreachable the answer never waits more than about a second: ' +
   'the last good answer to the same request is served with `stale: true` and `X-Cache: STALE`, or, when ' +

@@ -1,6 +1,7 @@
 /**
- * The widget's options: allowed values, bounds, defaults (spec: GET /widget/{size}/{address})
- * and the normalisation of the values Ajv cannot check on its own (hex colours, CSS pixels).
+ * The widget's options: allowed values, bounds, defaults (GET /widget/{size}/{address} in the
+ * OpenAPI document) and the normalisation of the values Ajv cannot check on its own (hex
+ * colours, CSS pixels).
  * Pure: the HTTP layer validates enums, booleans and numeric bounds with the same constants.
  */
 import { parseHexColor } from '../color.js';
@@ -32,9 +33,9 @@ export const RECOMMENDED_WIDTHS: Readonly<Record<WidgetSize, number>> = { small:
 
 /** Inclusive bounds of the numeric parameters. */
 export const WIDGET_BOUNDS = {
-  /** CSS pixels (spec: 50 to 600). */
+  /** CSS pixels, 50 to 600. */
   customHeight: { min: 50, max: 600 },
-  /** rem (1 rem = 16 px); spec default 0.75. */
+  /** rem (1 rem = 16 px); default 0.75. */
   borderRadius: { min: 0, max: 10, default: 0.75 },
   /** CSS pixels; drawn only with `showBorder=true`. */
   borderWidth: { min: 0, max: 10, default: 1 },

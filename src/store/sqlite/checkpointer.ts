@@ -1,17 +1,17 @@
 /**
  * WAL checkpoints off the event loop. SQLite's automatic checkpoint runs inside whichever
  * commit pushes the log past 1000 pages: it copies the log into the database file and syncs
- * it, in that commit, on the main thread. Under bench/service.ts's uncached load that was about
- * 40% of the group commit's cost, and one commit in tens took 15-20 ms, during which no request
- * was served.
+ * it, in that commit, on the main thread, where it is a large share of the group commit's cost
+ * and can hold the event loop for many milliseconds, during which no request is served
+ * (docs/performance.md).
  *
  * So a worker thread with its own connection checkpoints the file every `intervalMs`, and the
  * service's connection stops checkpointing by itself (`wal_autocheckpoint = 0`) only once the
  * worker runs. A PASSIVE checkpoint never waits for the writer or the readers; the next commit
- * after a complete one starts the log over, so the log stays as small as before. Should the
- * worker fail or exit, the connection checkpoints by itself again. Commits stay where they
- * were (the group commit's transaction, on the main thread), so what a SIGKILL can lose does
- * not change.
+ * after a complete one starts the log over, so the log stays as small as with automatic
+ * checkpoints. Should the worker fail or exit, the connection checkpoints by itself again.
+ * Commits stay on the main thread (the group commit's transaction), so a SIGKILL loses at most
+ * one commit window, with the worker or without it.
  */
 import { Worker } from 'node:worker_threads';
 import { pragmaValue, sqliteBinding, type SqliteConnection } from './binding.js';
