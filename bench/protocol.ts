@@ -97,14 +97,14 @@ async function compare(serverName: string, serverScript: string): Promise<void> 
       );
     }
     const ours = medians['observer pingJava'] as number;
-    const floorTarget = concurrency === 64 ? ' (target >= 0.85, issue 11)' : '';
+    const floorTarget = concurrency === 64 ? ' (target >= 0.85)' : '';
     console.log(`  observer / bare-socket floor: ${(ours / (medians['floor: bare net.Socket'] as number)).toFixed(2)}x${floorTarget}`);
     const best = Math.max(medians['minecraft-server-util'] as number, medians.craftping as number);
     const target = concurrency === 1 ? '>= 1.00' : '>= 1.50';
     console.log(`  ratio observer / faster baseline: ${(ours / best).toFixed(2)}x (target ${target})`);
     console.log(
       `  ratios: vs minecraft-server-util ${(ours / (medians['minecraft-server-util'] as number)).toFixed(2)}x, ` +
-        `vs craftping ${(ours / (medians.craftping as number)).toFixed(2)}x${concurrency === 64 ? ' (target >= 1.30, issue 11)' : ''}\n`,
+        `vs craftping ${(ours / (medians.craftping as number)).toFixed(2)}x${concurrency === 64 ? ' (target >= 1.30)' : ''}\n`,
     );
   }
   child.disconnect();
