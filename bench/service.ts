@@ -174,7 +174,8 @@ async function measure(side: Side, options: Parameters<typeof runLoad>[0]): Prom
 const fmt = (n: number, digits = 0) => n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
 const mib = (bytes: number) => `${fmt(bytes / 1024 / 1024)} MiB`;
 
-// 1. Build as `npm start` does (its prestart step), unless told the build is current.
+// 1. Build dist/ as `npm ci` does (its prepare step), so the source measured is the current one,
+//    unless told the build is current.
 if (process.env.BENCH_SKIP_BUILD !== '1') execFileSync('npm', ['run', 'build', '--silent'], { cwd: ROOT, stdio: 'inherit' });
 
 // 2. The canned-bytes status server both services ping.

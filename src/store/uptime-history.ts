@@ -87,7 +87,7 @@ export async function readServerHistory(
   if (!server) return null;
 
   const window = bucketWindow(range, now);
-  // Truncated to an integer on both dialects (better-sqlite3 may bind the numbers as REAL);
+  // Truncated to an integer on both dialects (a SQLite binding may bind the numbers as REAL);
   // the range condition walks the checks_server_time index.
   const bucket = sql<number>`CAST((${sql.ref('checked_at')} - ${window.from}) / ${window.bucketMs} AS INTEGER)`;
   const onlinePlayers = sql`CASE WHEN ${sql.ref('online')} = 1 THEN ${sql.ref('players_online')} END`;
