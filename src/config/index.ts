@@ -48,6 +48,16 @@ export interface Config {
   /** Background refresher: servers looked up in the last `refreshWindowMinutes`; 0 pings a minute turns it off. */
   refreshWindowMinutes: number;
   refreshPingsPerMinute: number;
+  /** Admission control for renders and pings (docs/hostile-clients.md). */
+  admission: { renderSlots: number; renderQueue: number; maxEventLoopDelayMs: number };
+  /** HTTP limits (docs/hostile-clients.md). */
+  http: {
+    bodyLimitBytes: number;
+    headersTimeoutMs: number;
+    requestTimeoutMs: number;
+    keepAliveTimeoutMs: number;
+    maxConnectionsPerClient: number;
+  };
 }
 
 /** Where the blocklist comes from: a file, an https URL, or (tests) an http URL to a loopback host. */
@@ -231,7 +241,22 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     blocklistRefreshMinutes: integer(env, 'BLOCKLIST_REFRESH_MINUTES', 60, 1, 10_080),
     refreshWindowMinutes: integer(env, 'REFRESH_WINDOW_MINUTES', 30, 1, 1_440),
     refreshPingsPerMinute: integer(env, 'REFRESH_PINGS_PER_MINUTE', 30, 0, 6_000),
+    admission: {
+      renderSlots: integer(env, 'RENDER_CONCURRENCY', 2, 1, 64),
+      renderQueue: integer(env, 'RENDER_QUEUE', 16, 0, 10_000),
+      maxEventLoopDelayMs: integer(env, 'SHED_EVENT_LOOP_DELAY_MS', 100, 10, 10_000),
+    },
+    http: {
+      bodyLimitBytes: integer(env, 'HTTP_BODY_LIMIT_BYTES', 16_384, 1_024, 1_048_576),
+      headersTimeoutMs: integer(env, 'HTTP_HEADERS_TIMEOUT_MS', 10_000, 1_000, 120_000),
+      requestTimeoutMs: integer(env, 'HTTP_REQUEST_TIMEOUT_MS', 30_000, 1_000, 600_000),
+      keepAliveTimeoutMs: integer(env, 'HTTP_KEEP_ALIVE_TIMEOUT_MS', 72_000, 1_000, 600_000),
+      maxConnectionsPerClient: integer(env, 'MAX_CONNECTIONS_PER_CLIENT', 64, 1, 100_000),
+    },
   };
+  if (config.http.requestTimeoutMs < config.http.headersTimeoutMs) {
+    throw new ConfigError('HTTP_REQUEST_TIMEOUT_MS', 'expected at least HTTP_HEADERS_TIMEOUT_MS', env.HTTP_REQUEST_TIMEOUT_MS ?? '');
+  }
   if (config.metricsPort !== null && config.metricsPort !== 0 && config.metricsPort === config.port) {
     throw new ConfigError('METRICS_PORT', 'expected a port other than PORT', env.METRICS_PORT ?? '');
   }

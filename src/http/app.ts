@@ -15,14 +15,17 @@ import { systemClock, type Clock } from '../core/clock.js';
 import { ObserverError } from '../core/errors.js';
 import { SERVICE_NAME, SERVICE_VERSION } from '../core/service-info.js';
 import { registerBooleanFlags } from './boolean-flags.js';
-import { registerCors } from './cors.js';
-import { registerErrorHandling } from './errors.js';
+import { Admission } from './admission.js';
+import { clientKeyOf } from './client-key.js';
+import { registerCors, registerPreflight } from './cors.js';
+import { registerErrorHandling, registerNotFound } from './errors.js';
+import { announcesBody, limitConnectionsPerClient, registerBodyRefusal, serverTimeouts } from './limits.js';
 import { lazyChildLogger } from './request-logger.js';
 import { registerMetricsRoute } from './metrics.js';
 import type { Metrics } from '../metrics/index.js';
-import { mediaLookupOptions } from './ping-budget.js';
+import { mediaLookupOptions, type RenderGate } from './ping-budget.js';
 import { FastStatus, type TrustProxy } from './fast-status.js';
-import { MemoryRateLimitStore, RedisRateLimitStore, registerRateLimit, tierCharger, tierConfig, type RateLimitStore } from './rate-limit.js';
+import { MemoryRateLimitStore, RedisRateLimitStore, registerRateLimit, tierCharger, tierConfig, tierHook, type RateLimitStore } from './rate-limit.js';
 import type { SharedRedis } from '../redis/shared-redis.js';
 import type { StatusLookup } from '../status/types.js';
 import type { Store } from '../store/types.js';
@@ -99,15 +102,26 @@ export async function buildApp(deps: AppDeps) {
     onError: (error: unknown) => app.log.warn({ err: error }, 'rate limit store failed; request let through'),
   };
   registerRateLimit(app, rateLimits);
+  // Preflights and unknown paths draw on the general tier like any other request.
+  registerPreflight(app, tierConfig('general'));
+  registerNotFound(app, tierHook(rateLimits, 'general'));
+  registerBodyRefusal(app);
+  const admission = new Admission(config.admission);
+  app.addHook('onClose', (_instance, done) => {
+    admission.close();
+    done();
+  });
+  const admitPing = () => admission.admitPing();
+  const renderGate: RenderGate = (request, work) => admission.render(clientKeyOf(request, hasher), work);
   // Pings caused by image and widget requests draw on the status tier (http/ping-budget.ts).
   // Image and widget look-ups count the client too, like the status route's.
-  const lookupOptions = mediaLookupOptions(tierCharger(rateLimits), hasher);
+  const lookupOptions = mediaLookupOptions(tierCharger(rateLimits), hasher, admitPing);
 
   await registerDocs(app);
   registerRequestAccounting(app, deps);
   if (deps.metrics) registerRequestMetrics(app, deps.metrics, config);
   if (deps.status && !config.maintenanceMode && !requestLinesLogged(deps)) {
-    front.fast = fastStatus(app, deps, { status: deps.status, hasher, store: rateLimits.store, health });
+    front.fast = fastStatus(app, deps, { status: deps.status, hasher, store: rateLimits.store, health, admitPing });
     // Once closing, every request goes to Fastify, which answers 503 on kept-alive connections.
     app.addHook('preClose', (done) => {
       front.fast = null;
@@ -119,10 +133,10 @@ export async function buildApp(deps: AppDeps) {
     async (api) => {
       await api.register(healthRoutes, { body: health });
       if (deps.status) {
-        await api.register(statusRoutes, { status: deps.status, config, hasher });
-        await api.register(bulkRoutes, { status: deps.status, config, hasher });
-        await api.register(imageRoutes, { status: deps.status, config, lookupOptions });
-        await api.register(widgetRoutes, { status: deps.status, config, lookupOptions });
+        await api.register(statusRoutes, { status: deps.status, config, hasher, admitPing });
+        await api.register(bulkRoutes, { status: deps.status, config, hasher, admitPing });
+        await api.register(imageRoutes, { status: deps.status, config, lookupOptions, renderGate });
+        await api.register(widgetRoutes, { status: deps.status, config, lookupOptions, renderGate });
       }
       if (deps.store) {
         await api.register(historyRoutes, { store: deps.store, config });
@@ -153,6 +167,19 @@ function trustProxyOf(config: Config): TrustProxy {
   return config.trustProxy === true ? (_address: string, hop: number) => hop < 1 : [...config.trustProxy];
 }
 
+/** Whether a peer is a proxy whose X-Forwarded-For is believed: its connections carry many clients. */
+function trustedPeer(config: Config): (address: string) => boolean {
+  const trust = trustProxyOf(config);
+  if (trust === false) return () => false;
+  if (typeof trust === 'function') return () => true;
+  const ranges = trust.map((cidr) => ipaddr.parseCIDR(cidr));
+  return (address) => {
+    if (!ipaddr.isValid(address)) return false;
+    const ip = ipaddr.process(address);
+    return ranges.some(([range, bits]) => range.kind() === ip.kind() && ip.match(range, bits));
+  };
+}
+
 /** Fastify with our logging, proxy trust, validation and routing options; nothing registered. */
 function createServer(deps: AppDeps, front: { fast: FastStatus | null }) {
   const { config } = deps;
@@ -171,17 +198,17 @@ function createServer(deps: AppDeps, front: { fast: FastStatus | null }) {
     childLoggerFactory: lazyChildLogger,
     trustProxy: trustProxyOf(config),
     ajv: { customOptions: { coerceTypes: 'array', removeAdditional: false, useDefaults: true } },
+    bodyLimit: config.http.bodyLimitBytes,
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 1000 },
     // Fastify's own HTTP/1 server, with the fast status path in front of its handler.
     serverFactory: (handler, fastifyOptions) => {
-      // What Fastify does with its defaults when it creates the server itself (lib/server.js).
-      const options = fastifyOptions as { keepAliveTimeout?: number; requestTimeout?: number; connectionTimeout?: number };
-      const server = createHttpServer((req, res) => {
+      const options = fastifyOptions as { connectionTimeout?: number };
+      const server = createHttpServer(serverTimeouts(config), (req, res) => {
         if (front.fast === null || !front.fast.handle(req, res)) handler(req, res);
       });
-      server.keepAliveTimeout = options.keepAliveTimeout ?? 72_000;
-      server.requestTimeout = options.requestTimeout ?? 0;
+      server.keepAliveTimeout = config.http.keepAliveTimeoutMs;
       server.setTimeout(options.connectionTimeout ?? 0);
+      limitConnectionsPerClient(server, config.http.maxConnectionsPerClient, trustedPeer(config));
       return server;
     },
   }).withTypeProvider<TypeBoxTypeProvider>();
@@ -191,7 +218,7 @@ function createServer(deps: AppDeps, front: { fast: FastStatus | null }) {
 function fastStatus(
   app: App,
   deps: AppDeps,
-  parts: { status: StatusLookup; hasher: ClientHasher; store: RateLimitStore; health: () => string },
+  parts: { status: StatusLookup; hasher: ClientHasher; store: RateLimitStore; health: () => string; admitPing: () => void },
 ) {
   const { config, store, metrics } = deps;
   const route = `${API_PREFIX}/status/:address`;

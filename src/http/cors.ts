@@ -20,7 +20,11 @@ export function registerCors(app: FastifyInstance): void {
     reply.headers(CORS_HEADERS);
     done();
   });
-  app.options('*', { schema: { hide: true } }, (request, reply) => {
+}
+
+/** Preflight answers, on any path; `config` puts them on a rate-limit tier. */
+export function registerPreflight(app: FastifyInstance, config: Record<string, unknown>): void {
+  app.options('*', { schema: { hide: true }, config }, (request, reply) => {
     const requested = request.headers['access-control-request-headers'];
     if (requested) reply.header('access-control-allow-headers', requested);
     reply

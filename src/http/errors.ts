@@ -1,4 +1,4 @@
-import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, preHandlerHookHandler } from 'fastify';
 import { ObserverError } from '../core/errors.js';
 
 /** The one error shape, {"status":"error","error":"<code>","message":"..."} (docs/api.md, "Errors"). */
@@ -68,8 +68,11 @@ export function registerErrorHandling(app: FastifyInstance): void {
     request.log.error({ err: error }, 'unexpected error');
     return reply.code(500).send(errorBody('internal_error', 'An unexpected error occurred.'));
   });
+}
 
-  app.setNotFoundHandler((request, reply) => {
+/** 404 in the one error shape for unknown routes; `preHandler` charges them (a rate-limit tier). */
+export function registerNotFound(app: FastifyInstance, preHandler: preHandlerHookHandler): void {
+  app.setNotFoundHandler({ preHandler }, (request, reply) => {
     const path = request.url.split('?')[0] ?? '';
     return reply
       .code(404)

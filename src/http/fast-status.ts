@@ -28,6 +28,7 @@ import type { StatusLookup } from '../status/types.js';
 import { rememberClientKey } from './client-key.js';
 import { CORS_HEADERS } from './cors.js';
 import { errorBody } from './errors.js';
+import { announcesBody } from './limits.js';
 import { cacheControl } from './routes/status.js';
 import { WINDOW_MS, handOverCharge, rateLimitHeaders, type RateLimitStore, type WindowCount } from './rate-limit.js';
 
@@ -48,6 +49,8 @@ export interface FastStatusOptions {
   onHealth: (seconds: number) => void;
   /** Errors the route's handler logs: its 5xx, expected (an ObserverError) or not. */
   onError: (error: unknown) => void;
+  /** Before a ping: refuses it while the service is overloaded (http/admission.ts). */
+  admitPing: () => void;
 }
 
 /**
@@ -78,7 +81,7 @@ export class FastStatus {
   /** Answers the request and returns true, or returns false for Fastify to answer it. */
   handle(req: IncomingMessage, res: ServerResponse): boolean {
     const { url } = req;
-    if (req.method !== 'GET' || url === undefined) return false;
+    if (req.method !== 'GET' || url === undefined || announcesBody(req.headers)) return false;
     if (url === this.healthUrl) return this.answerHealth(res);
     if (!url.startsWith(this.statusPrefix)) return false;
     const address = url.slice(this.statusPrefix.length);
@@ -131,7 +134,7 @@ export class FastStatus {
     // one by one, which costs more than the rest of a cached answer; an array it takes as is.
     const headers = [...this.fixed, 'ratelimit', rateLimit];
     try {
-      const answer = await this.options.status.lookup(address, 'java', { clientKey });
+      const answer = await this.options.status.lookup(address, 'java', { clientKey, beforePing: this.options.admitPing });
       body = statusBody(answer.status);
       bytes = statusBodyBytes(answer.status);
       headers.push('x-cache', answer.cache, 'cache-control', cacheControl(answer.maxAgeSeconds));

@@ -13,8 +13,11 @@ import type { LookupOptions } from '../status/types.js';
 import { clientKeyOf } from './client-key.js';
 import type { TierCharger } from './rate-limit.js';
 
-export function pingBudget(charge: TierCharger, request: FastifyRequest): NonNullable<LookupOptions['beforePing']> {
-  return () => charge(request, 'status');
+export function pingBudget(charge: TierCharger, request: FastifyRequest, admitPing: () => void): NonNullable<LookupOptions['beforePing']> {
+  return () => {
+    admitPing();
+    return charge(request, 'status');
+  };
 }
 
 /**
@@ -23,9 +26,12 @@ export function pingBudget(charge: TierCharger, request: FastifyRequest): NonNul
  */
 export type MediaLookupOptions = (request: FastifyRequest) => LookupOptions;
 
-export function mediaLookupOptions(charge: TierCharger, hasher: ClientHasher): MediaLookupOptions {
-  return (request) => ({ clientKey: clientKeyOf(request, hasher), beforePing: pingBudget(charge, request) });
+export function mediaLookupOptions(charge: TierCharger, hasher: ClientHasher, admitPing: () => void): MediaLookupOptions {
+  return (request) => ({ clientKey: clientKeyOf(request, hasher), beforePing: pingBudget(charge, request, admitPing) });
 }
+
+/** Runs a render in one of the client's admission slots (http/admission.ts), or refuses it with 503. */
+export type RenderGate = <T>(request: FastifyRequest, work: () => Promise<T>) => Promise<T>;
 
 /** The OpenAPI sentence of every route that may ping on a cache miss. */
 export const PING_BUDGET_NOTE =

@@ -274,47 +274,57 @@ export interface RateLimitOptions {
   onError?: (error: unknown) => void;
 }
 
-export function registerRateLimit(app: FastifyInstance, options: RateLimitOptions): void {
+type TierHook = (request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void) => void;
+
+/**
+ * The hook that charges a request to `tier` (by `rateUnits` units, default 1), sets its
+ * RateLimit headers, and fails it with the tier's 429 when the window is spent.
+ */
+export function tierHook(options: RateLimitOptions, tier: RateTier, rateUnits?: (request: FastifyRequest) => number): TierHook {
   const { limits, hasher, store } = options;
+  const limit = limits[tier];
+  const policy = `"${tier}";q=${limit};w=${WINDOW_MS / 1000}`;
+
+  const apply = (reply: FastifyReply, counted: WindowCount, done: (error?: Error) => void) => {
+    const { count, resetMs } = counted;
+    if (count > limit) return done(rateLimitError(tier, limit, counted));
+    reply.header('RateLimit-Policy', policy);
+    reply.header('RateLimit', `"${tier}";r=${limit - count};t=${Math.max(1, Math.ceil(resetMs / 1000))}`);
+    done();
+  };
+
+  return (request, reply, done) => {
+    // A request the fast status path handed over was counted there already.
+    let result: WindowCount | Promise<WindowCount> | undefined = tier === 'status' ? takeCharge(request.raw) : undefined;
+    try {
+      result ??= store.hit(`${tier}:${clientKeyOf(request, hasher)}`, WINDOW_MS, limit, rateUnits ? rateUnits(request) : 1);
+    } catch (error) {
+      options.onError?.(error);
+      return done();
+    }
+    if (result instanceof Promise) {
+      result.then(
+        (counted) => apply(reply, counted, done),
+        (error: unknown) => {
+          options.onError?.(error);
+          done();
+        },
+      );
+    } else {
+      apply(reply, result, done);
+    }
+  };
+}
+
+export function registerRateLimit(app: FastifyInstance, options: RateLimitOptions): void {
   app.addHook('onRoute', (route) => {
     const { tier, rateUnits } = (route.config ?? {}) as { tier?: RateTier; rateUnits?: (request: FastifyRequest) => number };
     if (tier === undefined) return;
-    const limit = limits[tier];
-    const policy = `"${tier}";q=${limit};w=${WINDOW_MS / 1000}`;
-
-    const apply = (reply: FastifyReply, counted: WindowCount, done: (error?: Error) => void) => {
-      const { count, resetMs } = counted;
-      if (count > limit) return done(rateLimitError(tier, limit, counted));
-      reply.header('RateLimit-Policy', policy);
-      reply.header('RateLimit', `"${tier}";r=${limit - count};t=${Math.max(1, Math.ceil(resetMs / 1000))}`);
-      done();
-    };
-
-    const hook = (request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void) => {
-      // A request the fast status path handed over was counted there already.
-      let result: WindowCount | Promise<WindowCount> | undefined = tier === 'status' ? takeCharge(request.raw) : undefined;
-      try {
-        result ??= store.hit(`${tier}:${clientKeyOf(request, hasher)}`, WINDOW_MS, limit, rateUnits ? rateUnits(request) : 1);
-      } catch (error) {
-        options.onError?.(error);
-        return done();
-      }
-      if (result instanceof Promise) {
-        result.then(
-          (counted) => apply(reply, counted, done),
-          (error: unknown) => {
-            options.onError?.(error);
-            done();
-          },
-        );
-      } else {
-        apply(reply, result, done);
-      }
-    };
+    const hook = tierHook(options, tier, rateUnits);
     const stage = rateUnits ? 'preHandler' : 'onRequest';
     const current = route[stage];
     const existing = current === undefined ? [] : Array.isArray(current) ? current : [current];
     route[stage] = [...existing, hook] as typeof current;
   });
-  app.addHook('onClose', async () => store.close());
+  app.addHook('onClose', async () => options.store.close());
 }

@@ -197,3 +197,38 @@ describe('loadConfig: blocklist and background refresher', () => {
     expect(config).toMatchObject({ blocklistRefreshMinutes: 5, refreshWindowMinutes: 10, refreshPingsPerMinute: 0 });
   });
 });
+
+describe('loadConfig: admission control and HTTP limits', () => {
+  it('has the defaults of docs/configuration.md', () => {
+    expect(loadConfig({})).toMatchObject({
+      admission: { renderSlots: 2, renderQueue: 16, maxEventLoopDelayMs: 100 },
+      http: { bodyLimitBytes: 16_384, headersTimeoutMs: 10_000, requestTimeoutMs: 30_000, keepAliveTimeoutMs: 72_000, maxConnectionsPerClient: 64 },
+    });
+  });
+
+  // Each setting at both ends of its range, and one step past each.
+  const ranges: Array<[string, number, number]> = [
+    ['RENDER_CONCURRENCY', 1, 64],
+    ['RENDER_QUEUE', 0, 10_000],
+    ['SHED_EVENT_LOOP_DELAY_MS', 10, 10_000],
+    ['HTTP_BODY_LIMIT_BYTES', 1_024, 1_048_576],
+    ['HTTP_HEADERS_TIMEOUT_MS', 1_000, 120_000],
+    ['HTTP_KEEP_ALIVE_TIMEOUT_MS', 1_000, 600_000],
+    ['MAX_CONNECTIONS_PER_CLIENT', 1, 100_000],
+  ];
+  it.each(ranges)('%s takes %d to %d and refuses one past either end', (name, min, max) => {
+    // The request timeout may not be shorter than the head timeout.
+    const base = name === 'HTTP_HEADERS_TIMEOUT_MS' ? { HTTP_REQUEST_TIMEOUT_MS: '600000' } : {};
+    expect(() => loadConfig({ ...base, [name]: String(min) })).not.toThrow();
+    expect(() => loadConfig({ ...base, [name]: String(max) })).not.toThrow();
+    for (const value of [min - 1, max + 1]) {
+      expect(() => loadConfig({ ...base, [name]: String(value) })).toThrow(new RegExp(`^Invalid ${name}=`));
+    }
+  });
+
+  it('takes HTTP_REQUEST_TIMEOUT_MS from the head timeout up, and refuses a shorter one', () => {
+    expect(loadConfig({ HTTP_HEADERS_TIMEOUT_MS: '5000', HTTP_REQUEST_TIMEOUT_MS: '5000' }).http.requestTimeoutMs).toBe(5000);
+    expect(() => loadConfig({ HTTP_HEADERS_TIMEOUT_MS: '5000', HTTP_REQUEST_TIMEOUT_MS: '4999' })).toThrow(/^Invalid HTTP_REQUEST_TIMEOUT_MS=/);
+    expect(() => loadConfig({ HTTP_REQUEST_TIMEOUT_MS: '600001' })).toThrow(/^Invalid HTTP_REQUEST_TIMEOUT_MS=/);
+  });
+});

@@ -2,18 +2,28 @@ import { describe, expect, it } from 'vitest';
 import { etagOf, matchesIfNoneMatch, RenderCache } from '../../src/render/cache.js';
 
 describe('RenderCache', () => {
-  it('renders once per key and serves the cached bytes after', async () => {
+  it('keeps an image from its second request on, and serves the cached bytes after', async () => {
     const cache = new RenderCache();
     let renders = 0;
     const render = async () => {
       renders += 1;
       return Buffer.from('image');
     };
-    const first = await cache.getOrRender('k', 'image/png', render);
-    const second = await cache.getOrRender('k', 'image/png', render);
-    expect(renders).toBe(1);
-    expect([first.hit, second.hit]).toEqual([false, true]);
-    expect(second.image).toEqual({ body: Buffer.from('image'), contentType: 'image/png', etag: etagOf('k') });
+    const results = [];
+    for (let i = 0; i < 4; i++) results.push(await cache.getOrRender('k', 'image/png', render));
+    expect(renders).toBe(2);
+    expect(results.map((r) => r.hit)).toEqual([false, false, true, true]);
+    expect(results[3]!.image).toEqual({ body: Buffer.from('image'), contentType: 'image/png', etag: etagOf('k') });
+  });
+
+  it('one-off images never push out an image asked for again', async () => {
+    const cache = new RenderCache({ maxBytes: 10_000, maxEntryBytes: 5_000, seenKeys: 100 });
+    const body = () => Promise.resolve(Buffer.alloc(3_000));
+    await cache.getOrRender('popular', 'image/png', body);
+    await cache.getOrRender('popular', 'image/png', body);
+    // A flood of new keys, each asked for once: three of them would fill the cache.
+    for (let i = 0; i < 1_000; i++) await cache.getOrRender(`one-off-${i}`, 'image/png', body);
+    expect((await cache.getOrRender('popular', 'image/png', body)).hit).toBe(true);
   });
 
   it('shares one render between concurrent requests for a key', async () => {
@@ -44,17 +54,23 @@ describe('RenderCache', () => {
   it('is bounded by bytes, evicting the least recently used image', async () => {
     const cache = new RenderCache({ maxBytes: 10_000, maxEntryBytes: 5_000 });
     const body = () => Promise.resolve(Buffer.alloc(3_000));
-    await cache.getOrRender('a', 'image/png', body);
-    await cache.getOrRender('b', 'image/png', body);
+    // Each asked for twice, so that it is kept.
+    const twice = async (key: string) => {
+      await cache.getOrRender(key, 'image/png', body);
+      await cache.getOrRender(key, 'image/png', body);
+    };
+    await twice('a');
+    await twice('b');
     await cache.getOrRender('a', 'image/png', body); // a is now the most recent
-    await cache.getOrRender('c', 'image/png', body);
-    await cache.getOrRender('d', 'image/png', body);
+    await twice('c');
+    await twice('d');
     // What is still kept comes back without a render (hit); what was evicted is rendered again.
     const kept = async (key: string) => (await cache.getOrRender(key, 'image/png', body)).hit;
     expect(await kept('d')).toBe(true);
     expect(await kept('a')).toBe(true);
     expect(await kept('b')).toBe(false);
     // Larger than one entry may be: served, not kept.
+    await cache.getOrRender('big', 'image/png', () => Promise.resolve(Buffer.alloc(6_000)));
     const big = await cache.getOrRender('big', 'image/png', () => Promise.resolve(Buffer.alloc(6_000)));
     expect(big.image.body.length).toBe(6_000);
     expect((await cache.getOrRender('big', 'image/png', () => Promise.resolve(Buffer.alloc(6_000)))).hit).toBe(false);

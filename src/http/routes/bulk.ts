@@ -13,7 +13,6 @@ import { statusBody } from '../../status/cache.js';
 import { statusLookupOptions } from './status.js';
 
 export const MAX_BULK_ENTRIES = 50;
-export const MAX_BULK_BODY_BYTES = 16 * 1024;
 /** Pings one bulk request may have in flight at once (cached entries answer without one). */
 export const BULK_CONCURRENCY = 8;
 
@@ -38,14 +37,13 @@ function entries(request: FastifyRequest): number {
 }
 
 /** POST /status/bulk: many look-ups in one request, sharing the cache and coalescing. */
-export const bulkRoutes: FastifyPluginAsyncTypebox<{ status: StatusLookup; config: Config; hasher: ClientHasher }> = async (
+export const bulkRoutes: FastifyPluginAsyncTypebox<{ status: StatusLookup; config: Config; hasher: ClientHasher; admitPing: () => void }> = async (
   app,
-  { status, hasher },
+  { status, config, hasher, admitPing },
 ) => {
   app.post(
     '/status/bulk',
     {
-      bodyLimit: MAX_BULK_BODY_BYTES,
       config: { ...tierConfig('status'), rateUnits: entries },
       schema: {
         summary: 'Many server statuses at once',
@@ -54,7 +52,7 @@ export const bulkRoutes: FastifyPluginAsyncTypebox<{ status: StatusLookup; confi
           'a `ServerStatus`, or `{address, error, message}` with the code the single endpoint would give ' +
           `(\`invalid_address\`, \`host_not_found\`, \`target_refused\`, …). Each entry counts as one request against the ` +
           `status rate limit; a request that would exceed it is refused (429) before any ping. At most ${BULK_CONCURRENCY} ` +
-          `pings run at once per request. Body at most ${MAX_BULK_BODY_BYTES / 1024} KiB (413 \`body_too_large\`), ` +
+          `pings run at once per request. Body at most \`HTTP_BODY_LIMIT_BYTES\` (${config.http.bodyLimitBytes} bytes; 413 \`body_too_large\`), ` +
           'sent as `application/json` (415 `unsupported_media_type` otherwise).',
         tags: ['status'],
         body: BulkRequest,
@@ -72,7 +70,7 @@ export const bulkRoutes: FastifyPluginAsyncTypebox<{ status: StatusLookup; confi
       const results = await mapBounded(request.body.servers, BULK_CONCURRENCY, async (entry) => {
         try {
           const mode = parseQueryMode(entry.legacy ?? false, entry.bedrock ?? false);
-          const answer = await status.lookup(entry.address, mode, statusLookupOptions(entry.query, entry.queryPort, clientKey));
+          const answer = await status.lookup(entry.address, mode, statusLookupOptions(entry.query, entry.queryPort, clientKey, admitPing));
           return statusBody(answer.status);
         } catch (error) {
           if (!(error instanceof ObserverError)) throw error;

@@ -31,7 +31,7 @@ import {
 } from '../../render/index.js';
 import { parseAddress, parseQueryMode, queryEcho } from '../../resolve/index.js';
 import type { LookupOptions, StatusLookup } from '../../status/types.js';
-import { PING_BUDGET_NOTE, type MediaLookupOptions } from '../ping-budget.js';
+import { PING_BUDGET_NOTE, type MediaLookupOptions, type RenderGate } from '../ping-budget.js';
 import { tierConfig } from '../rate-limit.js';
 import { BooleanFlag } from '../schemas.js';
 
@@ -116,9 +116,13 @@ function color(value: string | undefined, fallback: string): string {
   return value === undefined ? fallback : (parseHexColor(value) ?? fallback);
 }
 
-export const imageRoutes: FastifyPluginAsyncTypebox<{ status: StatusLookup; config: Config; lookupOptions: MediaLookupOptions; cache?: RenderCache }> = async (
-  app,
-  { status, config, lookupOptions, cache = new RenderCache() },
+export const imageRoutes: FastifyPluginAsyncTypebox<{
+  status: StatusLookup;
+  config: Config;
+  lookupOptions: MediaLookupOptions;
+  renderGate: RenderGate;
+  cache?: RenderCache;
+}> = async (app, { status, config, lookupOptions, renderGate, cache = new RenderCache() }
 ) => {
   registerRenderFonts();
 
@@ -134,7 +138,8 @@ export const imageRoutes: FastifyPluginAsyncTypebox<{ status: StatusLookup; conf
     const etag = etagOf(image.key);
     reply.header('Cache-Control', image.cacheControl).header('ETag', etag);
     if (matchesIfNoneMatch(request.headers['if-none-match'], etag)) return reply.code(304).send(null);
-    const { image: rendered, hit } = await cache.getOrRender(image.key, image.contentType, image.render);
+    // A render not in the cache needs an admission slot (http/admission.ts).
+    const { image: rendered, hit } = await cache.getOrRender(image.key, image.contentType, () => renderGate(request, image.render));
     return reply.header('X-Render-Cache', hit ? 'HIT' : 'MISS').type(rendered.contentType).send(rendered.body);
   }
   const media = tierConfig('media');
@@ -212,8 +217,8 @@ export const imageRoutes: FastifyPluginAsyncTypebox<{ status: StatusLookup; conf
         summary: 'MOTD banner',
         description:
           'Renders Minecraft-formatted text (`§` or `&` codes) as an 800x180 PNG without querying any server. ' +
-          'Not rate-limited; each distinct text and colour pair is rendered once and kept in the render cache, ' +
-          'and the ETag lets clients revalidate.',
+          'Not rate-limited per minute; each distinct text and colour pair is rendered once and kept in the render cache once asked for twice, ' +
+          'and the ETag lets clients revalidate. A new render is refused with 503 `overloaded` (and `Retry-After`) while the render slots are full.',
         tags: ['images'],
         querystring: Type.Object({
           motd: Type.String({ minLength: 1, maxLength: MAX_MOTD_PARAMETER_LENGTH, description: 'MOTD text, at most 300 characters.' }),

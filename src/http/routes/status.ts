@@ -10,8 +10,15 @@ import { tierConfig } from '../rate-limit.js';
 import { BooleanFlag } from '../schemas.js';
 
 /** Look-up options for a request's `query`/`queryPort` (shared with the bulk route). */
-export function statusLookupOptions(query: boolean | undefined, queryPort: number | undefined, clientKey: string): LookupOptions {
-  return query ? { clientKey, query: queryPort === undefined ? {} : { port: queryPort } } : { clientKey };
+export function statusLookupOptions(
+  query: boolean | undefined,
+  queryPort: number | undefined,
+  clientKey: string,
+  admitPing: () => void,
+): LookupOptions {
+  const options: LookupOptions = { clientKey, beforePing: admitPing };
+  if (query) options.query = queryPort === undefined ? {} : { port: queryPort };
+  return options;
 }
 
 /** `Cache-Control` values by max-age, built once each (the fast path's answers too). */
@@ -21,9 +28,9 @@ export function cacheControl(maxAgeSeconds: number): string {
 }
 
 /** GET /status/{address}: the server status. */
-export const statusRoutes: FastifyPluginAsyncTypebox<{ status: StatusLookup; config: Config; hasher: ClientHasher }> = async (
+export const statusRoutes: FastifyPluginAsyncTypebox<{ status: StatusLookup; config: Config; hasher: ClientHasher; admitPing: () => void }> = async (
   app,
-  { status, config, hasher },
+  { status, config, hasher, admitPing },
 ) => {
   app.get(
     '/status/:address',
@@ -64,7 +71,7 @@ export const statusRoutes: FastifyPluginAsyncTypebox<{ status: StatusLookup; con
       const answer = await status.lookup(
         request.params.address,
         mode,
-        statusLookupOptions(request.query.query, request.query.queryPort, clientKeyOf(request, hasher)),
+        statusLookupOptions(request.query.query, request.query.queryPort, clientKeyOf(request, hasher), admitPing),
       );
       reply.header('x-cache', answer.cache);
       reply.header('cache-control', cacheControl(answer.maxAgeSeconds));

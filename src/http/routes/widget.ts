@@ -12,7 +12,7 @@ import { HostNotFoundError, ObserverError } from '../../core/errors.js';
 import * as widget from '../../render/widget/index.js';
 import { parseQueryMode } from '../../resolve/index.js';
 import type { StatusLookup } from '../../status/types.js';
-import { PING_BUDGET_NOTE, type MediaLookupOptions } from '../ping-budget.js';
+import { PING_BUDGET_NOTE, type MediaLookupOptions, type RenderGate } from '../ping-budget.js';
 import { tierConfig } from '../rate-limit.js';
 import { BooleanFlag } from '../schemas.js';
 
@@ -97,9 +97,9 @@ const WIDGET_DESCRIPTION =
   'as offline. Unknown query parameters are ignored. Fonts: Inter, Roboto, Poppins, Montserrat and Outfit from ' +
   'the Fontsource packages, under the SIL Open Font License 1.1 (licence texts in assets/fonts/ and in each package\'s LICENSE file).';
 
-export const widgetRoutes: FastifyPluginAsyncTypebox<{ status: StatusLookup; config: Config; lookupOptions: MediaLookupOptions }> = async (
+export const widgetRoutes: FastifyPluginAsyncTypebox<{ status: StatusLookup; config: Config; lookupOptions: MediaLookupOptions; renderGate: RenderGate }> = async (
   app,
-  { status, lookupOptions },
+  { status, lookupOptions, renderGate },
 ) => {
   app.get(
     '/widget/:size/:address',
@@ -147,7 +147,7 @@ export const widgetRoutes: FastifyPluginAsyncTypebox<{ status: StatusLookup; con
       // with a trailing slash), whatever prefix a proxy put in front of it.
       const path = request.url.split('?')[0] ?? '';
       const basePath = path.endsWith('/') ? '../../..' : '../..';
-      const html = widget.renderWidget(source, options, { basePath });
+      const html = await renderGate(request, async () => widget.renderWidget(source, options, { basePath }));
       return reply
         .type('text/html; charset=utf-8')
         .header('Content-Security-Policy', widget.widgetContentSecurityPolicy())

@@ -1,0 +1,163 @@
+/**
+ * Admission control for expensive work: renders (images, the MOTD banner, the widget) and pings.
+ * docs/hostile-clients.md describes what a client sees.
+ *
+ * - Renders run in a few slots with a short queue behind them. A client holds at most half the
+ *   slots and a quarter of the queue, so one client flooding new texts cannot keep others out.
+ * - While the event loop lags (its mean delay above `maxEventLoopDelayMs` in two sampling
+ *   periods in a row: a sustained lag, not one long pause), new renders and new pings are
+ *   refused before they cost anything.
+ * - Refused work is a 503 `overloaded` with `Retry-After`. Health and cached answers never come
+ *   here: only a render of an image not in the render cache, and a ping, are admitted.
+ *
+ * Our own rather than @fastify/under-pressure: that plugin answers 503 on every route of the
+ * instance while under pressure (health and cached statuses included) and has no notion of a
+ * client's share; here only the expensive step is gated, per client.
+ */
+import { monitorEventLoopDelay, type IntervalHistogram } from 'node:perf_hooks';
+import { ObserverError } from '../core/errors.js';
+
+export interface AdmissionOptions {
+  /** Renders running at once (RENDER_CONCURRENCY). */
+  renderSlots: number;
+  /** Renders waiting for a slot (RENDER_QUEUE); 0: no queue. */
+  renderQueue: number;
+  /** Mean event-loop delay over a sampling period above which new work is refused (SHED_EVENT_LOOP_DELAY_MS). */
+  maxEventLoopDelayMs: number;
+  /** Longest wait of a queued render before it is refused (default 2000 ms). */
+  queueTimeoutMs?: number;
+  /** How often the event-loop delay is sampled (default 250 ms). */
+  sampleMs?: number;
+}
+
+/** The 503 of refused work. */
+export class OverloadedError extends ObserverError {
+  constructor(what: string) {
+    super('overloaded', 503, `The service is overloaded (${what}). Please retry in a few seconds.`, {
+      headers: { 'Retry-After': '2' },
+    });
+  }
+}
+
+interface Waiting {
+  client: string;
+  start: () => void;
+  timer: NodeJS.Timeout;
+}
+
+export class Admission {
+  private running = 0;
+  private readonly queue: Waiting[] = [];
+  /** Slots and queue places held per client (entries removed at zero). */
+  private readonly held = new Map<string, { running: number; queued: number }>();
+  private readonly perClientSlots: number;
+  private readonly perClientQueue: number;
+  private readonly queueTimeoutMs: number;
+  private readonly histogram: IntervalHistogram;
+  private readonly sampler: NodeJS.Timeout;
+  private lagging = false;
+  /** Work refused so far, by kind (for metrics and tests). */
+  readonly refused = { render: 0, ping: 0 };
+
+  constructor(private readonly options: AdmissionOptions) {
+    this.perClientSlots = Math.max(1, Math.floor(options.renderSlots / 2));
+    this.perClientQueue = Math.max(1, Math.floor(options.renderQueue / 4));
+    this.queueTimeoutMs = options.queueTimeoutMs ?? 2000;
+    this.histogram = monitorEventLoopDelay({ resolution: 10 });
+    this.histogram.enable();
+    let lagged = false;
+    this.sampler = setInterval(() => {
+      const lags = this.histogram.mean / 1e6 > options.maxEventLoopDelayMs;
+      this.lagging = lags && lagged;
+      lagged = lags;
+      this.histogram.reset();
+    }, options.sampleMs ?? 250);
+    this.sampler.unref();
+  }
+
+  /** Whether new work is being refused for the event loop's sake right now. */
+  get overloaded(): boolean {
+    return this.lagging;
+  }
+
+  /** Before a ping: refuses it while the event loop lags. */
+  admitPing(): void {
+    if (!this.lagging) return;
+    this.refused.ping += 1;
+    throw new OverloadedError('too many queries at once');
+  }
+
+  /** Runs `work` in a render slot for `client`, after a short wait at most, or refuses it. */
+  async render<T>(client: string, work: () => Promise<T>): Promise<T> {
+    await this.acquire(client);
+    try {
+      return await work();
+    } finally {
+      this.release(client);
+    }
+  }
+
+  close(): void {
+    clearInterval(this.sampler);
+    this.histogram.disable();
+    for (const waiting of this.queue.splice(0)) clearTimeout(waiting.timer);
+  }
+
+  private acquire(client: string): Promise<void> {
+    const mine = this.held.get(client) ?? { running: 0, queued: 0 };
+    if (this.lagging) return this.refuse('the event loop is saturated');
+    if (this.running < this.options.renderSlots && mine.running < this.perClientSlots) {
+      this.running += 1;
+      mine.running += 1;
+      this.held.set(client, mine);
+      return Promise.resolve();
+    }
+    if (this.queue.length >= this.options.renderQueue || mine.queued >= this.perClientQueue) {
+      return this.refuse('too many images being drawn');
+    }
+    mine.queued += 1;
+    this.held.set(client, mine);
+    return new Promise((resolve, reject) => {
+      const waiting: Waiting = {
+        client,
+        start: () => {
+          clearTimeout(waiting.timer);
+          resolve();
+        },
+        timer: setTimeout(() => {
+          this.queue.splice(this.queue.indexOf(waiting), 1);
+          this.forget(client, 'queued');
+          this.refused.render += 1;
+          reject(new OverloadedError('too many images being drawn'));
+        }, this.queueTimeoutMs),
+      };
+      this.queue.push(waiting);
+    });
+  }
+
+  private refuse(why: string): Promise<never> {
+    this.refused.render += 1;
+    return Promise.reject(new OverloadedError(why));
+  }
+
+  private release(client: string): void {
+    this.running -= 1;
+    this.forget(client, 'running');
+    // The first waiting render whose client is under its share of the slots.
+    const next = this.queue.findIndex((waiting) => (this.held.get(waiting.client)?.running ?? 0) < this.perClientSlots);
+    if (next === -1 || this.running >= this.options.renderSlots) return;
+    const [waiting] = this.queue.splice(next, 1);
+    const holder = this.held.get(waiting!.client)!;
+    holder.queued -= 1;
+    holder.running += 1;
+    this.running += 1;
+    waiting!.start();
+  }
+
+  private forget(client: string, what: 'running' | 'queued'): void {
+    const mine = this.held.get(client);
+    if (!mine) return;
+    mine[what] -= 1;
+    if (mine.running === 0 && mine.queued === 0) this.held.delete(client);
+  }
+}

@@ -1,0 +1,116 @@
+/**
+ * Admission control over real HTTP: a client flooding new renders gets 503 `overloaded` once
+ * the render slots are full, never more than its share of them, and while the event loop lags
+ * new renders and new pings are refused; health and cached statuses are answered throughout.
+ * Clients are told apart by X-Forwarded-For (TRUST_PROXY=true, the test is the proxy).
+ */
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { buildApp } from '../../src/http/app.js';
+import { systemClock } from '../../src/core/clock.js';
+import { createStatusService } from '../../src/status/index.js';
+import { testConfig } from '../support/app.js';
+import { startJavaServer, type RunningJavaServer } from '../support/minecraft.js';
+
+let server: RunningJavaServer;
+interface Answer {
+  status: number;
+  headers: Headers;
+  body: Buffer;
+}
+const apps: Array<{ app: Awaited<ReturnType<typeof buildApp>> }> = [];
+
+async function listening(env: Record<string, string>) {
+  const config = testConfig({ TRUST_PROXY: 'true', RATE_LIMIT_MEDIA: '100000', RATE_LIMIT_STATUS: '100000', ...env });
+  const app = await buildApp({ config, status: createStatusService({ config, clock: systemClock, icmp: null }), logger: false });
+  await app.listen({ host: '127.0.0.1', port: 0 });
+  const { port } = app.server.address() as { port: number };
+  const get = async (path: string, client: string): Promise<Answer> => {
+    const res = await fetch(`http://127.0.0.1:${port}${path}`, { headers: { 'x-forwarded-for': client } });
+    const body = Buffer.from(await res.arrayBuffer());
+    return { status: res.status, headers: res.headers, body };
+  };
+  const handle = { app, get };
+  apps.push(handle);
+  return handle;
+}
+
+const motd = (text: string) => `/api/v1/banner/motd?motd=${encodeURIComponent(text)}`;
+const json = (body: Buffer) => JSON.parse(body.toString('utf8')) as Record<string, unknown>;
+
+beforeAll(async () => {
+  server = await startJavaServer({ motd: 'admission' });
+});
+afterEach(async () => {
+  for (const { app } of apps.splice(0)) await app.close();
+});
+afterAll(async () => {
+  await server.close();
+});
+
+describe('render slots', () => {
+  it('refuses a new render with 503 overloaded once the slots are full, while health and a cached status are answered', async () => {
+    const { get } = await listening({ RENDER_CONCURRENCY: '1', RENDER_QUEUE: '0', SHED_EVENT_LOOP_DELAY_MS: '10000' });
+    const status = `/api/v1/status/127.0.0.1:${server.port}`;
+    expect((await get(status, '198.51.100.2')).status).toBe(200);
+
+    const flood = Array.from({ length: 20 }, (_, i) => get(motd(`§aflood ${i}`), '198.51.100.1'));
+    const others = [get('/api/v1/status', '198.51.100.2'), get(status, '198.51.100.2')];
+    const [floodAnswers, otherAnswers] = await Promise.all([Promise.all(flood), Promise.all(others)]);
+
+    const refused = floodAnswers.filter((r) => r.status === 503);
+    expect(floodAnswers.every((r) => r.status === 200 || r.status === 503)).toBe(true);
+    expect(refused.length).toBeGreaterThan(0);
+    expect(floodAnswers.some((r) => r.status === 200)).toBe(true);
+    for (const r of refused) {
+      expect(json(r.body)).toMatchObject({ status: 'error', error: 'overloaded' });
+      expect(Number(r.headers.get('retry-after'))).toBeGreaterThan(0);
+    }
+    expect(otherAnswers.map((r) => r.status)).toEqual([200, 200]);
+    expect(otherAnswers[1]!.headers.get('x-cache')).toBe('HIT');
+  });
+
+  it('keeps a slot for other clients: a flooding client holds at most half of them', async () => {
+    const { get } = await listening({ RENDER_CONCURRENCY: '2', RENDER_QUEUE: '0', SHED_EVENT_LOOP_DELAY_MS: '10000' });
+    for (let round = 0; round < 3; round++) {
+      const flood = Array.from({ length: 16 }, (_, i) => get(motd(`§cround ${round} flood ${i}`), '198.51.100.1'));
+      const other = get(motd(`§bround ${round} someone else`), '198.51.100.9');
+      const [floodAnswers, answer] = await Promise.all([Promise.all(flood), other]);
+      expect(floodAnswers.some((r) => r.status === 503)).toBe(true);
+      expect(answer.status).toBe(200);
+      expect(answer.headers.get('content-type')).toBe('image/png');
+    }
+  });
+
+  it('refuses new renders and new pings while the event loop lags, and still answers health and cached statuses', async () => {
+    const { get } = await listening({ SHED_EVENT_LOOP_DELAY_MS: '50' });
+    const status = `/api/v1/status/127.0.0.1:${server.port}`;
+    expect((await get(status, '198.51.100.2')).status).toBe(200);
+    expect((await get(motd('§6kept'), '198.51.100.2')).status).toBe(200);
+    expect((await get(motd('§6kept'), '198.51.100.2')).status).toBe(200);
+
+    // Hold the event loop for 140 ms every 150 ms: its mean delay stays above 50 ms.
+    const hog = setInterval(() => {
+      const until = performance.now() + 140;
+      while (performance.now() < until);
+    }, 150);
+    try {
+      // Two sampling periods of lag in a row, and some margin.
+      await new Promise((resolve) => setTimeout(resolve, 1500));
+      const render = await get(motd('§6a new text'), '198.51.100.3');
+      const ping = await get('/api/v1/status/127.0.0.1:1', '198.51.100.3');
+      const widget = await get(`/api/v1/widget/small/127.0.0.1:${server.port}`, '198.51.100.3');
+      for (const refused of [render, ping, widget]) {
+        expect(refused.status).toBe(503);
+        expect(json(refused.body)).toMatchObject({ error: 'overloaded' });
+        expect(refused.headers.get('retry-after')).not.toBeNull();
+      }
+      expect((await get('/api/v1/status', '198.51.100.3')).status).toBe(200);
+      const cached = await get(status, '198.51.100.3');
+      expect([cached.status, cached.headers.get('x-cache')]).toEqual([200, 'HIT']);
+      const keptImage = await get(motd('§6kept'), '198.51.100.3');
+      expect([keptImage.status, keptImage.headers.get('x-render-cache')]).toEqual([200, 'HIT']);
+    } finally {
+      clearInterval(hog);
+    }
+  });
+});
