@@ -3,7 +3,9 @@
  * generator does not share an event loop with the server it measures. Every run is bounded
  * in time and sends traffic to loopback only.
  */
-import { execFile } from 'node:child_process';
+import { execFile, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import net from 'node:net';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 
@@ -156,4 +158,37 @@ export async function compareClients(
     failures,
     cpuMicrosPerCall: Object.fromEntries(Object.entries(cpu).map(([name, { micros, calls }]) => [name, micros / Math.max(1, calls)])),
   };
+}
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+export async function waitForHealth(base: string, child: ChildProcess): Promise<void> {
+  const deadline = Date.now() + 30_000;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`service exited with ${child.exitCode}`);
+    try {
+      if ((await fetch(`${base}/api/v1/status`)).ok) return;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error(`no answer from ${base} within 30 s`);
+}
+
+/** Node's flags exactly as `npm start` passes them (package.json's start script). */
+export function startFlags(root: string): string[] {
+  const startScript = (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start;
+  const flags = /\bnode((?: --?[\w-]+(?:=\S+)?)*) dist\/main\.js$/.exec(startScript)?.[1]?.trim().split(' ').filter(Boolean);
+  if (!flags) throw new Error(`cannot read node's flags from the start script: ${startScript}`);
+  return flags;
 }

@@ -49,7 +49,7 @@ export interface Config {
   refreshWindowMinutes: number;
   refreshPingsPerMinute: number;
   /** Admission control for renders and pings (docs/hostile-clients.md). */
-  admission: { renderSlots: number; renderQueue: number; maxEventLoopDelayMs: number };
+  admission: { renderSlots: number; renderQueue: number; renderLoopShare: number; maxEventLoopDelayMs: number };
   /** HTTP limits (docs/hostile-clients.md). */
   http: {
     bodyLimitBytes: number;
@@ -244,6 +244,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     admission: {
       renderSlots: integer(env, 'RENDER_CONCURRENCY', 2, 1, 64),
       renderQueue: integer(env, 'RENDER_QUEUE', 16, 0, 10_000),
+      renderLoopShare: integer(env, 'RENDER_LOOP_SHARE', 25, 5, 100),
       maxEventLoopDelayMs: integer(env, 'SHED_EVENT_LOOP_DELAY_MS', 100, 10, 10_000),
     },
     http: {

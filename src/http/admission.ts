@@ -4,11 +4,17 @@
  *
  * - Renders run in a few slots with a short queue behind them. A client holds at most half the
  *   slots and a quarter of the queue, so one client flooding new texts cannot keep others out.
+ * - Renders draw on the main thread (the encoding runs in libuv's pool): while the drawing took
+ *   more than `renderShare` of the last sampling period, new renders are refused, so renders
+ *   can never crowd out the cheap answers.
  * - While the event loop lags (its mean delay above `maxEventLoopDelayMs` in two sampling
  *   periods in a row: a sustained lag, not one long pause), new renders and new pings are
  *   refused before they cost anything.
- * - Refused work is a 503 `overloaded` with `Retry-After`. Health and cached answers never come
- *   here: only a render of an image not in the render cache, and a ping, are admitted.
+ * - Refused work is a 503 `overloaded` with `Retry-After`. A refused render's answer is held back
+ *   `refusalDelayMs` first: a client asking again at once cannot turn its refusals into the
+ *   load that slows everyone else (its connections are capped, so this holds little).
+ * - Health and cached answers never come here: only a render of an image not in the render
+ *   cache, and a ping, are admitted.
  *
  * Our own rather than @fastify/under-pressure: that plugin answers 503 on every route of the
  * instance while under pressure (health and cached statuses included) and has no notion of a
@@ -22,12 +28,16 @@ export interface AdmissionOptions {
   renderSlots: number;
   /** Renders waiting for a slot (RENDER_QUEUE); 0: no queue. */
   renderQueue: number;
+  /** Share of the event loop's time renders may take, in percent (RENDER_LOOP_SHARE). */
+  renderLoopShare: number;
   /** Mean event-loop delay over a sampling period above which new work is refused (SHED_EVENT_LOOP_DELAY_MS). */
   maxEventLoopDelayMs: number;
   /** Longest wait of a queued render before it is refused (default 2000 ms). */
   queueTimeoutMs?: number;
   /** How often the event-loop delay is sampled (default 250 ms). */
   sampleMs?: number;
+  /** How long a refused render's 503 is held back (default 1000 ms). */
+  refusalDelayMs?: number;
 }
 
 /** The 503 of refused work. */
@@ -56,6 +66,9 @@ export class Admission {
   private readonly histogram: IntervalHistogram;
   private readonly sampler: NodeJS.Timeout;
   private lagging = false;
+  /** Main-thread time renders took in the current sampling period, and whether the last one was over budget. */
+  private renderMs = 0;
+  private rendersOverBudget = false;
   /** Work refused so far, by kind (for metrics and tests). */
   readonly refused = { render: 0, ping: 0 };
 
@@ -66,12 +79,18 @@ export class Admission {
     this.histogram = monitorEventLoopDelay({ resolution: 10 });
     this.histogram.enable();
     let lagged = false;
+    const sampleMs = options.sampleMs ?? 250;
+    let sampledAt = performance.now();
     this.sampler = setInterval(() => {
       const lags = this.histogram.mean / 1e6 > options.maxEventLoopDelayMs;
       this.lagging = lags && lagged;
       lagged = lags;
       this.histogram.reset();
-    }, options.sampleMs ?? 250);
+      const now = performance.now();
+      this.rendersOverBudget = this.renderMs > ((now - sampledAt) * options.renderLoopShare) / 100;
+      this.renderMs = 0;
+      sampledAt = now;
+    }, sampleMs);
     this.sampler.unref();
   }
 
@@ -91,7 +110,11 @@ export class Admission {
   async render<T>(client: string, work: () => Promise<T>): Promise<T> {
     await this.acquire(client);
     try {
-      return await work();
+      // The synchronous part of a render (the drawing) is what it takes from the event loop.
+      const started = performance.now();
+      const pending = work();
+      this.renderMs += performance.now() - started;
+      return await pending;
     } finally {
       this.release(client);
     }
@@ -106,6 +129,7 @@ export class Admission {
   private acquire(client: string): Promise<void> {
     const mine = this.held.get(client) ?? { running: 0, queued: 0 };
     if (this.lagging) return this.refuse('the event loop is saturated');
+    if (this.rendersOverBudget) return this.refuse('too many images being drawn');
     if (this.running < this.options.renderSlots && mine.running < this.perClientSlots) {
       this.running += 1;
       mine.running += 1;
@@ -137,7 +161,8 @@ export class Admission {
 
   private refuse(why: string): Promise<never> {
     this.refused.render += 1;
-    return Promise.reject(new OverloadedError(why));
+    const error = new OverloadedError(why);
+    return new Promise((_resolve, reject) => setTimeout(() => reject(error), this.options.refusalDelayMs ?? 1000));
   }
 
   private release(client: string): void {

@@ -19,7 +19,7 @@ import { Admission } from './admission.js';
 import { clientKeyOf } from './client-key.js';
 import { registerCors, registerPreflight } from './cors.js';
 import { registerErrorHandling, registerNotFound } from './errors.js';
-import { announcesBody, limitConnectionsPerClient, registerBodyRefusal, serverTimeouts } from './limits.js';
+import { limitConnectionsPerClient, registerBodyRefusal, serverTimeouts } from './limits.js';
 import { lazyChildLogger } from './request-logger.js';
 import { registerMetricsRoute } from './metrics.js';
 import type { Metrics } from '../metrics/index.js';

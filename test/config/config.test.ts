@@ -201,7 +201,7 @@ describe('loadConfig: blocklist and background refresher', () => {
 describe('loadConfig: admission control and HTTP limits', () => {
   it('has the defaults of docs/configuration.md', () => {
     expect(loadConfig({})).toMatchObject({
-      admission: { renderSlots: 2, renderQueue: 16, maxEventLoopDelayMs: 100 },
+      admission: { renderSlots: 2, renderQueue: 16, renderLoopShare: 25, maxEventLoopDelayMs: 100 },
       http: { bodyLimitBytes: 16_384, headersTimeoutMs: 10_000, requestTimeoutMs: 30_000, keepAliveTimeoutMs: 72_000, maxConnectionsPerClient: 64 },
     });
   });
@@ -210,6 +210,7 @@ describe('loadConfig: admission control and HTTP limits', () => {
   const ranges: Array<[string, number, number]> = [
     ['RENDER_CONCURRENCY', 1, 64],
     ['RENDER_QUEUE', 0, 10_000],
+    ['RENDER_LOOP_SHARE', 5, 100],
     ['SHED_EVENT_LOOP_DELAY_MS', 10, 10_000],
     ['HTTP_BODY_LIMIT_BYTES', 1_024, 1_048_576],
     ['HTTP_HEADERS_TIMEOUT_MS', 1_000, 120_000],

@@ -1,0 +1,122 @@
+/**
+ * One client flooding renders, another client using the service (docs/hostile-clients.md).
+ *
+ *   npm run bench -- flood        (or: npx tsx bench/flood.ts)
+ *
+ * Starts Observer as `npm start` runs it (dist/ built first unless BENCH_SKIP_BUILD=1), in the
+ * default configuration plus the test network's settings, and a canned-bytes Java status
+ * server. A second client (X-Forwarded-For 198.51.100.2) asks for health and one cached status,
+ * 25 times a second each, first alone (the baseline of this run), then while a flooding client
+ * (bench/load-worker.mjs in its own process, 32 connections) asks /banner/motd for a new text
+ * with every request. Prints the second client's p50 and p99 latencies in both phases and the
+ * flooder's answers by status code. Targets: p99 under 20 ms for health and the cached status
+ * during the flood, and the flooder gets only 200s and 503s. Loopback only. Knobs:
+ * BENCH_SECONDS (10), BENCH_OBSERVER_ENV (`A=1,B=2`).
+ */
+import { execFile, execFileSync, fork, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { fmt, freePort, startFlags, waitForHealth } from './support.js';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
+const PROBE_EVERY_MS = 20;
+const TARGET_P99_MS = 20;
+
+if (process.env.BENCH_SKIP_BUILD !== '1') execFileSync('npm', ['run', 'build', '--silent'], { cwd: ROOT, stdio: 'inherit' });
+
+const mcServer = fork(join(ROOT, 'bench/minimal-server.ts'), ['--serve'], { execArgv: process.execArgv, stdio: 'inherit' });
+const mcPort = await new Promise<number>((resolve) => mcServer.once('message', (m) => resolve((m as { port: number }).port)));
+
+const dataDir = mkdtempSync(join(tmpdir(), 'observer-flood-'));
+const port = await freePort();
+const env: Record<string, string> = {
+  PATH: process.env.PATH ?? '',
+  HOME: process.env.HOME ?? '',
+  NODE_ENV: 'production',
+  HOST: '127.0.0.1',
+  PORT: String(port),
+  DATABASE_URL: `sqlite:${join(dataDir, 'observer.db')}`,
+  DNS_SERVERS: '127.0.0.1:5353',
+  TARGET_ALLOWLIST: '127.0.0.0/8,::1/128',
+  TRUST_PROXY: 'true',
+  LOG_LEVEL: 'warn',
+  // The second client's 25 cached statuses a second stay clear of its per-minute limits.
+  RATE_LIMIT_STATUS: '10000000',
+  RATE_LIMIT_GENERAL: '10000000',
+};
+for (const pair of (process.env.BENCH_OBSERVER_ENV ?? '').split(',').filter(Boolean)) {
+  env[pair.slice(0, pair.indexOf('='))] = pair.slice(pair.indexOf('=') + 1);
+}
+const observer = spawn(process.execPath, [...startFlags(ROOT), 'dist/main.js'], { cwd: ROOT, env, stdio: ['ignore', 'ignore', 'inherit'] });
+const base = `http://127.0.0.1:${port}`;
+process.on('exit', () => {
+  for (const child of [observer, mcServer]) if (child.exitCode === null) child.kill('SIGTERM');
+  rmSync(dataDir, { recursive: true, force: true });
+});
+await waitForHealth(base, observer);
+
+const other = { 'x-forwarded-for': '198.51.100.2' };
+const cached = `${base}/api/v1/status/127.0.0.1:${mcPort}`;
+const warm = (await (await fetch(cached, { headers: other })).json()) as { online?: boolean };
+if (warm.online !== true) throw new Error('the status server did not answer online');
+
+/** The second client's latencies for `seconds`: health and the cached status, in turn. */
+async function probe(seconds: number) {
+  const latencies = { health: [] as number[], cached: [] as number[] };
+  const failures: string[] = [];
+  const until = performance.now() + seconds * 1000;
+  const pending: Promise<void>[] = [];
+  for (let i = 0; performance.now() < until; i++) {
+    const [name, url] = i % 2 === 0 ? (['health', `${base}/api/v1/status`] as const) : (['cached', cached] as const);
+    const started = performance.now();
+    pending.push(
+      fetch(url, { headers: other }).then(async (res) => {
+        await res.arrayBuffer();
+        latencies[name].push(performance.now() - started);
+        if (res.status !== 200) failures.push(`${name} ${res.status}`);
+      }),
+    );
+    await new Promise((resolve) => setTimeout(resolve, PROBE_EVERY_MS));
+  }
+  await Promise.all(pending);
+  return { latencies, failures };
+}
+
+const percentile = (values: number[], p: number) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))] ?? NaN;
+};
+
+function flood(seconds: number): Promise<{ rps: number; statusCodes: Record<string, { count: number }>; errors: number }> {
+  const options = { url: `${base}/api/v1/banner/motd?motd=flood%20{n}`, distinct: 'text', connections: 32, seconds };
+  return new Promise((resolve, reject) => {
+    execFile(process.execPath, [join(ROOT, 'bench/load-worker.mjs'), JSON.stringify(options)], { maxBuffer: 1 << 24 }, (error, stdout) => {
+      if (error) reject(error);
+      else resolve(JSON.parse(stdout) as { rps: number; statusCodes: Record<string, { count: number }>; errors: number });
+    });
+  });
+}
+
+const quiet = await probe(SECONDS);
+const [flooded, flooder] = await Promise.all([probe(SECONDS), flood(SECONDS)]);
+
+console.log(`Second client, health and a cached status, ${1000 / PROBE_EVERY_MS / 2} requests/s each, ${SECONDS} s per phase`);
+for (const name of ['health', 'cached'] as const) {
+  for (const [phase, result] of [['alone', quiet], ['during the flood', flooded]] as const) {
+    const values = result.latencies[name];
+    console.log(
+      `  ${name.padEnd(7)} ${phase.padEnd(17)} p50 ${fmt(percentile(values, 0.5), 1).padStart(6)} ms   p99 ${fmt(percentile(values, 0.99), 1).padStart(6)} ms` +
+        (phase === 'alone' ? '' : `   (target p99 < ${TARGET_P99_MS} ms)`),
+    );
+  }
+}
+const failures = [...quiet.failures, ...flooded.failures];
+console.log(`  answers other than 200 to the second client: ${failures.length === 0 ? 'none' : failures.slice(0, 10).join(', ')}`);
+const codes = Object.entries(flooder.statusCodes).map(([code, { count }]) => `${code}: ${fmt(count)}`).join(', ');
+const unexpected = Object.keys(flooder.statusCodes).filter((code) => code !== '200' && code !== '503');
+console.log(`Flooder, new MOTD texts on 32 connections: ${fmt(flooder.rps)} requests/s; answers ${codes}; socket errors ${flooder.errors}`);
+console.log(`  only 200s and 503s: ${unexpected.length === 0 && flooder.errors === 0 ? 'yes' : `no (${unexpected.join(', ')})`}`);
+process.exit(0);
