@@ -245,7 +245,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
       renderSlots: integer(env, 'RENDER_CONCURRENCY', 2, 1, 64),
       renderQueue: integer(env, 'RENDER_QUEUE', 16, 0, 10_000),
       renderLoopShare: integer(env, 'RENDER_LOOP_SHARE', 25, 5, 100),
-      maxEventLoopDelayMs: integer(env, 'SHED_EVENT_LOOP_DELAY_MS', 100, 10, 10_000),
+      maxEventLoopDelayMs: integer(env, 'SHED_EVENT_LOOP_DELAY_MS', 200, 10, 10_000),
     },
     http: {
       bodyLimitBytes: integer(env, 'HTTP_BODY_LIMIT_BYTES', 16_384, 1_024, 1_048_576),

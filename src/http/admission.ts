@@ -9,7 +9,7 @@
  *   can never crowd out the cheap answers.
  * - While the event loop lags (its mean delay above `maxEventLoopDelayMs` in two sampling
  *   periods in a row: a sustained lag, not one long pause), new renders and new pings are
- *   refused before they cost anything.
+ *   refused before they cost anything. The first second is not judged: start-up work is not load.
  * - Refused work is a 503 `overloaded` with `Retry-After`. A refused render's answer is held back
  *   `refusalDelayMs` first: a client asking again at once cannot turn its refusals into the
  *   load that slows everyone else (its connections are capped, so this holds little).
@@ -81,8 +81,9 @@ export class Admission {
     let lagged = false;
     const sampleMs = options.sampleMs ?? 250;
     let sampledAt = performance.now();
+    const judgedFrom = sampledAt + 1000;
     this.sampler = setInterval(() => {
-      const lags = this.histogram.mean / 1e6 > options.maxEventLoopDelayMs;
+      const lags = this.histogram.mean / 1e6 > options.maxEventLoopDelayMs && performance.now() >= judgedFrom;
       this.lagging = lags && lagged;
       lagged = lags;
       this.histogram.reset();

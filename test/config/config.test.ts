@@ -201,7 +201,7 @@ describe('loadConfig: blocklist and background refresher', () => {
 describe('loadConfig: admission control and HTTP limits', () => {
   it('has the defaults of docs/configuration.md', () => {
     expect(loadConfig({})).toMatchObject({
-      admission: { renderSlots: 2, renderQueue: 16, renderLoopShare: 25, maxEventLoopDelayMs: 100 },
+      admission: { renderSlots: 2, renderQueue: 16, renderLoopShare: 25, maxEventLoopDelayMs: 200 },
       http: { bodyLimitBytes: 16_384, headersTimeoutMs: 10_000, requestTimeoutMs: 30_000, keepAliveTimeoutMs: 72_000, maxConnectionsPerClient: 64 },
     });
   });

@@ -43,7 +43,8 @@ export async function startNginx(upstreamPorts: number[]): Promise<RunningNginx>
   const url = `http://127.0.0.1:${port}`;
   for (let i = 0; i < 100; i += 1) {
     try {
-      await fetch(`${url}/nginx-probe`);
+      // Health: never rate-limited, so probing costs the tests no budget.
+      await fetch(`${url}/api/v1/status`);
       break;
     } catch {
       await new Promise((r) => setTimeout(r, 50));
