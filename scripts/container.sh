@@ -8,10 +8,13 @@
 #   bash scripts/container.sh build         base, then the service's image; prints its name
 #   bash scripts/container.sh podman ARG... podman with this machine's flags (run, exec, ...)
 #
-# Podman runs with runc and cgroupfs and a containers.conf without default ulimits (the
-# machine's cgroup v1 and limits refuse the defaults). Builds use the host's network, where the
-# npm registry and Debian's mirrors are reachable. Installs podman, debootstrap and runc with
-# apt-get when they are missing (as root).
+# Podman runs with runc and cgroupfs, and with a containers.conf of its own without default
+# ulimits: runc cannot set podman's default open-files limit on these machines ("error setting
+# rlimit type 7: operation not permitted"). Being the only containers.conf podman reads, it
+# leaves podman's built-in default capabilities in force (NET_RAW among them). Builds and
+# containers use the host's network: the npm registry and Debian's mirrors are reachable from
+# it, and so are servers on loopback. Installs podman, debootstrap and runc with apt-get when
+# they are missing (as root).
 #
 # Settings: OBSERVER_IMAGE (default localhost/observer:latest), OBSERVER_CONTAINER_NODE
 # (Node version of the base, default 26.10.0), OBSERVER_DEBIAN_MIRROR (default: the bookworm

@@ -10,7 +10,7 @@
  * The first build takes minutes (base image, native addons); later ones reuse podman's cache.
  */
 import { execFile, spawn } from 'node:child_process';
-import { chownSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chownSync, closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -42,15 +42,17 @@ async function podman(...args: string[]): Promise<string> {
 /** Builds the image (niced: the rest of the suite shares the cores); returns its name. */
 async function buildImage(): Promise<string> {
   mkdirSync('.test-runtime', { recursive: true });
-  writeFileSync(BUILD_LOG, '');
-  const child = spawn('nice', ['-n', '10', 'bash', 'scripts/container.sh', 'build'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  // The build's progress, as it goes (`tail -f` it).
+  const log = openSync(BUILD_LOG, 'w');
+  const child = spawn('nice', ['-n', '10', 'bash', 'scripts/container.sh', 'build'], { stdio: ['ignore', 'pipe', log] });
   let stdout = '';
-  let log = '';
-  child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-  child.stderr.on('data', (d: Buffer) => (log += d.toString()));
-  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
-  writeFileSync(BUILD_LOG, log);
-  if (code !== 0) throw new Error(`scripts/container.sh build exited ${code}:\n${log.split('\n').slice(-40).join('\n')}`);
+  child.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
+  const code = await new Promise<number | null>((resolve) => child.once('close', resolve));
+  closeSync(log);
+  if (code !== 0) {
+    const tail = readFileSync(BUILD_LOG, 'utf8').split('\n').slice(-40).join('\n');
+    throw new Error(`scripts/container.sh build exited ${code}:\n${tail}`);
+  }
   return stdout.trim().split('\n').at(-1) ?? '';
 }
 
