@@ -10,6 +10,10 @@ command -v redis-server >/dev/null || need+=(redis-server)
 [ -x /usr/bin/chromium ] || need+=(chromium)
 command -v ping >/dev/null || need+=(iputils-ping)
 command -v nginx >/dev/null || [ -x /usr/sbin/nginx ] || need+=(nginx)
+# The container image's test (scripts/container.sh): podman with runc, debootstrap for its base.
+command -v podman >/dev/null || need+=(podman)
+command -v runc >/dev/null || [ -x /usr/sbin/runc ] || need+=(runc)
+command -v debootstrap >/dev/null || [ -x /usr/sbin/debootstrap ] || need+=(debootstrap)
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ]; then
     echo "Installing Debian packages: ${need[*]}"
