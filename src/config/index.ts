@@ -48,6 +48,12 @@ export interface Config {
   /** Background refresher: servers looked up in the last `refreshWindowMinutes`; 0 pings a minute turns it off. */
   refreshWindowMinutes: number;
   refreshPingsPerMinute: number;
+  /** Addresses of one name a look-up may try, one per family first (LOOKUP_MAX_ADDRESSES). */
+  lookupMaxAddresses: number;
+  /** Look-ups that may ping one destination IP per minute, across all names and clients. */
+  targetPingsPerMinute: number;
+  /** Servers Observer does not know yet that one client may have recorded per day. */
+  newServersPerClientPerDay: number;
 }
 
 /** Where the blocklist comes from: a file, an https URL, or (tests) an http URL to a loopback host. */
@@ -231,6 +237,9 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     blocklistRefreshMinutes: integer(env, 'BLOCKLIST_REFRESH_MINUTES', 60, 1, 10_080),
     refreshWindowMinutes: integer(env, 'REFRESH_WINDOW_MINUTES', 30, 1, 1_440),
     refreshPingsPerMinute: integer(env, 'REFRESH_PINGS_PER_MINUTE', 30, 0, 6_000),
+    lookupMaxAddresses: integer(env, 'LOOKUP_MAX_ADDRESSES', 4, 1, 4),
+    targetPingsPerMinute: integer(env, 'TARGET_PINGS_PER_MINUTE', 30, 1, 100_000),
+    newServersPerClientPerDay: integer(env, 'NEW_SERVERS_PER_CLIENT_PER_DAY', 100, 1, 1_000_000),
   };
   if (config.metricsPort !== null && config.metricsPort !== 0 && config.metricsPort === config.port) {
     throw new ConfigError('METRICS_PORT', 'expected a port other than PORT', env.METRICS_PORT ?? '');
