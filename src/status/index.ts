@@ -16,7 +16,10 @@ export { Blocklist, blocklistCandidates, parseBlocklist, withBlockedFlag } from 
 export { BackgroundRefresher } from './refresher.js';
 
 export interface StatusServiceOptions {
-  config: Pick<Config, 'dnsServers' | 'targetAllowlist' | 'statusCacheTtlSeconds' | 'pingTimeoutMs' | 'maxConcurrentPings'>;
+  config: Pick<
+    Config,
+    'dnsServers' | 'targetAllowlist' | 'statusCacheTtlSeconds' | 'pingTimeoutMs' | 'maxConcurrentPings' | 'lookupMaxAddresses'
+  >;
   clock: Clock;
   store?: Store | null;
   cache?: StatusCache;
@@ -31,7 +34,12 @@ export function createStatusService(options: StatusServiceOptions): StatusServic
   const { config, clock } = options;
   const guard = new AddressGuard(config.targetAllowlist);
   return new StatusService({
-    resolver: new TargetResolver({ dnsServers: config.dnsServers, guard, now: () => clock.now() }),
+    resolver: new TargetResolver({
+      dnsServers: config.dnsServers,
+      guard,
+      now: () => clock.now(),
+      maxAddresses: config.lookupMaxAddresses,
+    }),
     ping: { java: pingJava, legacy: pingLegacy, bedrock: pingBedrock },
     queryServer: (target) => queryServer(target),
     ...(options.icmp ? { icmp: options.icmp } : {}),
