@@ -6,6 +6,8 @@ import { AddressGuard, TargetResolver } from '../resolve/index.js';
 import type { Store } from '../store/types.js';
 import { MemoryStatusCache, type StatusCache } from './cache.js';
 import { StatusService, type StatusObserver } from './service.js';
+import { TargetBudget } from './target-budget.js';
+import type { WindowCounter } from '../core/rate-window.js';
 
 export { StatusService, STALE_WHILE_REVALIDATE_MS, SATURATION_STALE_MS } from './service.js';
 export type { StatusServiceDeps, PingFunction, ProbeTarget, StatusObserver } from './service.js';
@@ -18,7 +20,7 @@ export { BackgroundRefresher } from './refresher.js';
 export interface StatusServiceOptions {
   config: Pick<
     Config,
-    'dnsServers' | 'targetAllowlist' | 'statusCacheTtlSeconds' | 'pingTimeoutMs' | 'maxConcurrentPings' | 'lookupMaxAddresses'
+    'dnsServers' | 'targetAllowlist' | 'statusCacheTtlSeconds' | 'pingTimeoutMs' | 'maxConcurrentPings' | 'lookupMaxAddresses' | 'targetPingsPerMinute'
   >;
   clock: Clock;
   store?: Store | null;
@@ -28,6 +30,11 @@ export interface StatusServiceOptions {
   onError?: (error: unknown, context: string) => void;
   /** Metrics hooks (pings, cache results). */
   observe?: StatusObserver;
+  /**
+   * Where pings per target IP are counted (TARGET_PINGS_PER_MINUTE): the rate limiter's memory
+   * or Redis store; unset, target IPs are not limited.
+   */
+  targetBudget?: WindowCounter;
 }
 
 export function createStatusService(options: StatusServiceOptions): StatusService {
@@ -51,5 +58,8 @@ export function createStatusService(options: StatusServiceOptions): StatusServic
     maxConcurrentPings: config.maxConcurrentPings,
     ...(options.onError ? { onError: options.onError } : {}),
     ...(options.observe ? { observe: options.observe } : {}),
+    ...(options.targetBudget
+      ? { targetBudget: new TargetBudget(options.targetBudget, config.targetPingsPerMinute, (error) => options.onError?.(error, 'target budget')) }
+      : {}),
   });
 }

@@ -10,7 +10,7 @@
  *  - concurrent requests for one target share one ping (a Map of promises, deleted on settle).
  */
 import { LRUCache } from 'lru-cache';
-import { HostNotFoundError, ObserverError, ProbeError, TargetRefusedError } from '../core/errors.js';
+import { HostNotFoundError, ObserverError, ProbeError, TargetRateLimitedError, TargetRefusedError } from '../core/errors.js';
 import type { Clock } from '../core/clock.js';
 import { roundLatency, type ProbeTarget } from '../protocol/target.js';
 import { editionOf, offlineStatus, type PingResult, type QueryMode, type ServerStatus } from '../core/types.js';
@@ -20,6 +20,7 @@ import type { StatusCache, StoredStatus, CacheEntry } from './cache.js';
 import { serverId } from './server-id.js';
 import type { LookupOptions, QueryRequest, StatusAnswer, StatusLookup } from './types.js';
 import type { QueryResult } from '../protocol/query.js';
+import type { TargetBudget } from './target-budget.js';
 
 export type { ProbeTarget };
 
@@ -52,6 +53,8 @@ export interface StatusServiceDeps {
   ttlSeconds: number;
   pingTimeoutMs: number;
   maxConcurrentPings: number;
+  /** Pings per destination IP a minute; without it, target IPs are not limited. */
+  targetBudget?: TargetBudget;
   /** Called with unexpected errors (recording failures, bugs in a client). */
   onError?: (error: unknown, context: string) => void;
   /** Metrics hooks: each performed ping, and how each look-up was answered. */
@@ -85,6 +88,11 @@ const JOINED_REFUSALS_MAX = 3;
 /** A ping refused by a spent budget (the beforePing hook's 429). */
 function isRateLimited(error: unknown): boolean {
   return error instanceof ObserverError && error.code === 'rate_limited';
+}
+
+/** A refresh that did not ping because a budget was spent: the client's or the target IP's. */
+function isRefused(error: unknown): boolean {
+  return isRateLimited(error) || error instanceof TargetRateLimitedError;
 }
 
 /** Errors a connection attempt may fail with where the next address is worth trying. */
@@ -172,6 +180,7 @@ export class StatusService implements StatusLookup {
       try {
         fresh = await this.refresh(own);
       } catch (error) {
+        if (error instanceof TargetRateLimitedError) return this.overTargetBudget(current ?? (await this.deps.cache.get(key)), error);
         // The ping this request joined was refused by another client's spent budget (its
         // beforePing): that refusal is not this client's, so it tries again on its own budget,
         // as a new look-up (the cache again, then the same ping cap as every new ping).
@@ -204,7 +213,7 @@ export class StatusService implements StatusLookup {
       // stands. Its failure is logged, never thrown.
       if (!saturated) {
         this.refresh(job).catch((error: unknown) => {
-          if (!isRateLimited(error)) this.deps.onError?.(error, 'background refresh');
+          if (!isRefused(error)) this.deps.onError?.(error, 'background refresh');
         });
       }
       return this.answer(last, 'STALE', 0, true);
@@ -219,6 +228,13 @@ export class StatusService implements StatusLookup {
     throw new ObserverError('service_busy', 503, 'The service is busy with other queries. Please retry shortly.', {
       headers: { 'Retry-After': '5' },
     });
+  }
+
+  /** The target IP's pings of the minute are spent: the last success under 24 hours, stale, or the 429. */
+  private overTargetBudget(entry: CacheEntry | undefined, error: TargetRateLimitedError): StatusAnswer {
+    const last = entry?.lastSuccess;
+    if (last && this.deps.clock.now() < last.checkedAt + SATURATION_STALE_MS) return this.answer(last, 'STALE', 0, true);
+    throw error;
   }
 
   private answer(stored: StoredStatus, cache: StatusAnswer['cache'], freshMs: number, stale = false): StatusAnswer {
@@ -367,25 +383,17 @@ export class StatusService implements StatusLookup {
     base.query.port = target.port;
     base.srvRecord = target.srvRecord;
     base.ip_address = target.ips[0] ?? null;
+    // Before anything is sent to the first address; refused, the look-up is (stale or 429).
+    if (target.ips[0] !== undefined) await this.deps.targetBudget?.take(target.ips[0]);
     // The echo starts with the query, at the first address; if another address answers, it is
     // asked instead: `icmp` always describes `ip_address`.
     const echo = (ip: string | undefined) => (this.deps.icmp && ip ? this.deps.icmp(ip, signal).catch(() => null) : null);
     let icmp = echo(target.ips[0]);
     const queried = query && target.ips[0] ? this.runQuery(target.ips[0], query.port ?? target.port, target.host, signal) : null;
 
-    let result: PingResult | null = null;
-    let failure: unknown = null;
-    for (const ip of target.ips) {
-      try {
-        result = await this.deps.ping[mode]({ ip, port: target.port, hostname: target.host, signal });
-        base.ip_address = ip;
-        break;
-      } catch (error) {
-        failure = error;
-        if (!(error instanceof ProbeError) || !TRY_NEXT_ADDRESS.has(error.code) || signal.aborted) break;
-      }
-    }
-    if (result && base.ip_address !== target.ips[0]) icmp = echo(base.ip_address ?? undefined);
+    const { result, failure, ip } = await this.pingFirstAnswering(target, mode, signal);
+    if (result) base.ip_address = ip;
+    if (result && ip !== target.ips[0]) icmp = echo(ip);
     const queryDone = queried ? settleWithin(queried, QUERY_GRACE_MS, { error: 'timed out' }) : null;
     base.icmp = icmp ? await settleWithin(icmp, ICMP_GRACE_MS, false) : null;
     if (queryDone) base.queryResult = await queryDone;
@@ -400,6 +408,36 @@ export class StatusService implements StatusLookup {
       favicon: result.favicon,
       roundTripLatency: roundLatency(result.latencyMs),
     });
+  }
+
+  /**
+   * Pings the target's addresses in order until one answers; the next is tried only after a
+   * refusal or an unreachable host, and only within its IP's budget (the first address was
+   * charged by the caller).
+   */
+  private async pingFirstAnswering(target: ResolvedTarget, mode: QueryMode, signal: AbortSignal) {
+    let failure: unknown = null;
+    for (const [index, ip] of target.ips.entries()) {
+      if (index > 0 && !(await this.withinBudget(ip))) break;
+      try {
+        const result = await this.deps.ping[mode]({ ip, port: target.port, hostname: target.host, signal });
+        return { result, failure, ip };
+      } catch (error) {
+        failure = error;
+        if (!(error instanceof ProbeError) || !TRY_NEXT_ADDRESS.has(error.code) || signal.aborted) break;
+      }
+    }
+    return { result: null, failure, ip: undefined };
+  }
+
+  private async withinBudget(ip: string): Promise<boolean> {
+    try {
+      await this.deps.targetBudget?.take(ip);
+      return true;
+    } catch (error) {
+      if (error instanceof TargetRateLimitedError) return false;
+      throw error;
+    }
   }
 
   /** The Query beside the ping, on the same deadline; a failure is `{ error }`, never thrown. */
