@@ -66,13 +66,14 @@ export async function composeApp(config: Config, options: ComposeOptions = {}) {
           redis: () => redis?.health() ?? null,
         })
       : null;
-  // Pings per target IP, counted like the rate limits: in Redis across instances, else here.
-  const targetBudget = redis ? new RedisRateLimitStore(redis, 'observer:', () => clock.now()) : new MemoryRateLimitStore(() => clock.now());
+  // Pings per target IP and new servers per client, counted like the rate limits: in Redis
+  // across instances, else here.
+  const budgetCounter = redis ? new RedisRateLimitStore(redis, 'observer:', () => clock.now()) : new MemoryRateLimitStore(() => clock.now());
   const status = createStatusService({
     config,
     clock,
     store,
-    targetBudget,
+    budgetCounter,
     ...(metrics ? { observe: { ping: (mode, online, seconds) => metrics.observePing(mode, online, seconds), cacheResult: (result) => metrics.observeCacheResult(result) } } : {}),
     ...(redis ? { cache: new RedisStatusCache(redis, { now: () => clock.now() }) } : {}),
     icmp: options.icmp !== undefined ? options.icmp : pinger && ((ip, signal) => pinger.echo(ip, signal)),
@@ -116,8 +117,9 @@ export async function composeApp(config: Config, options: ComposeOptions = {}) {
   app.addHook('onClose', async () => {
     blocklist?.stop();
     await refresher.stop();
+    await status.recorded();
     pinger?.close();
-    targetBudget.close();
+    budgetCounter.close();
     await metricsServer?.close();
     await store.close();
     await redis?.close();

@@ -5,8 +5,8 @@ import { pingBedrock, pingJava, pingLegacy, queryServer } from '../protocol/inde
 import { AddressGuard, TargetResolver } from '../resolve/index.js';
 import type { Store } from '../store/types.js';
 import { MemoryStatusCache, type StatusCache } from './cache.js';
-import { StatusService, type StatusObserver } from './service.js';
-import { TargetBudget } from './target-budget.js';
+import { StatusService, type StatusObserver, type StatusServiceDeps } from './service.js';
+import { NewServerAllowance, TargetBudget } from './budgets.js';
 import type { WindowCounter } from '../core/rate-window.js';
 
 export { StatusService, STALE_WHILE_REVALIDATE_MS, SATURATION_STALE_MS } from './service.js';
@@ -20,7 +20,7 @@ export { BackgroundRefresher } from './refresher.js';
 export interface StatusServiceOptions {
   config: Pick<
     Config,
-    'dnsServers' | 'targetAllowlist' | 'statusCacheTtlSeconds' | 'pingTimeoutMs' | 'maxConcurrentPings' | 'lookupMaxAddresses' | 'targetPingsPerMinute'
+    'dnsServers' | 'targetAllowlist' | 'statusCacheTtlSeconds' | 'pingTimeoutMs' | 'maxConcurrentPings' | 'lookupMaxAddresses' | 'targetPingsPerMinute' | 'newServersPerClientPerDay'
   >;
   clock: Clock;
   store?: Store | null;
@@ -31,10 +31,11 @@ export interface StatusServiceOptions {
   /** Metrics hooks (pings, cache results). */
   observe?: StatusObserver;
   /**
-   * Where pings per target IP are counted (TARGET_PINGS_PER_MINUTE): the rate limiter's memory
-   * or Redis store; unset, target IPs are not limited.
+   * Where pings per target IP (TARGET_PINGS_PER_MINUTE) and new servers per client
+   * (NEW_SERVERS_PER_CLIENT_PER_DAY) are counted: the rate limiter's memory or Redis store;
+   * unset, neither is limited.
    */
-  targetBudget?: WindowCounter;
+  budgetCounter?: WindowCounter;
 }
 
 export function createStatusService(options: StatusServiceOptions): StatusService {
@@ -58,8 +59,18 @@ export function createStatusService(options: StatusServiceOptions): StatusServic
     maxConcurrentPings: config.maxConcurrentPings,
     ...(options.onError ? { onError: options.onError } : {}),
     ...(options.observe ? { observe: options.observe } : {}),
-    ...(options.targetBudget
-      ? { targetBudget: new TargetBudget(options.targetBudget, config.targetPingsPerMinute, (error) => options.onError?.(error, 'target budget')) }
-      : {}),
+    ...(options.budgetCounter ? budgets(options.budgetCounter, config, options.onError) : {}),
   });
+}
+
+function budgets(
+  counter: WindowCounter,
+  config: StatusServiceOptions['config'],
+  onError: StatusServiceOptions['onError'],
+): Pick<StatusServiceDeps, 'targetBudget' | 'newServers'> {
+  const report = (error: unknown) => onError?.(error, 'budget counter');
+  return {
+    targetBudget: new TargetBudget(counter, config.targetPingsPerMinute, report),
+    newServers: new NewServerAllowance(counter, config.newServersPerClientPerDay, report),
+  };
 }

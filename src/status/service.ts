@@ -12,15 +12,17 @@
 import { LRUCache } from 'lru-cache';
 import { HostNotFoundError, ObserverError, ProbeError, TargetRateLimitedError, TargetRefusedError } from '../core/errors.js';
 import type { Clock } from '../core/clock.js';
+import { settleWithin } from '../core/settle-within.js';
 import { roundLatency, type ProbeTarget } from '../protocol/target.js';
 import { editionOf, offlineStatus, type PingResult, type QueryMode, type ServerStatus } from '../core/types.js';
 import { defaultPort, parseAddress, type ParsedAddress, type ResolvedTarget, queryEcho } from '../resolve/index.js';
-import type { Store } from '../store/types.js';
+import type { CheckRecord, Store } from '../store/types.js';
 import type { StatusCache, StoredStatus, CacheEntry } from './cache.js';
 import { serverId } from './server-id.js';
 import type { LookupOptions, QueryRequest, StatusAnswer, StatusLookup } from './types.js';
 import type { QueryResult } from '../protocol/query.js';
-import type { TargetBudget } from './target-budget.js';
+import type { NewServerAllowance, TargetBudget } from './budgets.js';
+import { HistoryRecorder } from './recorder.js';
 
 export type { ProbeTarget };
 
@@ -35,6 +37,8 @@ interface PingJob {
    * refresh a request starts; absent for the background refresher's look-ups.
    */
   beforePing?: LookupOptions['beforePing'];
+  /** The client whose look-up started the ping (absent for the background refresher's). */
+  clientKey?: string;
   query?: QueryRequest;
 }
 
@@ -55,6 +59,8 @@ export interface StatusServiceDeps {
   maxConcurrentPings: number;
   /** Pings per destination IP a minute; without it, target IPs are not limited. */
   targetBudget?: TargetBudget;
+  /** New servers a client may have recorded a day; without it, every check is recorded. */
+  newServers?: NewServerAllowance;
   /** Called with unexpected errors (recording failures, bugs in a client). */
   onError?: (error: unknown, context: string) => void;
   /** Metrics hooks: each performed ping, and how each look-up was answered. */
@@ -76,8 +82,7 @@ const QUERY_DONE = new Error('query answered');
 /** Why a query is aborted at PING_TIMEOUT_MS. */
 const QUERY_DEADLINE = new Error('query deadline reached');
 
-/** A client's look-up of a server is recorded at most once per this period (trends count days). */
-export const LOOKUP_RECORD_INTERVAL_MS = 60_000;
+export { LOOKUP_RECORD_INTERVAL_MS } from './recorder.js';
 
 /**
  * How many times a look-up tries again after the ping it joined was refused by another
@@ -116,32 +121,24 @@ const JOIN_POLL_FIRST_MS = 20;
 const JOIN_POLL_MAX_MS = 250;
 const JOIN_POLL_MAX_ATTEMPTS = 200;
 
-function settleWithin<T>(promise: Promise<T>, ms: number, fallback: T): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<T>((resolve) => {
-    timer = setTimeout(() => resolve(fallback), ms);
-  });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
-}
-
 export class StatusService implements StatusLookup {
   private readonly inFlight = new Map<string, Promise<StoredStatus>>();
   private pingsInFlight = 0;
   /** Parsed addresses by the text asked for: a cache hit should not parse the same text again. */
   private readonly parsed = new LRUCache<string, ParsedAddress>({ max: 10_000 });
-  /** Client+server pairs recorded within the last LOOKUP_RECORD_INTERVAL_MS. */
-  private readonly recentLookups: LRUCache<string, true>;
+  /** Writes checks and look-ups to the store, once there is a result; null without a store. */
+  private readonly recorder: HistoryRecorder | null;
   /** The `stale: true` copy of a stored status, made once per stored status. */
   private readonly staleCopies = new WeakMap<StoredStatus, ServerStatus>();
 
   constructor(private readonly deps: StatusServiceDeps) {
-    this.recentLookups = new LRUCache<string, true>({
-      max: 50_000,
-      ttl: LOOKUP_RECORD_INTERVAL_MS,
-      ttlAutopurge: false,
-      ttlResolution: 0,
-      perf: { now: () => deps.clock.now() },
-    });
+    const { store, clock, newServers, onError } = deps;
+    this.recorder = store ? new HistoryRecorder({ store, clock, newServers, onError }) : null;
+  }
+
+  /** Resolves once what the look-ups so far write to the store is queued (tests, shutdown). */
+  recorded(): Promise<void> {
+    return this.recorder?.settled() ?? Promise.resolve();
   }
 
   /** Pings in flight right now (coalesced requests count once). */
@@ -157,20 +154,20 @@ export class StatusService implements StatusLookup {
     }
     const query = options.query;
     const key = `${mode}|${parsed.host}|${parsed.port ?? ''}${query ? `|q${query.port ?? ''}` : ''}`;
-    const { store, clock } = this.deps;
     const entry = await this.deps.cache.get(key);
     const id = entry?.latest.status.server_id ?? serverId(editionOf(mode), parsed.host, parsed.port ?? defaultPort(mode));
-    if (!options.background) store?.count({ serverQueries: 1 });
-    if (store && options.clientKey) {
-      const pair = `${id}|${options.clientKey}`;
-      if (!this.recentLookups.has(pair)) {
-        this.recentLookups.set(pair, true);
-        store.recordLookup(id, options.clientKey);
-      }
-    }
-
+    if (!options.background) this.deps.store?.count({ serverQueries: 1 });
     const job: PingJob = query ? { key, parsed, mode, id, query } : { key, parsed, mode, id };
-    const own: PingJob = options.beforePing ? { ...job, beforePing: options.beforePing } : job;
+    const { beforePing, clientKey } = options;
+    const own: PingJob = beforePing || clientKey ? { ...job, ...(beforePing ? { beforePing } : {}), ...(clientKey ? { clientKey } : {}) } : job;
+    const answer = await this.answerLookup(own, entry);
+    if (clientKey) this.recorder?.recordLookup(id, clientKey);
+    return answer;
+  }
+
+  /** The look-up's answer: from the cache, from the ping it starts or joins, or stale / refused. */
+  private async answerLookup(own: PingJob, entry: CacheEntry | undefined): Promise<StatusAnswer> {
+    const { key } = own;
     let current = entry;
     for (let attempt = 1; ; attempt += 1) {
       const decided = this.decide(current, own);
@@ -189,7 +186,7 @@ export class StatusService implements StatusLookup {
         if (attempt >= JOINED_REFUSALS_MAX) return this.busy(current?.lastSuccess ?? null);
         continue;
       }
-      return this.answer(fresh, 'MISS', Math.max(0, fresh.checkedAt + this.deps.ttlSeconds * 1000 - clock.now()));
+      return this.answer(fresh, 'MISS', Math.max(0, fresh.checkedAt + this.deps.ttlSeconds * 1000 - this.deps.clock.now()));
     }
   }
 
@@ -309,7 +306,7 @@ export class StatusService implements StatusLookup {
   private async pingAndStore(job: PingJob): Promise<StoredStatus> {
     await job.beforePing?.();
     const { key, parsed, mode, id, query } = job;
-    const { cache, clock, store } = this.deps;
+    const { cache, clock } = this.deps;
     const stored = await this.query(parsed, mode, id, query);
     const previous = await cache.get(key);
     const entry: CacheEntry = {
@@ -320,23 +317,7 @@ export class StatusService implements StatusLookup {
       ? Math.max(this.deps.ttlSeconds * 1000, entry.lastSuccess.checkedAt + SATURATION_STALE_MS - clock.now())
       : this.deps.ttlSeconds * 1000;
     await cache.set(key, entry, keepMs);
-    if (store) {
-      // Queued for the store's group commit: never waits, never throws.
-      store.count({ totalChecks: 1 });
-      const s = stored.status;
-      store.recordCheck({
-        serverId: id,
-        edition: editionOf(mode),
-        host: parsed.host,
-        port: parsed.port ?? defaultPort(mode),
-        checkedAt: stored.checkedAt,
-        online: s.online,
-        playersOnline: s.players?.online ?? null,
-        playersMax: s.players?.max ?? null,
-        latencyMs: s.roundTripLatency,
-        version: s.version?.name ?? null,
-      });
-    }
+    this.recorder?.recordCheck(checkRecord(job, stored), job.clientKey);
     return stored;
   }
 
@@ -460,4 +441,20 @@ export class StatusService implements StatusLookup {
     this.deps.onError?.(error, context);
     return 'query failed';
   }
+}
+
+/** The history row of a performed ping. */
+function checkRecord({ id, parsed, mode }: PingJob, { status, checkedAt }: StoredStatus): CheckRecord {
+  return {
+    serverId: id,
+    edition: editionOf(mode),
+    host: parsed.host,
+    port: parsed.port ?? defaultPort(mode),
+    checkedAt,
+    online: status.online,
+    playersOnline: status.players?.online ?? null,
+    playersMax: status.players?.max ?? null,
+    latencyMs: status.roundTripLatency,
+    version: status.version?.name ?? null,
+  };
 }

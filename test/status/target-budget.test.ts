@@ -26,7 +26,7 @@ function service(clock: FakeClock, budget: number) {
     config: testConfig({ TARGET_PINGS_PER_MINUTE: String(budget) }),
     clock,
     icmp: null,
-    targetBudget: counter,
+    budgetCounter: counter,
   });
   return { status, close: () => counter.close() };
 }
