@@ -10,7 +10,7 @@
 import type { FastifyRequest } from 'fastify';
 import type { ClientHasher } from '../core/client-hash.js';
 import type { LookupOptions } from '../status/types.js';
-import { clientKeyOf } from './client-key.js';
+import { lookupKeyOf } from './client-key.js';
 import type { TierCharger } from './rate-limit.js';
 
 export function pingBudget(charge: TierCharger, request: FastifyRequest): NonNullable<LookupOptions['beforePing']> {
@@ -24,7 +24,7 @@ export function pingBudget(charge: TierCharger, request: FastifyRequest): NonNul
 export type MediaLookupOptions = (request: FastifyRequest) => LookupOptions;
 
 export function mediaLookupOptions(charge: TierCharger, hasher: ClientHasher): MediaLookupOptions {
-  return (request) => ({ clientKey: clientKeyOf(request, hasher), beforePing: pingBudget(charge, request) });
+  return (request) => ({ clientKey: lookupKeyOf(request, hasher), beforePing: pingBudget(charge, request) });
 }
 
 /** The OpenAPI sentence of every route that may ping on a cache miss. */

@@ -5,7 +5,7 @@ import type { ClientHasher } from '../../core/client-hash.js';
 import { parseQueryMode } from '../../resolve/index.js';
 import { statusBody } from '../../status/cache.js';
 import type { LookupOptions, StatusLookup } from '../../status/types.js';
-import { clientKeyOf } from '../client-key.js';
+import { lookupKeyOf } from '../client-key.js';
 import { tierConfig } from '../rate-limit.js';
 import { BooleanFlag } from '../schemas.js';
 
@@ -64,7 +64,7 @@ export const statusRoutes: FastifyPluginAsyncTypebox<{ status: StatusLookup; con
       const answer = await status.lookup(
         request.params.address,
         mode,
-        statusLookupOptions(request.query.query, request.query.queryPort, clientKeyOf(request, hasher)),
+        statusLookupOptions(request.query.query, request.query.queryPort, lookupKeyOf(request, hasher)),
       );
       reply.header('x-cache', answer.cache);
       reply.header('cache-control', cacheControl(answer.maxAgeSeconds));
