@@ -7,8 +7,10 @@
 import { isIPv4 } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { QueryMode } from '../../src/core/types.js';
+import { MemoryRateLimitStore } from '../../src/http/rate-limit.js';
 import { pingJava } from '../../src/protocol/index.js';
 import { AddressGuard, TargetResolver, parseAddress } from '../../src/resolve/index.js';
+import { TargetBudget } from '../../src/status/budgets.js';
 import { createStatusService, MemoryStatusCache, StatusService, type ProbeTarget } from '../../src/status/index.js';
 import { testConfig } from '../support/app.js';
 import { FakeClock } from '../support/clock.js';
@@ -81,6 +83,35 @@ describe('StatusService: one look-up of a name with many addresses', () => {
     expect(answer.status).toMatchObject({ online: false, error: 'connection refused' });
     expect(tried).toHaveLength(4);
     expect(tried[1]).toBe('::1');
+  });
+
+  it("skips a next address whose IP has had its pings of the minute (TARGET_PINGS_PER_MINUTE)", async () => {
+    const port = await closedPort();
+    const tried: string[] = [];
+    const spy = (target: ProbeTarget) => {
+      tried.push(target.ip);
+      return pingJava(target);
+    };
+    const clock = new FakeClock();
+    const counter = new MemoryRateLimitStore(() => clock.now());
+    try {
+      const status = new StatusService({
+        resolver: resolver(),
+        ping: { java: spy, legacy: spy, bedrock: spy },
+        cache: new MemoryStatusCache(),
+        clock,
+        ttlSeconds: 60,
+        pingTimeoutMs: 5000,
+        maxConcurrentPings: 10,
+        targetBudget: new TargetBudget(counter, 1),
+      });
+      await status.lookup(`[::1]:${port}`, 'java');
+      const answer = await status.lookup(`dual.fan.test:${port}`, 'java');
+      expect(answer.status).toMatchObject({ online: false, error: 'connection refused' });
+      expect(tried).toEqual(['::1', '127.0.0.21']);
+    } finally {
+      counter.close();
+    }
   });
 
   it('LOOKUP_MAX_ADDRESSES=1 tries only the first address; 2 reaches the other family', async () => {
