@@ -15,49 +15,40 @@ import { rateLimitFields, secondsLeft, type WindowCount, type WindowCounter } fr
 const MINUTE_MS = 60_000;
 const DAY_MS = 24 * 60 * MINUTE_MS;
 
-/** One hit on `key`; null when the counter failed (reported, and let through). */
-async function countHit(
-  counter: WindowCounter,
-  key: string,
-  windowMs: number,
-  limit: number,
-  onError: (error: unknown) => void,
-): Promise<WindowCount | null> {
-  try {
-    return await counter.hit(key, windowMs, limit);
-  } catch (error) {
-    onError(error);
-    return null;
-  }
-}
-
-export class TargetBudget {
+/** A limit counted per key in fixed windows; a counter failure is reported and lets the hit through. */
+abstract class CountedLimit {
   constructor(
     private readonly counter: WindowCounter,
-    private readonly pingsPerMinute: number,
+    protected readonly limit: number,
     private readonly onError: (error: unknown) => void = () => {},
   ) {}
 
+  /** One hit on `key`; null when the counter failed. */
+  protected async count(key: string, windowMs: number): Promise<WindowCount | null> {
+    try {
+      return await this.counter.hit(key, windowMs, this.limit);
+    } catch (error) {
+      this.onError(error);
+      return null;
+    }
+  }
+}
+
+export class TargetBudget extends CountedLimit {
   /** Draws one ping to `ip`; rejects with TargetRateLimitedError (429) when its minute is spent. */
   async take(ip: string): Promise<void> {
-    const counted = await countHit(this.counter, `target:${ip}`, MINUTE_MS, this.pingsPerMinute, this.onError);
-    if (counted === null || counted.count <= this.pingsPerMinute) return;
+    const counted = await this.count(`target:${ip}`, MINUTE_MS);
+    if (counted === null || counted.count <= this.limit) return;
     const retryAfter = secondsLeft(counted.resetMs);
-    const headers = { ...rateLimitFields('target', this.pingsPerMinute, MINUTE_MS, counted), 'Retry-After': String(retryAfter) };
-    throw new TargetRateLimitedError(this.pingsPerMinute, headers, retryAfter);
+    const headers = { ...rateLimitFields('target', this.limit, MINUTE_MS, counted), 'Retry-After': String(retryAfter) };
+    throw new TargetRateLimitedError(this.limit, headers, retryAfter);
   }
 }
 
-export class NewServerAllowance {
-  constructor(
-    private readonly counter: WindowCounter,
-    private readonly perDay: number,
-    private readonly onError: (error: unknown) => void = () => {},
-  ) {}
-
+export class NewServerAllowance extends CountedLimit {
   /** Draws one new server from the client's day; false when its day's allowance is spent. */
   async allows(clientKey: string): Promise<boolean> {
-    const counted = await countHit(this.counter, `new-servers:${clientKey}`, DAY_MS, this.perDay, this.onError);
-    return counted === null || counted.count <= this.perDay;
+    const counted = await this.count(`new-servers:${clientKey}`, DAY_MS);
+    return counted === null || counted.count <= this.limit;
   }
 }

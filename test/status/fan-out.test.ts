@@ -11,7 +11,7 @@ import { MemoryRateLimitStore } from '../../src/http/rate-limit.js';
 import { pingJava } from '../../src/protocol/index.js';
 import { AddressGuard, TargetResolver, parseAddress } from '../../src/resolve/index.js';
 import { TargetBudget } from '../../src/status/budgets.js';
-import { createStatusService, MemoryStatusCache, StatusService, type ProbeTarget } from '../../src/status/index.js';
+import { createStatusService, MemoryStatusCache, StatusService, type ProbeTarget, type StatusServiceDeps } from '../../src/status/index.js';
 import { testConfig } from '../support/app.js';
 import { FakeClock } from '../support/clock.js';
 import { startPrivateDns, type PrivateDns } from '../support/dns.js';
@@ -62,23 +62,30 @@ describe('TargetResolver: addresses to try', () => {
   });
 });
 
+/** A status service over the private zone whose Java pings are real and noted in `tried`. */
+function spied(clock: FakeClock, extra: Partial<StatusServiceDeps> = {}) {
+  const tried: string[] = [];
+  const spy = (target: ProbeTarget) => {
+    tried.push(target.ip);
+    return pingJava(target);
+  };
+  const status = new StatusService({
+    resolver: resolver(),
+    ping: { java: spy, legacy: spy, bedrock: spy } satisfies Record<QueryMode, typeof spy>,
+    cache: new MemoryStatusCache(),
+    clock,
+    ttlSeconds: 60,
+    pingTimeoutMs: 5000,
+    maxConcurrentPings: 10,
+    ...extra,
+  });
+  return { status, tried };
+}
+
 describe('StatusService: one look-up of a name with many addresses', () => {
   it('knocks on at most 4 of them when each refuses', async () => {
     const port = await closedPort();
-    const tried: string[] = [];
-    const spy = (target: ProbeTarget) => {
-      tried.push(target.ip);
-      return pingJava(target);
-    };
-    const status = new StatusService({
-      resolver: resolver(),
-      ping: { java: spy, legacy: spy, bedrock: spy } satisfies Record<QueryMode, typeof spy>,
-      cache: new MemoryStatusCache(),
-      clock: new FakeClock(),
-      ttlSeconds: 60,
-      pingTimeoutMs: 5000,
-      maxConcurrentPings: 10,
-    });
+    const { status, tried } = spied(new FakeClock());
     const answer = await status.lookup(`many.fan.test:${port}`, 'java');
     expect(answer.status).toMatchObject({ online: false, error: 'connection refused' });
     expect(tried).toHaveLength(4);
@@ -87,24 +94,10 @@ describe('StatusService: one look-up of a name with many addresses', () => {
 
   it("skips a next address whose IP has had its pings of the minute (TARGET_PINGS_PER_MINUTE)", async () => {
     const port = await closedPort();
-    const tried: string[] = [];
-    const spy = (target: ProbeTarget) => {
-      tried.push(target.ip);
-      return pingJava(target);
-    };
     const clock = new FakeClock();
     const counter = new MemoryRateLimitStore(() => clock.now());
     try {
-      const status = new StatusService({
-        resolver: resolver(),
-        ping: { java: spy, legacy: spy, bedrock: spy },
-        cache: new MemoryStatusCache(),
-        clock,
-        ttlSeconds: 60,
-        pingTimeoutMs: 5000,
-        maxConcurrentPings: 10,
-        targetBudget: new TargetBudget(counter, 1),
-      });
+      const { status, tried } = spied(clock, { targetBudget: new TargetBudget(counter, 1) });
       await status.lookup(`[::1]:${port}`, 'java');
       const answer = await status.lookup(`dual.fan.test:${port}`, 'java');
       expect(answer.status).toMatchObject({ online: false, error: 'connection refused' });
