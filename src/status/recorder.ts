@@ -3,7 +3,7 @@
  * only once there is a result, never for a name that did not resolve:
  *  - a performed ping's check, and with it the server's row, for a server the store already
  *    knows, or within the pinging client's NEW_SERVERS_PER_CLIENT_PER_DAY; past it the status
- *    is answered and cached but not recorded;
+ *    is answered and cached but not recorded (the background refresher adds no server);
  *  - a client's look-up (for the trends), at most once a minute per client and server, and
  *    only for a server the store keeps.
  * Deciding may read the store (is this server new?), so it runs after the answer: a request
@@ -86,10 +86,15 @@ export class HistoryRecorder {
     while (this.pending.size > 0) await Promise.allSettled([...this.pending]);
   }
 
+  /**
+   * A known server's check is always recorded; a new one only within the pinging client's
+   * allowance, and never by the background refresher (no client), which re-checks whatever was
+   * looked up and would otherwise record every name a client was refused.
+   */
   private async mayRecord(serverId: string, clientKey: string | undefined): Promise<boolean> {
-    if (!this.deps.newServers || clientKey === undefined) return true;
+    if (!this.deps.newServers) return true;
     if (await this.known(serverId)) return true;
-    return this.deps.newServers.allows(clientKey);
+    return clientKey !== undefined && this.deps.newServers.allows(clientKey);
   }
 
   /** Whether the store has the server, or is about to (a check of it being decided). */

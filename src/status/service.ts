@@ -157,10 +157,12 @@ export class StatusService implements StatusLookup {
     const entry = await this.deps.cache.get(key);
     const id = entry?.latest.status.server_id ?? serverId(editionOf(mode), parsed.host, parsed.port ?? defaultPort(mode));
     if (!options.background) this.deps.store?.count({ serverQueries: 1 });
-    const job: PingJob = query ? { key, parsed, mode, id, query } : { key, parsed, mode, id };
     const { beforePing, clientKey } = options;
-    const own: PingJob = beforePing || clientKey ? { ...job, ...(beforePing ? { beforePing } : {}), ...(clientKey ? { clientKey } : {}) } : job;
-    const answer = await this.answerLookup(own, entry);
+    const job: PingJob = { key, parsed, mode, id };
+    if (query) job.query = query;
+    if (beforePing) job.beforePing = beforePing;
+    if (clientKey) job.clientKey = clientKey;
+    const answer = await this.answerLookup(job, entry);
     if (clientKey) this.recorder?.recordLookup(id, clientKey);
     return answer;
   }
@@ -364,7 +366,8 @@ export class StatusService implements StatusLookup {
     base.query.port = target.port;
     base.srvRecord = target.srvRecord;
     base.ip_address = target.ips[0] ?? null;
-    // Before anything is sent to the first address; refused, the look-up is (stale or 429).
+    // Before anything is sent to the first address: a spent budget refuses the whole look-up
+    // (answered stale, or 429).
     if (target.ips[0] !== undefined) await this.deps.targetBudget?.take(target.ips[0]);
     // The echo starts with the query, at the first address; if another address answers, it is
     // asked instead: `icmp` always describes `ip_address`.

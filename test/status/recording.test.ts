@@ -122,6 +122,20 @@ describe('StatusService: NEW_SERVERS_PER_CLIENT_PER_DAY', () => {
     expect(writes.slice(-2)).toEqual([`check:${host('n4')}`, `lookup:${host('n4')}:c1`]);
   });
 
+  it('a background refresh (no client) never adds a server: only known servers get its checks', async () => {
+    const { status, clock, writes } = await setup({ NEW_SERVERS_PER_CLIENT_PER_DAY: '1' });
+    await status.lookup(named('added'), 'java', { clientKey: 'c1' });
+    await status.lookup(named('refused'), 'java', { clientKey: 'c1' });
+    await status.recorded();
+    writes.length = 0;
+    clock.advance(6 * 60_000);
+    for (const label of ['added', 'refused', 'never-asked']) {
+      expect((await status.lookup(named(label), 'java', { background: true })).cache).toBe('MISS');
+    }
+    await status.recorded();
+    expect(writes).toEqual([`check:${host('added')}`]);
+  });
+
   it('asks the store whether a server is new: one known from before counts nothing', async () => {
     const { status, store, writes } = await setup({ NEW_SERVERS_PER_CLIENT_PER_DAY: '1' });
     store.recordCheck({
