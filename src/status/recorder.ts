@@ -37,6 +37,8 @@ export class HistoryRecorder {
   /** Per server id, whether the check being decided is recorded (a look-up waits for it). */
   private readonly recordings = new Map<string, Promise<boolean>>();
   private readonly pending = new Set<Promise<unknown>>();
+  /** The last check's write: decisions run side by side, checks are queued in ping order. */
+  private lastWrite: Promise<unknown> = Promise.resolve();
 
   constructor(private readonly deps: HistoryRecorderDeps) {
     this.recentLookups = new LRUCache<string, true>({
@@ -53,13 +55,15 @@ export class HistoryRecorder {
     const { store } = this.deps;
     store.count({ totalChecks: 1 });
     const id = check.serverId;
-    const decision = this.mayRecord(id, clientKey).then((record) => {
+    const decided = this.mayRecord(id, clientKey);
+    const decision = Promise.all([decided, this.lastWrite]).then(([record]) => {
       if (record) {
         store.recordCheck(check);
         this.knownServers.set(id, true);
       }
       return record;
     });
+    this.lastWrite = decision.catch(() => undefined);
     this.recordings.set(id, decision);
     this.track(
       decision.finally(() => {
