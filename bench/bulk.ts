@@ -23,6 +23,8 @@ const config = loadConfig({
   DNS_SERVERS: '127.0.0.1:5353',
   STATUS_CACHE_TTL: '3600',
   RATE_LIMIT_STATUS: '10000000',
+  TARGET_PINGS_PER_MINUTE: '100000',
+  NEW_SERVERS_PER_CLIENT_PER_DAY: '1000000',
 });
 const status = createStatusService({ config, clock: systemClock, icmp: null });
 const app = await buildApp({ config, status, logger: false });

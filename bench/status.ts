@@ -21,6 +21,8 @@ const config = loadConfig({
   TARGET_ALLOWLIST: '127.0.0.0/8',
   STATUS_CACHE_TTL: '3600',
   RATE_LIMIT_STATUS: '10000000',
+  TARGET_PINGS_PER_MINUTE: '100000',
+  NEW_SERVERS_PER_CLIENT_PER_DAY: '1000000',
 });
 
 // 1. Cached status vs health.

@@ -59,6 +59,8 @@ async function main() {
       DATABASE_URL: `sqlite:${join(dir, 'observer.db')}`,
       TARGET_ALLOWLIST: '127.0.0.0/8,::1/128',
       RATE_LIMIT_STATUS: '100000',
+      TARGET_PINGS_PER_MINUTE: '100000',
+      NEW_SERVERS_PER_CLIENT_PER_DAY: '1000000',
       RATE_LIMIT_GENERAL: '100000',
       PING_TIMEOUT_MS: '3000',
       LOG_LEVEL: 'warn',

@@ -8,6 +8,7 @@ import { ClientHasher } from './core/client-hash.js';
 import { systemClock, type Clock } from './core/clock.js';
 import { buildApp, type AppDeps } from './http/app.js';
 import { startMetricsServer, type MetricsServer } from './http/metrics.js';
+import { MemoryRateLimitStore, RedisRateLimitStore } from './http/rate-limit.js';
 import { createMetrics } from './metrics/index.js';
 import { IcmpPinger } from './resolve/index.js';
 import type { DependencyHealth } from './http/routes/health.js';
@@ -65,10 +66,14 @@ export async function composeApp(config: Config, options: ComposeOptions = {}) {
           redis: () => redis?.health() ?? null,
         })
       : null;
+  // Pings per target IP and new servers per client, counted like the rate limits: in Redis
+  // across instances, else here.
+  const budgetCounter = redis ? new RedisRateLimitStore(redis, 'observer:', () => clock.now()) : new MemoryRateLimitStore(() => clock.now());
   const status = createStatusService({
     config,
     clock,
     store,
+    budgetCounter,
     ...(metrics ? { observe: { ping: (mode, online, seconds) => metrics.observePing(mode, online, seconds), cacheResult: (result) => metrics.observeCacheResult(result) } } : {}),
     ...(redis ? { cache: new RedisStatusCache(redis, { now: () => clock.now() }) } : {}),
     icmp: options.icmp !== undefined ? options.icmp : pinger && ((ip, signal) => pinger.echo(ip, signal)),
@@ -112,7 +117,9 @@ export async function composeApp(config: Config, options: ComposeOptions = {}) {
   app.addHook('onClose', async () => {
     blocklist?.stop();
     await refresher.stop();
+    await status.recorded();
     pinger?.close();
+    budgetCounter.close();
     await metricsServer?.close();
     await store.close();
     await redis?.close();

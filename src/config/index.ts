@@ -58,6 +58,12 @@ export interface Config {
     keepAliveTimeoutMs: number;
     maxConnectionsPerClient: number;
   };
+  /** Addresses of one name a look-up may try, one per family first (LOOKUP_MAX_ADDRESSES). */
+  lookupMaxAddresses: number;
+  /** Look-ups that may ping one destination IP per minute, across all names and clients. */
+  targetPingsPerMinute: number;
+  /** Servers Observer does not know yet that one client may have recorded per day. */
+  newServersPerClientPerDay: number;
 }
 
 /** Where the blocklist comes from: a file, an https URL, or (tests) an http URL to a loopback host. */
@@ -254,6 +260,9 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
       keepAliveTimeoutMs: integer(env, 'HTTP_KEEP_ALIVE_TIMEOUT_MS', 72_000, 1_000, 600_000),
       maxConnectionsPerClient: integer(env, 'MAX_CONNECTIONS_PER_CLIENT', 64, 1, 100_000),
     },
+    lookupMaxAddresses: integer(env, 'LOOKUP_MAX_ADDRESSES', 4, 1, 4),
+    targetPingsPerMinute: integer(env, 'TARGET_PINGS_PER_MINUTE', 30, 1, 100_000),
+    newServersPerClientPerDay: integer(env, 'NEW_SERVERS_PER_CLIENT_PER_DAY', 100, 1, 1_000_000),
   };
   if (config.http.requestTimeoutMs < config.http.headersTimeoutMs) {
     throw new ConfigError('HTTP_REQUEST_TIMEOUT_MS', 'expected at least HTTP_HEADERS_TIMEOUT_MS', env.HTTP_REQUEST_TIMEOUT_MS ?? '');

@@ -23,15 +23,19 @@ export interface DailySecretSource {
  * UTC day changes: yesterday's keys cannot be linked to today's. The secret lives in memory,
  * or, with several instances, in a shared source that expires it with its day.
  *
- * IPv6 clients are grouped by /64 (one subscriber usually holds a whole /64), and
- * IPv4-mapped IPv6 addresses count as the IPv4 address they carry.
+ * Two keys per client: `hash` for the rate limits groups IPv6 by /64 (one subscriber usually
+ * holds a whole /64); `lookupKey`, for counting distinct clients (trends) and the new servers a
+ * client may add, groups IPv6 by /48, since a subscriber often holds a /48 too and 65,536
+ * "clients" of one /48 would rank any name first. IPv4-mapped IPv6 addresses count as the IPv4
+ * address they carry.
  */
 export class ClientHasher {
   private dayEnds = 0;
   private secret = '';
   private fetching: Promise<void> | null = null;
-  /** Today's key per address: a cached answer is served far faster than an HMAC is computed. */
+  /** Today's keys per address: a cached answer is served far faster than an HMAC is computed. */
   private readonly memo = new Map<string, string>();
+  private readonly lookupMemo = new Map<string, string>();
 
   constructor(
     private readonly clock: Clock,
@@ -45,13 +49,23 @@ export class ClientHasher {
     await this.fetching;
   }
 
+  /** The client's key for the rate limits (IPv6 by /64). */
   hash(ip: string): string {
+    return this.keyOf(ip, this.memo, 64);
+  }
+
+  /** The client's key for distinct-client counts and the new-server allowance (IPv6 by /48). */
+  lookupKey(ip: string): string {
+    return this.keyOf(ip, this.lookupMemo, 48);
+  }
+
+  private keyOf(ip: string, memo: Map<string, string>, ipv6Prefix: 48 | 64): string {
     this.rotateIfNeeded();
-    let key = this.memo.get(ip);
+    let key = memo.get(ip);
     if (key === undefined) {
-      key = createHmac('sha256', this.secret).update(clientNetwork(ip)).digest('base64url').slice(0, 22);
-      if (this.memo.size >= MEMO_LIMIT) this.memo.clear();
-      this.memo.set(ip, key);
+      key = createHmac('sha256', this.secret).update(clientNetwork(ip, ipv6Prefix)).digest('base64url').slice(0, 22);
+      if (memo.size >= MEMO_LIMIT) memo.clear();
+      memo.set(ip, key);
     }
     return key;
   }
@@ -59,6 +73,7 @@ export class ClientHasher {
   private setSecret(secret: string): void {
     this.secret = secret;
     this.memo.clear();
+    this.lookupMemo.clear();
   }
 
   private rotateIfNeeded(): void {
@@ -83,12 +98,12 @@ export class ClientHasher {
   }
 }
 
-/** The network a client address stands for: the IPv4 address, or the IPv6 /64. */
-export function clientNetwork(ip: string): string {
+/** The network a client address stands for: the IPv4 address, or the IPv6 /64 (or /48). */
+export function clientNetwork(ip: string, ipv6Prefix: 48 | 64 = 64): string {
   if (isIPv4(ip)) return ip;
   if (!ipaddr.isValid(ip)) return ip;
   const addr = ipaddr.process(ip);
   if (addr.kind() === 'ipv4') return addr.toString();
-  const parts = (addr as ipaddr.IPv6).parts.slice(0, 4);
-  return `${parts.map((p) => p.toString(16)).join(':')}::/64`;
+  const parts = (addr as ipaddr.IPv6).parts.slice(0, ipv6Prefix / 16);
+  return `${parts.map((p) => p.toString(16)).join(':')}::/${ipv6Prefix}`;
 }

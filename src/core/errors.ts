@@ -51,6 +51,23 @@ export class HostNotFoundError extends ObserverError {
 }
 
 /**
+ * 429: the IP the look-up would ping has had its pings of the minute (TARGET_PINGS_PER_MINUTE),
+ * whoever asked and by whatever name. The message never names the IP: a name's addresses are
+ * not the client's business past `ip_address`.
+ */
+export class TargetRateLimitedError extends ObserverError {
+  constructor(limit: number, headers: Record<string, string>, retryAfterSeconds: number) {
+    super(
+      'target_rate_limited',
+      429,
+      `Observer pings one server IP at most ${limit === 1 ? 'once' : `${limit} times`} a minute, whatever the name or ` +
+        `client, and this server's IP has had its pings for this minute. Retry in ${retryAfterSeconds} seconds.`,
+      { headers },
+    );
+  }
+}
+
+/**
  * Why a Minecraft query failed. `message` is the short, safe summary the API shows in
  * `error`; it never contains an address, a stack or a raw exception text.
  */

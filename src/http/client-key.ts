@@ -3,8 +3,9 @@ import type { FastifyRequest } from 'fastify';
 import type { ClientHasher } from '../core/client-hash.js';
 
 const KEY = Symbol('observer.clientKey');
+const LOOKUP_KEY = Symbol('observer.lookupKey');
 
-type Holder = { [KEY]?: string };
+type Holder = { [KEY]?: string; [LOOKUP_KEY]?: string };
 
 /**
  * The opaque key of the request's client (see ClientHasher), computed once per request: the
@@ -14,6 +15,12 @@ type Holder = { [KEY]?: string };
 export function clientKeyOf(request: FastifyRequest, hasher: ClientHasher): string {
   const holder = request.raw as unknown as Holder;
   return (holder[KEY] ??= hasher.hash(request.ip));
+}
+
+/** The client's key for the trends and the new-server allowance (ClientHasher.lookupKey), once per request. */
+export function lookupKeyOf(request: FastifyRequest, hasher: ClientHasher): string {
+  const holder = request.raw as unknown as Holder;
+  return (holder[LOOKUP_KEY] ??= hasher.lookupKey(request.ip));
 }
 
 export function rememberClientKey(raw: IncomingMessage, key: string): void {

@@ -88,7 +88,9 @@ export class FastStatus {
     if (!PLAIN_ADDRESS.test(address)) return false;
     const started = performance.now();
     const { store, limit } = this.options.rateLimit;
-    const key = this.clientKey(req);
+    const ip = this.clientIp(req);
+    const key = this.options.hasher.hash(ip);
+    rememberClientKey(req, key);
     let counted: WindowCount | Promise<WindowCount>;
     try {
       counted = store.hit(`status:${key}`, WINDOW_MS, limit);
@@ -99,7 +101,7 @@ export class FastStatus {
       handOverCharge(req, counted);
       return false;
     }
-    void this.answer(address, key, counted, res, started);
+    void this.answer(address, this.options.hasher.lookupKey(ip), counted, res, started);
     return true;
   }
 
@@ -113,16 +115,11 @@ export class FastStatus {
     return true;
   }
 
-  private clientKey(req: IncomingMessage): string {
-    let ip: string | undefined;
-    if (this.trust === null) ip = req.socket.remoteAddress;
-    else {
-      const addresses = proxyAddr.all(req, this.trust);
-      ip = addresses[addresses.length - 1];
-    }
-    const key = this.options.hasher.hash(ip ?? '');
-    rememberClientKey(req, key);
-    return key;
+  /** The client's address as Fastify's `request.ip` would give it (TRUST_PROXY applied). */
+  private clientIp(req: IncomingMessage): string {
+    if (this.trust === null) return req.socket.remoteAddress ?? '';
+    const addresses = proxyAddr.all(req, this.trust);
+    return addresses[addresses.length - 1] ?? '';
   }
 
   private async answer(address: string, clientKey: string, counted: WindowCount, res: ServerResponse, started: number): Promise<void> {

@@ -10,7 +10,7 @@
 import type { FastifyRequest } from 'fastify';
 import type { ClientHasher } from '../core/client-hash.js';
 import type { LookupOptions } from '../status/types.js';
-import { clientKeyOf } from './client-key.js';
+import { lookupKeyOf } from './client-key.js';
 import type { TierCharger } from './rate-limit.js';
 
 export function pingBudget(charge: TierCharger, request: FastifyRequest, admitPing: () => void): NonNullable<LookupOptions['beforePing']> {
@@ -27,7 +27,7 @@ export function pingBudget(charge: TierCharger, request: FastifyRequest, admitPi
 export type MediaLookupOptions = (request: FastifyRequest) => LookupOptions;
 
 export function mediaLookupOptions(charge: TierCharger, hasher: ClientHasher, admitPing: () => void): MediaLookupOptions {
-  return (request) => ({ clientKey: clientKeyOf(request, hasher), beforePing: pingBudget(charge, request, admitPing) });
+  return (request) => ({ clientKey: lookupKeyOf(request, hasher), beforePing: pingBudget(charge, request, admitPing) });
 }
 
 /** Runs a render in one of the client's admission slots (http/admission.ts), or refuses it with 503. */

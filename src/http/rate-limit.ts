@@ -16,6 +16,7 @@ import type { IncomingMessage } from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ClientHasher } from '../core/client-hash.js';
 import { ObserverError } from '../core/errors.js';
+import { rateLimitFields, type WindowCount, type WindowCounter } from '../core/rate-window.js';
 import type { SharedRedis } from '../redis/shared-redis.js';
 import { clientKeyOf } from './client-key.js';
 
@@ -40,19 +41,10 @@ export function tierConfig(tier: RateTier) {
   return { tier };
 }
 
-export interface WindowCount {
-  /** Requests counted in the current window, this one included. */
-  count: number;
-  /** Milliseconds until the window ends. */
-  resetMs: number;
-}
+export type { WindowCount };
 
-export interface RateLimitStore {
-  /**
-   * Counts `units` requests (default 1; a bulk look-up counts one per entry); `limit` lets a
-   * shared store decide how exactly it must count.
-   */
-  hit(key: string, windowMs: number, limit: number, units?: number): WindowCount | Promise<WindowCount>;
+/** Counts requests per client and tier (and, with its own instance, pings per target IP). */
+export interface RateLimitStore extends WindowCounter {
   close(): void;
 }
 
@@ -230,11 +222,8 @@ function takeCharge(raw: IncomingMessage): WindowCount | Promise<WindowCount> | 
 }
 
 /** The IETF `RateLimit-Policy` and `RateLimit` fields of a tier after a count. */
-export function rateLimitHeaders(tier: RateTier, limit: number, { count, resetMs }: WindowCount) {
-  return {
-    'RateLimit-Policy': `"${tier}";q=${limit};w=${WINDOW_MS / 1000}`,
-    RateLimit: `"${tier}";r=${Math.max(0, limit - count)};t=${Math.max(1, Math.ceil(resetMs / 1000))}`,
-  };
+export function rateLimitHeaders(tier: RateTier, limit: number, counted: WindowCount) {
+  return rateLimitFields(tier, limit, WINDOW_MS, counted);
 }
 
 /** The 429 of a tier whose window is spent, with its RateLimit headers and Retry-After. */

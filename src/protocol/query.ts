@@ -42,10 +42,16 @@ export const MAX_QUERY_PLAYERS = 1_000;
 export const MAX_QUERY_PLUGINS = 256;
 const MAX_VALUE_CHARS = 1_024;
 const MAX_NAME_CHARS = 64;
-/** UDP may lose a request or its reply: resend this often until the deadline. */
+/** UDP may lose a request or its reply: resend after this long without one. */
 export const QUERY_RESEND_INTERVAL_MS = 500;
-/** Hard stop when a caller's signal has no deadline: 30 s of resends. */
-const MAX_QUERY_ATTEMPTS = 60;
+/**
+ * Packets one Query sends in all: the handshake, the full stat, and one resend of whichever was
+ * lost. A silent port (the query disabled, or a target that never asked to be queried) gets no
+ * more than this however long the deadline (docs/hostile-clients.md).
+ */
+export const MAX_QUERY_PACKETS = 3;
+/** How long the last packet's reply is awaited when the caller's signal has no earlier deadline. */
+const LAST_REPLY_WAIT_MS = 5_000;
 
 /** Keys vanilla, Paper, Geyser and PocketMine send; used to find the end of a hostname holding a NUL. */
 const KNOWN_KEYS = new Set([
@@ -248,23 +254,25 @@ export function fullStatToResult(stat: FullStat): QueryResult {
 }
 
 /**
- * Runs the handshake then the full stat on a connection it is handed. Each step resends its
- * request every QUERY_RESEND_INTERVAL_MS until a reply with our session ID arrives; datagrams of
- * another type or session are ignored (the transport already drops other sources). The deadline
- * (the connection's signal) ends it with `timeout`.
+ * Runs the handshake then the full stat on a connection it is handed. A step resends its
+ * request after QUERY_RESEND_INTERVAL_MS without a reply with our session ID, within
+ * MAX_QUERY_PACKETS packets for both steps; datagrams of another type or session are ignored
+ * (the transport already drops other sources). The deadline (the connection's signal), or the
+ * packets spent without a reply, ends it with `timeout`.
  */
 export async function queryFullStat(connection: DatagramConnection, now: () => number): Promise<QueryResult> {
   const sessionId = newSessionId();
-  let attempts = 0;
+  let sent = 0;
   let challenge: number | undefined;
   let nextSend = now();
   for (;;) {
     if (now() >= nextSend) {
-      if (attempts++ >= MAX_QUERY_ATTEMPTS) throw new ProbeError('timeout', { cause: new Error('no query reply') });
+      if (sent >= MAX_QUERY_PACKETS) throw new ProbeError('timeout', { cause: new Error('no query reply') });
       connection.send(
         challenge === undefined ? encodeQueryHandshake(sessionId) : encodeFullStatRequest(sessionId, challenge),
       );
-      nextSend = now() + QUERY_RESEND_INTERVAL_MS;
+      sent += 1;
+      nextSend = now() + (sent < MAX_QUERY_PACKETS ? QUERY_RESEND_INTERVAL_MS : LAST_REPLY_WAIT_MS);
     }
     const datagram = await connection.receive(nextSend - now());
     if (datagram === undefined) continue;

@@ -17,11 +17,15 @@
  *    ProbeError('dns_failure'). Both ProbeErrors are offline results for the status service,
  *    not HTTP errors.
  *
- * Order of `ips`: every A answer, then every AAAA answer, each in the order the DNS server gave.
- * IPv4 first is what the vanilla Java client does (Java prefers IPv4 by default) and what
- * Minecraft servers are most often reachable on; the caller falls back to IPv6 after.
+ * Order of `ips` (connectionOrder): one address per family first, IPv4 then IPv6, then the
+ * families alternate (RFC 8305 §4), each in the order the DNS server gave, cut to
+ * `maxAddresses` (LOOKUP_MAX_ADDRESSES). IPv4 first is what the vanilla Java client does (Java
+ * prefers IPv4 by default) and what Minecraft servers are most often reachable on. The cut
+ * keeps one look-up of a name with many records from knocking on all of them
+ * (docs/hostile-clients.md); the guard still checks every answer.
  */
 import { promises as dns, type SrvRecord as DnsSrvRecord } from 'node:dns';
+import { isIPv4 } from 'node:net';
 import { LRUCache } from 'lru-cache';
 import { InvalidAddressError, HostNotFoundError, ProbeError, TargetRefusedError } from '../core/errors.js';
 import type { QueryMode, SrvRecord } from '../core/types.js';
@@ -50,7 +54,12 @@ export interface TargetResolverOptions {
   negativeTtlMs?: number;
   /** Clock of the negative cache (ms). */
   now?: () => number;
+  /** Addresses of one name returned to try, 1 to MAX_ADDRESSES_TRIED (default). */
+  maxAddresses?: number;
 }
+
+/** The most addresses of one name a look-up may try (LOOKUP_MAX_ADDRESSES allows 1 to this). */
+export const MAX_ADDRESSES_TRIED = 4;
 
 /** Names remembered as having no records, at most (least recently used go first). */
 const NEGATIVE_CACHE_MAX = 10_000;
@@ -72,6 +81,7 @@ export class TargetResolver {
   private readonly tries: number;
   private readonly negativeTtlMs: number;
   private readonly now: () => number;
+  private readonly maxAddresses: number;
   /** Key (mode's use of SRV + name) → when the "no records" answer expires. */
   private readonly notFound = new LRUCache<string, number>({ max: NEGATIVE_CACHE_MAX });
   /** The c-ares channel every look-up shares. */
@@ -83,6 +93,10 @@ export class TargetResolver {
     this.tries = opts.tries ?? 2;
     this.negativeTtlMs = opts.negativeTtlMs ?? 30_000;
     this.now = opts.now ?? Date.now;
+    this.maxAddresses = opts.maxAddresses ?? MAX_ADDRESSES_TRIED;
+    if (!Number.isInteger(this.maxAddresses) || this.maxAddresses < 1 || this.maxAddresses > MAX_ADDRESSES_TRIED) {
+      throw new TypeError(`maxAddresses must be a whole number from 1 to ${MAX_ADDRESSES_TRIED}`);
+    }
     if (!Number.isInteger(this.timeoutMs) || this.timeoutMs < 1) throw new TypeError('timeoutMs must be a positive integer');
     if (!Number.isInteger(this.tries) || this.tries < 1) throw new TypeError('tries must be a positive integer');
     this.channel = new dns.Resolver({ timeout: this.timeoutMs, tries: this.tries });
@@ -153,7 +167,7 @@ export class TargetResolver {
       throw new HostNotFoundError(address.host);
     }
     this.check(found);
-    return { host: address.host, port: address.port ?? defaultPort(mode), ips: found, srvRecord: null };
+    return { host: address.host, port: address.port ?? defaultPort(mode), ips: connectionOrder(found, this.maxAddresses), srvRecord: null };
   }
 
   private async followSrv(
@@ -187,7 +201,7 @@ export class TargetResolver {
       ips = [target.host];
     }
     this.check(ips);
-    return { host: target.host, port: chosen.port, ips, srvRecord };
+    return { host: target.host, port: chosen.port, ips: connectionOrder(ips, this.maxAddresses), srvRecord };
   }
 
   /**
@@ -222,6 +236,21 @@ export function chooseSrv(records: readonly DnsSrvRecord[]): DnsSrvRecord | null
       a.priority - b.priority || b.weight - a.weight || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0) || a.port - b.port,
   );
   return usable[0] ?? null;
+}
+
+/**
+ * The addresses to try, in order: IPv4 and IPv6 alternating from the first IPv4 address (one
+ * per family before any second one), each family in the order given, at most `max`.
+ */
+export function connectionOrder(ips: readonly string[], max: number): string[] {
+  const v4 = ips.filter((ip) => isIPv4(ip));
+  const v6 = ips.filter((ip) => !isIPv4(ip));
+  const ordered: string[] = [];
+  for (let i = 0; ordered.length < max && i < Math.max(v4.length, v6.length); i += 1) {
+    if (i < v4.length) ordered.push(v4[i]!);
+    if (i < v6.length && ordered.length < max) ordered.push(v6[i]!);
+  }
+  return ordered;
 }
 
 /** Java and legacy look up SRV when no port is given; a name too long for the prefix (RFC 1035 §2.3.4) has none. */

@@ -5,7 +5,9 @@ import { pingBedrock, pingJava, pingLegacy, queryServer } from '../protocol/inde
 import { AddressGuard, TargetResolver } from '../resolve/index.js';
 import type { Store } from '../store/types.js';
 import { MemoryStatusCache, type StatusCache } from './cache.js';
-import { StatusService, type StatusObserver } from './service.js';
+import { StatusService, type StatusObserver, type StatusServiceDeps } from './service.js';
+import { NewServerAllowance, TargetBudget } from './budgets.js';
+import type { WindowCounter } from '../core/rate-window.js';
 
 export { StatusService, STALE_WHILE_REVALIDATE_MS, SATURATION_STALE_MS } from './service.js';
 export type { StatusServiceDeps, PingFunction, ProbeTarget, StatusObserver } from './service.js';
@@ -16,7 +18,10 @@ export { Blocklist, blocklistCandidates, parseBlocklist, withBlockedFlag } from 
 export { BackgroundRefresher } from './refresher.js';
 
 export interface StatusServiceOptions {
-  config: Pick<Config, 'dnsServers' | 'targetAllowlist' | 'statusCacheTtlSeconds' | 'pingTimeoutMs' | 'maxConcurrentPings'>;
+  config: Pick<
+    Config,
+    'dnsServers' | 'targetAllowlist' | 'statusCacheTtlSeconds' | 'pingTimeoutMs' | 'maxConcurrentPings' | 'lookupMaxAddresses' | 'targetPingsPerMinute' | 'newServersPerClientPerDay'
+  >;
   clock: Clock;
   store?: Store | null;
   cache?: StatusCache;
@@ -25,13 +30,24 @@ export interface StatusServiceOptions {
   onError?: (error: unknown, context: string) => void;
   /** Metrics hooks (pings, cache results). */
   observe?: StatusObserver;
+  /**
+   * Where pings per target IP (TARGET_PINGS_PER_MINUTE) and new servers per client
+   * (NEW_SERVERS_PER_CLIENT_PER_DAY) are counted: the rate limiter's memory or Redis store;
+   * unset, neither is limited.
+   */
+  budgetCounter?: WindowCounter;
 }
 
 export function createStatusService(options: StatusServiceOptions): StatusService {
   const { config, clock } = options;
   const guard = new AddressGuard(config.targetAllowlist);
   return new StatusService({
-    resolver: new TargetResolver({ dnsServers: config.dnsServers, guard, now: () => clock.now() }),
+    resolver: new TargetResolver({
+      dnsServers: config.dnsServers,
+      guard,
+      now: () => clock.now(),
+      maxAddresses: config.lookupMaxAddresses,
+    }),
     ping: { java: pingJava, legacy: pingLegacy, bedrock: pingBedrock },
     queryServer: (target) => queryServer(target),
     ...(options.icmp ? { icmp: options.icmp } : {}),
@@ -43,5 +59,18 @@ export function createStatusService(options: StatusServiceOptions): StatusServic
     maxConcurrentPings: config.maxConcurrentPings,
     ...(options.onError ? { onError: options.onError } : {}),
     ...(options.observe ? { observe: options.observe } : {}),
+    ...(options.budgetCounter ? budgets(options.budgetCounter, config, options.onError) : {}),
   });
+}
+
+function budgets(
+  counter: WindowCounter,
+  config: StatusServiceOptions['config'],
+  onError: StatusServiceOptions['onError'],
+): Pick<StatusServiceDeps, 'targetBudget' | 'newServers'> {
+  const report = (error: unknown) => onError?.(error, 'budget counter');
+  return {
+    targetBudget: new TargetBudget(counter, config.targetPingsPerMinute, report),
+    newServers: new NewServerAllowance(counter, config.newServersPerClientPerDay, report),
+  };
 }

@@ -10,16 +10,19 @@
  *  - concurrent requests for one target share one ping (a Map of promises, deleted on settle).
  */
 import { LRUCache } from 'lru-cache';
-import { HostNotFoundError, ObserverError, ProbeError, TargetRefusedError } from '../core/errors.js';
+import { HostNotFoundError, ObserverError, ProbeError, TargetRateLimitedError, TargetRefusedError } from '../core/errors.js';
 import type { Clock } from '../core/clock.js';
+import { settleWithin } from '../core/settle-within.js';
 import { roundLatency, type ProbeTarget } from '../protocol/target.js';
 import { editionOf, offlineStatus, type PingResult, type QueryMode, type ServerStatus } from '../core/types.js';
 import { defaultPort, parseAddress, type ParsedAddress, type ResolvedTarget, queryEcho } from '../resolve/index.js';
-import type { Store } from '../store/types.js';
+import type { CheckRecord, Store } from '../store/types.js';
 import type { StatusCache, StoredStatus, CacheEntry } from './cache.js';
 import { serverId } from './server-id.js';
 import type { LookupOptions, QueryRequest, StatusAnswer, StatusLookup } from './types.js';
 import type { QueryResult } from '../protocol/query.js';
+import type { NewServerAllowance, TargetBudget } from './budgets.js';
+import { HistoryRecorder } from './recorder.js';
 
 export type { ProbeTarget };
 
@@ -34,6 +37,8 @@ interface PingJob {
    * refresh a request starts; absent for the background refresher's look-ups.
    */
   beforePing?: LookupOptions['beforePing'];
+  /** The client whose look-up started the ping (absent for the background refresher's). */
+  clientKey?: string;
   query?: QueryRequest;
 }
 
@@ -52,6 +57,10 @@ export interface StatusServiceDeps {
   ttlSeconds: number;
   pingTimeoutMs: number;
   maxConcurrentPings: number;
+  /** Pings per destination IP a minute; without it, target IPs are not limited. */
+  targetBudget?: TargetBudget;
+  /** New servers a client may have recorded a day; without it, every check is recorded. */
+  newServers?: NewServerAllowance;
   /** Called with unexpected errors (recording failures, bugs in a client). */
   onError?: (error: unknown, context: string) => void;
   /** Metrics hooks: each performed ping, and how each look-up was answered. */
@@ -73,8 +82,7 @@ const QUERY_DONE = new Error('query answered');
 /** Why a query is aborted at PING_TIMEOUT_MS. */
 const QUERY_DEADLINE = new Error('query deadline reached');
 
-/** A client's look-up of a server is recorded at most once per this period (trends count days). */
-export const LOOKUP_RECORD_INTERVAL_MS = 60_000;
+export { LOOKUP_RECORD_INTERVAL_MS } from './recorder.js';
 
 /**
  * How many times a look-up tries again after the ping it joined was refused by another
@@ -85,6 +93,11 @@ const JOINED_REFUSALS_MAX = 3;
 /** A ping refused by a spent budget (the beforePing hook's 429). */
 function isRateLimited(error: unknown): boolean {
   return error instanceof ObserverError && error.code === 'rate_limited';
+}
+
+/** A refresh that did not ping because a budget was spent: the client's or the target IP's. */
+function isRefused(error: unknown): boolean {
+  return isRateLimited(error) || error instanceof TargetRateLimitedError;
 }
 
 /** Errors a connection attempt may fail with where the next address is worth trying. */
@@ -108,32 +121,24 @@ const JOIN_POLL_FIRST_MS = 20;
 const JOIN_POLL_MAX_MS = 250;
 const JOIN_POLL_MAX_ATTEMPTS = 200;
 
-function settleWithin<T>(promise: Promise<T>, ms: number, fallback: T): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<T>((resolve) => {
-    timer = setTimeout(() => resolve(fallback), ms);
-  });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
-}
-
 export class StatusService implements StatusLookup {
   private readonly inFlight = new Map<string, Promise<StoredStatus>>();
   private pingsInFlight = 0;
   /** Parsed addresses by the text asked for: a cache hit should not parse the same text again. */
   private readonly parsed = new LRUCache<string, ParsedAddress>({ max: 10_000 });
-  /** Client+server pairs recorded within the last LOOKUP_RECORD_INTERVAL_MS. */
-  private readonly recentLookups: LRUCache<string, true>;
+  /** Writes checks and look-ups to the store, once there is a result; null without a store. */
+  private readonly recorder: HistoryRecorder | null;
   /** The `stale: true` copy of a stored status, made once per stored status. */
   private readonly staleCopies = new WeakMap<StoredStatus, ServerStatus>();
 
   constructor(private readonly deps: StatusServiceDeps) {
-    this.recentLookups = new LRUCache<string, true>({
-      max: 50_000,
-      ttl: LOOKUP_RECORD_INTERVAL_MS,
-      ttlAutopurge: false,
-      ttlResolution: 0,
-      perf: { now: () => deps.clock.now() },
-    });
+    const { store, clock, newServers, onError } = deps;
+    this.recorder = store ? new HistoryRecorder({ store, clock, newServers, onError }) : null;
+  }
+
+  /** Resolves once what the look-ups so far write to the store is queued (tests, shutdown). */
+  recorded(): Promise<void> {
+    return this.recorder?.settled() ?? Promise.resolve();
   }
 
   /** Pings in flight right now (coalesced requests count once). */
@@ -149,20 +154,22 @@ export class StatusService implements StatusLookup {
     }
     const query = options.query;
     const key = `${mode}|${parsed.host}|${parsed.port ?? ''}${query ? `|q${query.port ?? ''}` : ''}`;
-    const { store, clock } = this.deps;
     const entry = await this.deps.cache.get(key);
     const id = entry?.latest.status.server_id ?? serverId(editionOf(mode), parsed.host, parsed.port ?? defaultPort(mode));
-    if (!options.background) store?.count({ serverQueries: 1 });
-    if (store && options.clientKey) {
-      const pair = `${id}|${options.clientKey}`;
-      if (!this.recentLookups.has(pair)) {
-        this.recentLookups.set(pair, true);
-        store.recordLookup(id, options.clientKey);
-      }
-    }
+    if (!options.background) this.deps.store?.count({ serverQueries: 1 });
+    const { beforePing, clientKey } = options;
+    const job: PingJob = { key, parsed, mode, id };
+    if (query) job.query = query;
+    if (beforePing) job.beforePing = beforePing;
+    if (clientKey) job.clientKey = clientKey;
+    const answer = await this.answerLookup(job, entry);
+    if (clientKey) this.recorder?.recordLookup(id, clientKey);
+    return answer;
+  }
 
-    const job: PingJob = query ? { key, parsed, mode, id, query } : { key, parsed, mode, id };
-    const own: PingJob = options.beforePing ? { ...job, beforePing: options.beforePing } : job;
+  /** The look-up's answer: from the cache, from the ping it starts or joins, or stale / refused. */
+  private async answerLookup(own: PingJob, entry: CacheEntry | undefined): Promise<StatusAnswer> {
+    const { key } = own;
     let current = entry;
     for (let attempt = 1; ; attempt += 1) {
       const decided = this.decide(current, own);
@@ -172,6 +179,7 @@ export class StatusService implements StatusLookup {
       try {
         fresh = await this.refresh(own);
       } catch (error) {
+        if (error instanceof TargetRateLimitedError) return this.overTargetBudget(current ?? (await this.deps.cache.get(key)), error);
         // The ping this request joined was refused by another client's spent budget (its
         // beforePing): that refusal is not this client's, so it tries again on its own budget,
         // as a new look-up (the cache again, then the same ping cap as every new ping).
@@ -180,7 +188,7 @@ export class StatusService implements StatusLookup {
         if (attempt >= JOINED_REFUSALS_MAX) return this.busy(current?.lastSuccess ?? null);
         continue;
       }
-      return this.answer(fresh, 'MISS', Math.max(0, fresh.checkedAt + this.deps.ttlSeconds * 1000 - clock.now()));
+      return this.answer(fresh, 'MISS', Math.max(0, fresh.checkedAt + this.deps.ttlSeconds * 1000 - this.deps.clock.now()));
     }
   }
 
@@ -204,7 +212,7 @@ export class StatusService implements StatusLookup {
       // stands. Its failure is logged, never thrown.
       if (!saturated) {
         this.refresh(job).catch((error: unknown) => {
-          if (!isRateLimited(error)) this.deps.onError?.(error, 'background refresh');
+          if (!isRefused(error)) this.deps.onError?.(error, 'background refresh');
         });
       }
       return this.answer(last, 'STALE', 0, true);
@@ -219,6 +227,13 @@ export class StatusService implements StatusLookup {
     throw new ObserverError('service_busy', 503, 'The service is busy with other queries. Please retry shortly.', {
       headers: { 'Retry-After': '5' },
     });
+  }
+
+  /** The target IP's pings of the minute are spent: the last success under 24 hours, stale, or the 429. */
+  private overTargetBudget(entry: CacheEntry | undefined, error: TargetRateLimitedError): StatusAnswer {
+    const last = entry?.lastSuccess;
+    if (last && this.deps.clock.now() < last.checkedAt + SATURATION_STALE_MS) return this.answer(last, 'STALE', 0, true);
+    throw error;
   }
 
   private answer(stored: StoredStatus, cache: StatusAnswer['cache'], freshMs: number, stale = false): StatusAnswer {
@@ -293,7 +308,7 @@ export class StatusService implements StatusLookup {
   private async pingAndStore(job: PingJob): Promise<StoredStatus> {
     await job.beforePing?.();
     const { key, parsed, mode, id, query } = job;
-    const { cache, clock, store } = this.deps;
+    const { cache, clock } = this.deps;
     const stored = await this.query(parsed, mode, id, query);
     const previous = await cache.get(key);
     const entry: CacheEntry = {
@@ -304,23 +319,7 @@ export class StatusService implements StatusLookup {
       ? Math.max(this.deps.ttlSeconds * 1000, entry.lastSuccess.checkedAt + SATURATION_STALE_MS - clock.now())
       : this.deps.ttlSeconds * 1000;
     await cache.set(key, entry, keepMs);
-    if (store) {
-      // Queued for the store's group commit: never waits, never throws.
-      store.count({ totalChecks: 1 });
-      const s = stored.status;
-      store.recordCheck({
-        serverId: id,
-        edition: editionOf(mode),
-        host: parsed.host,
-        port: parsed.port ?? defaultPort(mode),
-        checkedAt: stored.checkedAt,
-        online: s.online,
-        playersOnline: s.players?.online ?? null,
-        playersMax: s.players?.max ?? null,
-        latencyMs: s.roundTripLatency,
-        version: s.version?.name ?? null,
-      });
-    }
+    this.recorder?.recordCheck(checkRecord(job, stored), job.clientKey);
     return stored;
   }
 
@@ -367,25 +366,18 @@ export class StatusService implements StatusLookup {
     base.query.port = target.port;
     base.srvRecord = target.srvRecord;
     base.ip_address = target.ips[0] ?? null;
+    // Before anything is sent to the first address: a spent budget refuses the whole look-up
+    // (answered stale, or 429).
+    if (target.ips[0] !== undefined) await this.deps.targetBudget?.take(target.ips[0]);
     // The echo starts with the query, at the first address; if another address answers, it is
     // asked instead: `icmp` always describes `ip_address`.
     const echo = (ip: string | undefined) => (this.deps.icmp && ip ? this.deps.icmp(ip, signal).catch(() => null) : null);
     let icmp = echo(target.ips[0]);
     const queried = query && target.ips[0] ? this.runQuery(target.ips[0], query.port ?? target.port, target.host, signal) : null;
 
-    let result: PingResult | null = null;
-    let failure: unknown = null;
-    for (const ip of target.ips) {
-      try {
-        result = await this.deps.ping[mode]({ ip, port: target.port, hostname: target.host, signal });
-        base.ip_address = ip;
-        break;
-      } catch (error) {
-        failure = error;
-        if (!(error instanceof ProbeError) || !TRY_NEXT_ADDRESS.has(error.code) || signal.aborted) break;
-      }
-    }
-    if (result && base.ip_address !== target.ips[0]) icmp = echo(base.ip_address ?? undefined);
+    const { result, failure, ip } = await this.pingFirstAnswering(target, mode, signal);
+    if (result) base.ip_address = ip;
+    if (result && ip !== target.ips[0]) icmp = echo(ip);
     const queryDone = queried ? settleWithin(queried, QUERY_GRACE_MS, { error: 'timed out' }) : null;
     base.icmp = icmp ? await settleWithin(icmp, ICMP_GRACE_MS, false) : null;
     if (queryDone) base.queryResult = await queryDone;
@@ -400,6 +392,36 @@ export class StatusService implements StatusLookup {
       favicon: result.favicon,
       roundTripLatency: roundLatency(result.latencyMs),
     });
+  }
+
+  /**
+   * Pings the target's addresses in order until one answers; the next is tried only after a
+   * refusal or an unreachable host, and only within its IP's budget (the first address was
+   * charged by the caller).
+   */
+  private async pingFirstAnswering(target: ResolvedTarget, mode: QueryMode, signal: AbortSignal) {
+    let failure: unknown = null;
+    for (const [index, ip] of target.ips.entries()) {
+      if (index > 0 && !(await this.withinBudget(ip))) break;
+      try {
+        const result = await this.deps.ping[mode]({ ip, port: target.port, hostname: target.host, signal });
+        return { result, failure, ip };
+      } catch (error) {
+        failure = error;
+        if (!(error instanceof ProbeError) || !TRY_NEXT_ADDRESS.has(error.code) || signal.aborted) break;
+      }
+    }
+    return { result: null, failure, ip: undefined };
+  }
+
+  private async withinBudget(ip: string): Promise<boolean> {
+    try {
+      await this.deps.targetBudget?.take(ip);
+      return true;
+    } catch (error) {
+      if (error instanceof TargetRateLimitedError) return false;
+      throw error;
+    }
   }
 
   /** The Query beside the ping, on the same deadline; a failure is `{ error }`, never thrown. */
@@ -422,4 +444,20 @@ export class StatusService implements StatusLookup {
     this.deps.onError?.(error, context);
     return 'query failed';
   }
+}
+
+/** The history row of a performed ping. */
+function checkRecord({ id, parsed, mode }: PingJob, { status, checkedAt }: StoredStatus): CheckRecord {
+  return {
+    serverId: id,
+    edition: editionOf(mode),
+    host: parsed.host,
+    port: parsed.port ?? defaultPort(mode),
+    checkedAt,
+    online: status.online,
+    playersOnline: status.players?.online ?? null,
+    playersMax: status.players?.max ?? null,
+    latencyMs: status.roundTripLatency,
+    version: status.version?.name ?? null,
+  };
 }

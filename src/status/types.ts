@@ -11,7 +11,10 @@ export interface StatusAnswer {
 }
 
 export interface LookupOptions {
-  /** Opaque keyed hash of the client (ClientHasher), for distinct-client trends. */
+  /**
+   * Opaque keyed hash of the client as trends and the new-server allowance count it
+   * (ClientHasher.lookupKey: IPv6 by /48).
+   */
   clientKey?: string;
   /**
    * Called right before this lookup causes a ping (never for a cached answer or a ping it

@@ -126,6 +126,11 @@ export class KyselyHistoryStore implements HistoryStore {
     this.queue.enqueueLookup({ server_id: serverId, client_hash: clientHash, seen_at: this.clock.now() });
   }
 
+  async knowsServer(serverId: string): Promise<boolean> {
+    const row = await this.db.selectFrom('servers').select('id').where('id', '=', serverId).executeTakeFirst();
+    return row !== undefined;
+  }
+
   health(): StoreHealth {
     return this.queue.health();
   }

@@ -5,7 +5,8 @@
  *
  * The players term is below 1, so one more distinct client always outranks any number of
  * players, and players only order servers with as many clients. A client is a keyed hash of
- * its address (IPv6 by /64), counted once per server however often it asks.
+ * its address (IPv6 by /48, so one subscriber's many /64s are one client), counted once per
+ * server however often it asks.
  *
  * The store keeps the score as an integer, `SCORE_SCALE` times the formula with the players
  * term rounded down, so that both databases compare it exactly (the keyset cursor compares
@@ -28,6 +29,6 @@ export function scoreValue(storedScore: number): number {
 export const TREND_SCORE_FORMULA =
   '`trend_score = distinct_clients_24h + players_online / (players_online + 1000)`, rounded down to ' +
   '6 decimals: `distinct_clients_24h` counts the different clients (a keyed hash of the address, ' +
-  'IPv6 by /64, never the address itself) that looked the server up in the last 24 hours, so a ' +
-  'single client cannot raise it; the players term is below 1, so it only breaks ties between ' +
+  'IPv6 by /48, never the address itself) that looked the server up in the last 24 hours, so a ' +
+  'single client, even one holding a whole IPv6 /48, cannot raise it; the players term is below 1, so it only breaks ties between ' +
   'servers with as many clients.';

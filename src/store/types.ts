@@ -108,6 +108,11 @@ export interface Store {
    */
   recordLookup(serverId: string, clientKey: string): void;
   /**
+   * Whether the store has the server's row (a check of it was written and not yet pruned).
+   * One primary-key read; rejects when the database cannot answer.
+   */
+  knowsServer(serverId: string): Promise<boolean>;
+  /**
    * One page of the trend ranking (see ranking.ts for the score). `cursor` is the
    * `server_id` of the previous page's last item; an id the store has never seen (or has
    * forgotten) rejects with InvalidCursorError (400 `invalid_cursor`). Answers within about

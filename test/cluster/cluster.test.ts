@@ -29,6 +29,8 @@ beforeAll(async () => {
     TARGET_ALLOWLIST: '127.0.0.0/8,::1/128',
     TRUST_PROXY: 'true',
     RATE_LIMIT_STATUS: '100000',
+    TARGET_PINGS_PER_MINUTE: '100000',
+    NEW_SERVERS_PER_CLIENT_PER_DAY: '1000000',
     RATE_LIMIT_GENERAL: String(GENERAL_LIMIT),
     // On this shared two-core machine an instance's event loop can stall past the default
     // 250 ms (cold code paths under 100 concurrent requests), and a claim that times out rightly

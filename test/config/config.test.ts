@@ -233,3 +233,29 @@ describe('loadConfig: admission control and HTTP limits', () => {
     expect(() => loadConfig({ HTTP_REQUEST_TIMEOUT_MS: '600001' })).toThrow(/^Invalid HTTP_REQUEST_TIMEOUT_MS=/);
   });
 });
+
+describe('loadConfig: limits a hostile client meets (docs/hostile-clients.md)', () => {
+  const limits = [
+    ['LOOKUP_MAX_ADDRESSES', 'lookupMaxAddresses', 4, 1, 4],
+    ['TARGET_PINGS_PER_MINUTE', 'targetPingsPerMinute', 30, 1, 100_000],
+    ['NEW_SERVERS_PER_CLIENT_PER_DAY', 'newServersPerClientPerDay', 100, 1, 1_000_000],
+  ] as const;
+
+  it.each(limits)('%s defaults to its documented value', (_variable, field, fallback) => {
+    expect(loadConfig({})[field]).toBe(fallback);
+  });
+
+  it.each(limits)('%s accepts its bounds', (variable, field, _fallback, min, max) => {
+    expect(loadConfig({ [variable]: String(min) })[field]).toBe(min);
+    expect(loadConfig({ [variable]: String(max) })[field]).toBe(max);
+  });
+
+  it.each(limits)('%s refuses one past each bound with one line naming it', (variable, _field, _fallback, min, max) => {
+    for (const value of [String(min - 1), String(max + 1), 'many']) {
+      expect(() => loadConfig({ [variable]: value })).toThrow(ConfigError);
+      expect(() => loadConfig({ [variable]: value })).toThrow(
+        `Invalid ${variable}="${value}": expected a whole number from ${min} to ${max}`,
+      );
+    }
+  });
+});

@@ -22,6 +22,19 @@ describe('ClientHasher (memoised per address)', () => {
     expect(hasher.hash('203.0.113.7')).toBe(nextDay);
   });
 
+  it('counts a client for trends and new servers (lookupKey) by IPv6 /48, for rate limits (hash) by /64', () => {
+    const hasher = new ClientHasher(new FakeClock());
+    const a = '2001:db8:aa:1::1';
+    const b = '2001:db8:aa:ffff::2';
+    expect(hasher.hash(a)).not.toBe(hasher.hash(b));
+    expect(hasher.lookupKey(a)).toBe(hasher.lookupKey(b));
+    expect(hasher.lookupKey('2001:db8:ab::1')).not.toBe(hasher.lookupKey(a));
+    expect(hasher.lookupKey(a)).toMatch(/^[A-Za-z0-9_-]{22}$/);
+    // IPv4: one address is one client either way.
+    expect(hasher.lookupKey('203.0.113.7')).not.toBe(hasher.lookupKey('203.0.113.8'));
+    expect(hasher.lookupKey('::ffff:203.0.113.7')).toBe(hasher.lookupKey('203.0.113.7'));
+  });
+
   it('stays correct past the memo bound', () => {
     const hasher = new ClientHasher(new FakeClock());
     const key = hasher.hash('198.51.100.1');

@@ -17,7 +17,7 @@ describe('image and widget look-ups', () => {
   it('count each distinct client once in the trend score, and store no address', async () => {
     const server = await startJavaServer({ motd: 'counted', onlinePlayers: 0 });
     const db = join(dir, 'observer.db');
-    const { app, store } = await composeApp(testConfig({ DATABASE_URL: `sqlite:${db}`, TRUST_PROXY: 'true' }), { logger: false, icmp: null });
+    const { app, store, status } = await composeApp(testConfig({ DATABASE_URL: `sqlite:${db}`, TRUST_PROXY: 'true' }), { logger: false, icmp: null });
     const target = `127.0.0.1:${server.port}`;
     const clients = ['198.51.100.11', '198.51.100.12', '198.51.100.13'];
     try {
@@ -29,6 +29,7 @@ describe('image and widget look-ups', () => {
           expect(res.statusCode, url).toBe(200);
         }
       }
+      await status.recorded();
       await store.flush();
       const trends = (await app.inject({ url: '/api/v1/trends' })).json();
       expect(trends.data[0]).toMatchObject({ hostname: '127.0.0.1', port: server.port });

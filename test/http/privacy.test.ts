@@ -60,7 +60,7 @@ describe('privacy', () => {
     const db = join(dir, 'observer.db');
     const logPath = join(dir, 'observer.log');
     const log = createWriteStream(logPath);
-    const { app, store, redis } = await composeApp(
+    const { app, store, status, redis } = await composeApp(
       testConfig({ DATABASE_URL: `sqlite:${db}`, REDIS_URL, TRUST_PROXY: 'true', LOG_LEVEL: 'trace', LOG_REQUESTS: 'true' }),
       { logger: { level: 'trace', stream: log } },
     );
@@ -115,6 +115,7 @@ describe('privacy', () => {
       expect((bulk.json() as { results: unknown[] }).results).toHaveLength(4);
       expect((await app.inject({ url: `/api/v1/history/${target}`, headers })).json()).toMatchObject({ checks: expect.any(Number) });
 
+      await status.recorded();
       await store.flush();
       // The look-up was counted (as a keyed hash) for the trend ranking.
       const trends = (await app.inject({ url: '/api/v1/trends' })).json();

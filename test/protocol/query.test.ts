@@ -11,7 +11,9 @@ import {
   encodeFullStatRequest,
   encodeQueryHandshake,
   fullStatToResult,
+  MAX_QUERY_PACKETS,
   parseQueryPlugins,
+  QUERY_RESEND_INTERVAL_MS,
   queryServer,
 } from '../../src/protocol/query.js';
 import { codeOf, fixture, hex } from './fixtures.js';
@@ -160,6 +162,21 @@ describe('queryServer against hostile responders', () => {
     const server = await responder('silent');
     await expectFailure(server.port, 'timeout');
     expect(server.received).toBeGreaterThanOrEqual(2);
+  });
+
+  it('a silent port gets at most MAX_QUERY_PACKETS (3) packets, however long the deadline', async () => {
+    const server = await responder('silent');
+    // A clock that jumps a resend interval at every reading: each wait ends at once, so only
+    // the packet cap stops the resends before the (real) deadline.
+    let fake = 0;
+    const now = () => (fake += QUERY_RESEND_INTERVAL_MS);
+    const outcome = await queryServer({ ip: '127.0.0.1', port: server.port, hostname: 'x', signal: AbortSignal.timeout(1200) }, { now }).then(
+      () => null,
+      (error: unknown) => error,
+    );
+    expect((outcome as ProbeError).code).toBe('timeout');
+    expect(MAX_QUERY_PACKETS).toBe(3);
+    expect(server.received).toBe(MAX_QUERY_PACKETS);
   });
 
   it('a wrong session ID is ignored → timeout', async () => {

@@ -78,8 +78,8 @@ afterAll(async () => {
 
 it('keeps answering through two immediate PostgreSQL stops, and writes every outage check when it returns', async () => {
   const url = `postgres://postgres@127.0.0.1:${port}/postgres`;
-  const { app, store } = await composeApp(
-    testConfig({ DATABASE_URL: url, RATE_LIMIT_STATUS: '100000', RATE_LIMIT_GENERAL: '100000' }),
+  const { app, store, status: service } = await composeApp(
+    testConfig({ DATABASE_URL: url, RATE_LIMIT_STATUS: '100000', RATE_LIMIT_GENERAL: '100000', TARGET_PINGS_PER_MINUTE: '100000' }),
     { logger: false, icmp: null },
   );
   const reader = () => new pg.Client({ connectionString: url });
@@ -90,6 +90,7 @@ it('keeps answering through two immediate PostgreSQL stops, and writes every out
   };
   try {
     await status('before-outage');
+    await service.recorded();
     await store.flush();
     const trends = await app.inject('/api/v1/trends?limit=5');
     expect(trends.statusCode).toBe(200);
@@ -104,6 +105,7 @@ it('keeps answering through two immediate PostgreSQL stops, and writes every out
         outageNames.push(`${name}.any.observer.test`);
         await status(name);
       }
+      await service.recorded();
       await vi.waitFor(() => expect(store.health().state).toBe('down'), { timeout: 20_000, interval: 100 });
       expect(store.health().buffered).toBeGreaterThanOrEqual(15);
 

@@ -97,6 +97,20 @@ export function storeSuite(backend: StoreBackend): void {
       expect((await second.trends(10, null)).data).toHaveLength(1);
     });
 
+    it('knows a server once a check of it is written, until it is pruned', async () => {
+      const target = await backend.create();
+      const clock = new FakeClock();
+      const store = await open(target, clock);
+      const id = randomUUID();
+      expect(await store.knowsServer(id)).toBe(false);
+      await record(store, check(id, clock.now()));
+      expect(await store.knowsServer(id)).toBe(true);
+      expect(await store.knowsServer(randomUUID())).toBe(false);
+      clock.advance(31 * DAY);
+      await store.prune();
+      expect(await store.knowsServer(id)).toBe(false);
+    });
+
     it('lists servers whose latest check is online and under 30 minutes old, with their fields', async () => {
       const target = await backend.create();
       const clock = new FakeClock();

@@ -500,7 +500,7 @@ describe('the history chart', () => {
       await new Promise((resolve) => setTimeout(resolve, 1100));
     }
     good.setOnlinePlayers(3);
-    await front.store.flush();
+    await front.flush();
     const o = await open(browser, front, `/server/${encodeURIComponent(address)}`);
     const chart = o.page.locator('svg.chart');
     await chart.waitFor();

@@ -18,6 +18,8 @@ export interface Front {
   origin: string;
   app: Awaited<ReturnType<typeof composeApp>>['app'];
   store: Awaited<ReturnType<typeof composeApp>>['store'];
+  /** Writes what the look-ups so far recorded (their checks are decided after the answer). */
+  flush(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -32,10 +34,12 @@ export async function startFront(env: Record<string, string> = {}, options: Pick
     RATE_LIMIT_STATUS: '100000',
     RATE_LIMIT_GENERAL: '100000',
     RATE_LIMIT_MEDIA: '100000',
+    TARGET_PINGS_PER_MINUTE: '100000',
+    NEW_SERVERS_PER_CLIENT_PER_DAY: '1000000',
     LOG_LEVEL: 'silent',
     ...env,
   });
-  const { app, store, blocklist } = await composeApp(config, { ...options, icmp: null, logger: false });
+  const { app, store, status, blocklist } = await composeApp(config, { ...options, icmp: null, logger: false });
   if (blocklist && !(await blocklist.load())) throw new Error('the test blocklist did not load');
   await app.listen({ host: '127.0.0.1', port: 0 });
   const origin = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
@@ -43,6 +47,10 @@ export async function startFront(env: Record<string, string> = {}, options: Pick
     origin,
     app,
     store,
+    async flush() {
+      await status.recorded();
+      await store.flush();
+    },
     async close() {
       // Teardown: nothing in flight matters any more (a page's last poll must not hold close()).
       app.server.closeAllConnections();

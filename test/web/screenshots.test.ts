@@ -118,7 +118,7 @@ beforeAll(async () => {
   expect((await lookUp(`127.0.0.1:${await freePort()}`)).online).toBe(false);
   at(NOW);
 
-  await front.store.flush();
+  await front.flush();
   // The figures are computed once here and kept (they are cached a minute of the fixed clock),
   // so every screenshot shows the same ones, whichever ran first.
   const stats = (await (await fetch(`${front.origin}/api/v1/stats`)).json()) as { onlineServers: number; offlineServers: number };

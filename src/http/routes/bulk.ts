@@ -6,7 +6,7 @@ import type { ClientHasher } from '../../core/client-hash.js';
 import { ObserverError } from '../../core/errors.js';
 import { parseQueryMode } from '../../resolve/index.js';
 import type { StatusLookup } from '../../status/types.js';
-import { clientKeyOf } from '../client-key.js';
+import { lookupKeyOf } from '../client-key.js';
 import { tierConfig } from '../rate-limit.js';
 import { BulkRequest } from '../schemas.js';
 import { statusBody } from '../../status/cache.js';
@@ -66,7 +66,7 @@ export const bulkRoutes: FastifyPluginAsyncTypebox<{ status: StatusLookup; confi
       },
     },
     async (request, reply) => {
-      const clientKey = clientKeyOf(request, hasher);
+      const clientKey = lookupKeyOf(request, hasher);
       const results = await mapBounded(request.body.servers, BULK_CONCURRENCY, async (entry) => {
         try {
           const mode = parseQueryMode(entry.legacy ?? false, entry.bedrock ?? false);

@@ -5,7 +5,7 @@ import type { ClientHasher } from '../../core/client-hash.js';
 import { parseQueryMode } from '../../resolve/index.js';
 import { statusBody } from '../../status/cache.js';
 import type { LookupOptions, StatusLookup } from '../../status/types.js';
-import { clientKeyOf } from '../client-key.js';
+import { lookupKeyOf } from '../client-key.js';
 import { tierConfig } from '../rate-limit.js';
 import { BooleanFlag } from '../schemas.js';
 
@@ -43,7 +43,9 @@ export const statusRoutes: FastifyPluginAsyncTypebox<{ status: StatusLookup; con
           '(`[IPv6]:port` for IPv6). Only public addresses are queried. A resolvable host whose ping fails is a 200 ' +
           'with `online: false` and `error` set; 404 only when the host name has no A, AAAA or SRV record. ' +
           `Results are cached ${config.statusCacheTtlSeconds} s (failures too); a success is then served with ` +
-          '`stale: true` for up to 5 more minutes while it is refreshed. `X-Cache` says HIT, MISS or STALE.',
+          '`stale: true` for up to 5 more minutes while it is refreshed. `X-Cache` says HIT, MISS or STALE. ' +
+          `One server IP is pinged at most ${config.targetPingsPerMinute} times a minute, whatever the name or client: ` +
+          'past that the last success under 24 hours old is served stale, or the answer is 429 `target_rate_limited`.',
         tags: ['status'],
         params: Type.Object({ address: Type.String({ minLength: 1, maxLength: 255, description: 'host, host:port, IPv4, [IPv6]:port or IPv6' }) }),
         querystring: Type.Object({
@@ -71,7 +73,7 @@ export const statusRoutes: FastifyPluginAsyncTypebox<{ status: StatusLookup; con
       const answer = await status.lookup(
         request.params.address,
         mode,
-        statusLookupOptions(request.query.query, request.query.queryPort, clientKeyOf(request, hasher), admitPing),
+        statusLookupOptions(request.query.query, request.query.queryPort, lookupKeyOf(request, hasher), admitPing),
       );
       reply.header('x-cache', answer.cache);
       reply.header('cache-control', cacheControl(answer.maxAgeSeconds));
