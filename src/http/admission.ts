@@ -5,8 +5,8 @@
  * - Renders run in a few slots with a short queue behind them. A client holds at most half the
  *   slots and a quarter of the queue, so one client flooding new texts cannot keep others out.
  * - Renders draw on the main thread (the encoding runs in libuv's pool): while the drawing took
- *   more than `renderShare` of the last sampling period, new renders are refused, so renders
- *   can never crowd out the cheap answers.
+ *   more than `renderLoopShare` of the last sampling period, new renders wait in the queue, so
+ *   renders can never crowd out the cheap answers.
  * - While the event loop lags (its mean delay above `maxEventLoopDelayMs` in two sampling
  *   periods in a row: a sustained lag, not one long pause), new renders and new pings are
  *   refused before they cost anything. The first second is not judged: start-up work is not load.
@@ -66,11 +66,14 @@ export class Admission {
   private readonly histogram: IntervalHistogram;
   private readonly sampler: NodeJS.Timeout;
   private lagging = false;
+  /** Whether the last sampling period lagged; two in a row make `lagging`. */
+  private lagged = false;
   /** Main-thread time renders took in the current sampling period, and whether the last one was over budget. */
   private renderMs = 0;
   private rendersOverBudget = false;
-  /** Work refused so far, by kind (for metrics and tests). */
-  readonly refused = { render: 0, ping: 0 };
+  private sampledAt = performance.now();
+  /** Start-up work is not load: the first second is not judged. */
+  private readonly judgedFrom = this.sampledAt + 1000;
 
   constructor(private readonly options: AdmissionOptions) {
     this.perClientSlots = Math.max(1, Math.floor(options.renderSlots / 2));
@@ -78,33 +81,13 @@ export class Admission {
     this.queueTimeoutMs = options.queueTimeoutMs ?? 2000;
     this.histogram = monitorEventLoopDelay({ resolution: 10 });
     this.histogram.enable();
-    let lagged = false;
-    const sampleMs = options.sampleMs ?? 250;
-    let sampledAt = performance.now();
-    const judgedFrom = sampledAt + 1000;
-    this.sampler = setInterval(() => {
-      const lags = this.histogram.mean / 1e6 > options.maxEventLoopDelayMs && performance.now() >= judgedFrom;
-      this.lagging = lags && lagged;
-      lagged = lags;
-      this.histogram.reset();
-      const now = performance.now();
-      this.rendersOverBudget = this.renderMs > ((now - sampledAt) * options.renderLoopShare) / 100;
-      this.renderMs = 0;
-      sampledAt = now;
-    }, sampleMs);
+    this.sampler = setInterval(() => this.sample(), options.sampleMs ?? 250);
     this.sampler.unref();
-  }
-
-  /** Whether new work is being refused for the event loop's sake right now. */
-  get overloaded(): boolean {
-    return this.lagging;
   }
 
   /** Before a ping: refuses it while the event loop lags. */
   admitPing(): void {
-    if (!this.lagging) return;
-    this.refused.ping += 1;
-    throw new OverloadedError('too many queries at once');
+    if (this.lagging) throw new OverloadedError('too many queries at once');
   }
 
   /** Runs `work` in a render slot for `client`, after a short wait at most, or refuses it. */
@@ -121,22 +104,44 @@ export class Admission {
     }
   }
 
+  private sample(): void {
+    const now = performance.now();
+    const lags = this.histogram.mean / 1e6 > this.options.maxEventLoopDelayMs && now >= this.judgedFrom;
+    this.lagging = lags && this.lagged;
+    this.lagged = lags;
+    this.histogram.reset();
+    this.rendersOverBudget = this.renderMs > ((now - this.sampledAt) * this.options.renderLoopShare) / 100;
+    this.renderMs = 0;
+    this.sampledAt = now;
+    this.drain();
+  }
+
   close(): void {
     clearInterval(this.sampler);
     this.histogram.disable();
     for (const waiting of this.queue.splice(0)) clearTimeout(waiting.timer);
   }
 
-  private acquire(client: string): Promise<void> {
+  /** Whether `client` may start a render now. */
+  private mayStart(client: string): boolean {
+    const running = this.held.get(client)?.running ?? 0;
+    return !this.rendersOverBudget && this.running < this.options.renderSlots && running < this.perClientSlots;
+  }
+
+  private start(client: string): void {
     const mine = this.held.get(client) ?? { running: 0, queued: 0 };
+    mine.running += 1;
+    this.held.set(client, mine);
+    this.running += 1;
+  }
+
+  private acquire(client: string): Promise<void> {
     if (this.lagging) return this.refuse('the event loop is saturated');
-    if (this.rendersOverBudget) return this.refuse('too many images being drawn');
-    if (this.running < this.options.renderSlots && mine.running < this.perClientSlots) {
-      this.running += 1;
-      mine.running += 1;
-      this.held.set(client, mine);
+    if (this.mayStart(client)) {
+      this.start(client);
       return Promise.resolve();
     }
+    const mine = this.held.get(client) ?? { running: 0, queued: 0 };
     if (this.queue.length >= this.options.renderQueue || mine.queued >= this.perClientQueue) {
       return this.refuse('too many images being drawn');
     }
@@ -152,7 +157,6 @@ export class Admission {
         timer: setTimeout(() => {
           this.queue.splice(this.queue.indexOf(waiting), 1);
           this.forget(client, 'queued');
-          this.refused.render += 1;
           reject(new OverloadedError('too many images being drawn'));
         }, this.queueTimeoutMs),
       };
@@ -161,7 +165,6 @@ export class Admission {
   }
 
   private refuse(why: string): Promise<never> {
-    this.refused.render += 1;
     const error = new OverloadedError(why);
     return new Promise((_resolve, reject) => setTimeout(() => reject(error), this.options.refusalDelayMs ?? 1000));
   }
@@ -169,15 +172,23 @@ export class Admission {
   private release(client: string): void {
     this.running -= 1;
     this.forget(client, 'running');
-    // The first waiting render whose client is under its share of the slots.
-    const next = this.queue.findIndex((waiting) => (this.held.get(waiting.client)?.running ?? 0) < this.perClientSlots);
-    if (next === -1 || this.running >= this.options.renderSlots) return;
-    const [waiting] = this.queue.splice(next, 1);
-    const holder = this.held.get(waiting!.client)!;
-    holder.queued -= 1;
-    holder.running += 1;
-    this.running += 1;
-    waiting!.start();
+    this.drain();
+  }
+
+  /** Starts waiting renders, first come first, while slots and the render budget allow. */
+  private drain(): void {
+    for (let i = 0; i < this.queue.length; ) {
+      const waiting = this.queue[i]!;
+      if (!this.mayStart(waiting.client)) {
+        if (this.rendersOverBudget || this.running >= this.options.renderSlots) return;
+        i += 1;
+        continue;
+      }
+      this.queue.splice(i, 1);
+      this.held.get(waiting.client)!.queued -= 1;
+      this.start(waiting.client);
+      waiting.start();
+    }
   }
 
   private forget(client: string, what: 'running' | 'queued'): void {
