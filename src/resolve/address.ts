@@ -13,6 +13,7 @@ import { domainToASCII } from 'node:url';
 import ipaddr from 'ipaddr.js';
 import { BadRequestError, InvalidAddressError } from '../core/errors.js';
 import { DEFAULT_PORTS, type QueryMode } from '../core/types.js';
+import { decodePunycode } from './punycode.js';
 
 export interface ParsedAddress {
   /** Normalised: lowercase punycode host name, or canonical IP text (IPv6 without brackets). */
@@ -172,11 +173,18 @@ function validateHostname(host: string): void {
       );
     }
   }
-  // An A-label must be valid punycode of a valid U-label (RFC 5891 §5.4); domainToASCII checks
-  // it and returns it unchanged when it is.
-  if (labels.some((label) => label.startsWith('xn--')) && domainToASCII(host) !== host) {
+  if (labels.some((label) => label.startsWith('xn--') && !isALabel(label))) {
     throw new InvalidAddressError('The host name contains an invalid punycode ("xn--") label.');
   }
+}
+
+/**
+ * An A-label is valid punycode of a valid U-label (RFC 5891 §5.4): it decodes to a label that is
+ * not plain ASCII, and that label encodes back to the very same A-label.
+ */
+function isALabel(label: string): boolean {
+  const unicode = decodePunycode(label.slice('xn--'.length));
+  return unicode !== null && /[^\x00-\x7f]/.test(unicode) && domainToASCII(unicode) === label;
 }
 
 /**
