@@ -1,9 +1,8 @@
 /**
  * Plain status requests and health, answered without Fastify's per-request machinery.
  *
- * Issue 11's profiles of `npm start` under load: once the body was kept memoised, a cached
- * status answer spent most of its CPU in routing, the hook runners and reply building, not in
- * anything Observer decides; an uncached one about 5%. So a request that is exactly
+ * A cached status answer spends most of its CPU in Fastify's routing, hook runners and reply
+ * building, not in anything Observer decides. So a request that is exactly
  * `GET /api/v1/status/<address>` (no query string, an address of the plain characters of host
  * names, IPv4 literals and ports, no percent-encoding) is answered here, doing what the route
  * and its hooks do:
@@ -96,7 +95,7 @@ export class FastStatus {
       handOverCharge(req, counted);
       return false;
     }
-    void this.answer(address, key, counted, res, started);
+    this.answer(address, key, counted, res, started).catch((error: unknown) => this.failed(error, res));
     return true;
   }
 
@@ -108,6 +107,22 @@ export class FastStatus {
     res.end(body);
     this.options.onHealth((performance.now() - started) / 1000);
     return true;
+  }
+
+  /**
+   * The answer itself failed (a header Node refuses, the accounting): reported, and the client
+   * gets a 500 if nothing was sent yet, or a closed connection if the answer was cut short.
+   */
+  private failed(error: unknown, res: ServerResponse): void {
+    this.options.onError(error);
+    if (res.writableEnded) return;
+    if (res.headersSent) {
+      res.destroy();
+      return;
+    }
+    const body = JSON.stringify(errorBody('internal_error', 'An unexpected error occurred.'));
+    res.writeHead(500, [...this.cors, 'content-type', JSON_TYPE, 'content-length', String(Buffer.byteLength(body))]);
+    res.end(body);
   }
 
   private clientKey(req: IncomingMessage): string {

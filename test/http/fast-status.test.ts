@@ -7,11 +7,18 @@
  * path, so every request here is real HTTP.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { composeApp, type ComposeOptions } from '../../src/compose.js';
+import { ClientHasher } from '../../src/core/client-hash.js';
+import { systemClock } from '../../src/core/clock.js';
+import { ObserverError } from '../../src/core/errors.js';
+import { FastStatus } from '../../src/http/fast-status.js';
+import { MemoryRateLimitStore } from '../../src/http/rate-limit.js';
+import { createStatusService, type StatusLookup } from '../../src/status/index.js';
 import { logCapture, testConfig } from '../support/app.js';
 import { FakeClock } from '../support/clock.js';
 import { startJavaServer, type RunningJavaServer } from '../support/minecraft.js';
@@ -189,5 +196,63 @@ describe('the fast status path', () => {
     const families = parseExposition(scrape.body.toString());
     expect(value(families, 'observer_http_requests_total', { route: '/api/v1/status/:address', method: 'GET', status: '200' })).toBe(4);
     expect(value(families, 'observer_status_cache_results_total', { result: 'HIT' })).toBe(3);
+  });
+});
+
+describe('the fast status path when its own answer fails', () => {
+  /** FastStatus alone on a real socket, with the given look-up and after-answer hook. */
+  async function serve(status: StatusLookup, onAnswered: () => void) {
+    const errors: unknown[] = [];
+    const fast = new FastStatus({
+      status,
+      hasher: new ClientHasher(systemClock),
+      trustProxy: false,
+      rateLimit: { store: new MemoryRateLimitStore(), limit: 100 },
+      prefix: '/api/v1',
+      onAnswered,
+      health: () => '{}',
+      onHealth: () => {},
+      onError: (error) => errors.push(error),
+    });
+    const server = createServer((req, res) => {
+      if (!fast.handle(req, res)) res.writeHead(418).end();
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    closers.push(
+      () =>
+        new Promise((resolve) => {
+          server.close(() => resolve());
+          server.closeAllConnections();
+        }),
+    );
+    return { origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, errors };
+  }
+
+  it('answers 500 and reports the error when the answer cannot be written, with no unhandled rejection', async () => {
+    const rejections: unknown[] = [];
+    const onRejection = (reason: unknown) => rejections.push(reason);
+    process.on('unhandledRejection', onRejection);
+    try {
+      // A header value Node refuses to write (a line break) fails writeHead.
+      const refused: StatusLookup = {
+        lookup: () => Promise.reject(new ObserverError('service_busy', 503, 'Busy.', { headers: { 'Retry-After': '5\nX' } })),
+      };
+      const broken = await serve(refused, () => {});
+      const answer = await get(`${broken.origin}/api/v1/status/example.com`);
+      expect(answer.status).toBe(500);
+      expect(JSON.parse(answer.body.toString())).toMatchObject({ status: 'error', error: 'internal_error' });
+      expect(broken.errors.some((e) => (e as { code?: string }).code === 'ERR_INVALID_CHAR')).toBe(true);
+      // A throw after the answer was sent (the accounting) is reported, not left unhandled.
+      const service = createStatusService({ config: testConfig(), clock: systemClock, icmp: null });
+      const late = await serve(service, () => {
+        throw new Error('accounting failed');
+      });
+      expect((await get(`${late.origin}/api/v1/status/127.0.0.1:${java.port}`)).status).toBe(200);
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(late.errors).toEqual([expect.objectContaining({ message: 'accounting failed' })]);
+      expect(rejections).toEqual([]);
+    } finally {
+      process.off('unhandledRejection', onRejection);
+    }
   });
 });
