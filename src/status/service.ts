@@ -285,7 +285,9 @@ export class StatusService implements StatusLookup {
       await new Promise((resolve) => setTimeout(resolve, delay));
       delay = Math.min(delay * 2, JOIN_POLL_MAX_MS);
       const entry = await cache.get(key, { skipL1: true });
-      if (entry && entry.latest.checkedAt !== before) return entry.latest;
+      // Only the owner's result: newer than what this instance saw, and fresh. An older one (a
+      // local copy read while Redis is away) is not an answer.
+      if (entry && entry.latest.checkedAt > before && fresh(entry)) return entry.latest;
     }
     return this.pingAndStore(job);
   }
