@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import type { SharedRedis } from '../redis/shared-redis.js';
-import { MemoryStatusCache, type CacheEntry, type CacheReadOptions, type StatusCache } from './cache.js';
+import { MemoryStatusCache, type CacheEntry, type CacheReadOptions, type StatusCache, type StoredStatus } from './cache.js';
 
 /** How long the in-process L1 trusts an entry read from (or written to) Redis. */
 export const L1_TTL_MS = 1_000;
@@ -12,6 +12,30 @@ const LOCAL_CLAIM = 'local';
 
 /** Deletes the claim only if it still holds the owner's token. */
 const RELEASE_SCRIPT = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end`;
+
+function isStored(value: unknown): value is StoredStatus {
+  if (typeof value !== 'object' || value === null) return false;
+  const { status, checkedAt } = value as Partial<StoredStatus>;
+  return typeof checkedAt === 'number' && typeof status === 'object' && status !== null;
+}
+
+/**
+ * The entry a Redis value holds, or undefined for none: a value that is not an entry (cut
+ * short, written by something else) is a miss, so the target is pinged and the value replaced.
+ */
+export function decodeEntry(json: string | null): CacheEntry | undefined {
+  if (json === null) return undefined;
+  let stored: { latest?: unknown; lastSuccess?: unknown };
+  try {
+    stored = JSON.parse(json) as typeof stored;
+  } catch {
+    return undefined;
+  }
+  if (typeof stored !== 'object' || stored === null || !isStored(stored.latest)) return undefined;
+  const lastSuccess = stored.lastSuccess === 'latest' ? stored.latest : stored.lastSuccess;
+  if (lastSuccess !== null && !isStored(lastSuccess)) return undefined;
+  return { latest: stored.latest, lastSuccess };
+}
 
 /**
  * Status cache shared by every instance through Redis, in three tiers:
@@ -61,10 +85,8 @@ export class RedisStatusCache implements StatusCache {
     } catch {
       return this.local.get(key);
     }
-    if (json === null) return undefined;
-    const stored = JSON.parse(json) as { latest: CacheEntry['latest']; lastSuccess: CacheEntry['lastSuccess'] | 'latest' };
-    const entry = { latest: stored.latest, lastSuccess: stored.lastSuccess === 'latest' ? stored.latest : stored.lastSuccess };
-    this.l1.set(key, entry);
+    const entry = decodeEntry(json);
+    if (entry !== undefined) this.l1.set(key, entry);
     return entry;
   }
 

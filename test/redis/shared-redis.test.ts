@@ -258,3 +258,16 @@ describe('daily secret over SharedRedis', () => {
     await expect(a.secretFor(day, end)).rejects.toBeInstanceOf(Error);
   });
 });
+
+describe('Redis status cache with a corrupt value', () => {
+  it('reads a value that is not an entry as a miss, and overwrites it', async () => {
+    const redis = await shared();
+    const cache = new RedisStatusCache(redis, { prefix: 'observer:corrupt:' });
+    for (const [key, value] of [['java|a|', '{"latest":'], ['java|b|', 'not json'], ['java|c|', '{"latest":null}'], ['java|d|', '42']]) {
+      await redis.run((r) => r.set(`observer:corrupt:${key!}`, value!));
+      expect(await cache.get(key!)).toBeUndefined();
+    }
+    await cache.set('java|a|', entry(7), 60_000);
+    expect((await cache.get('java|a|', { skipL1: true }))?.latest.checkedAt).toBe(7);
+  });
+});
