@@ -223,16 +223,23 @@ describe('Redis status cache', () => {
     expect((await cache.get('java|hot|', { skipL1: true }))?.latest.checkedAt).toBe(2);
   });
 
-  it('releases a claim only for its owner', async () => {
+  it('releases a claim only for its owner, and reads the entry with the claim', async () => {
     const [a, b] = [new RedisStatusCache(await shared(), { prefix: 'observer:claim:' }), new RedisStatusCache(await shared(), { prefix: 'observer:claim:' })];
-    const token = await a.claim('java|x|', 10_000);
+    const { token, entry: none } = await a.claim('java|x|', 10_000);
     expect(token).not.toBeNull();
-    expect(await b.claim('java|x|', 10_000)).toBeNull();
+    expect(none).toBeUndefined();
+    expect((await b.claim('java|x|', 10_000)).token).toBeNull();
     // A release with another token (a late owner whose claim expired) leaves the claim alone.
     await b.release('java|x|', 'not-the-owner');
-    expect(await b.claim('java|x|', 10_000)).toBeNull();
-    await a.release('java|x|', token!);
-    expect(await b.claim('java|x|', 10_000)).not.toBeNull();
+    await b.set('java|x|', entry(3), 60_000, 'not-the-owner');
+    expect((await b.claim('java|x|', 10_000)).token).toBeNull();
+    // The owner's write releases it; the next claim reads what was written.
+    await a.set('java|x|', entry(4), 60_000, token!);
+    const next = await b.claim('java|x|', 10_000);
+    expect(next.token).not.toBeNull();
+    expect(next.entry?.latest.checkedAt).toBe(4);
+    await b.release('java|x|', next.token!);
+    expect((await a.claim('java|x|', 10_000)).token).not.toBeNull();
   });
 
   it('falls back to its local copy while Redis is down, and claims locally', async () => {
@@ -244,7 +251,7 @@ describe('Redis status cache', () => {
     expect((await cache.get('java|a|', { skipL1: true }))?.latest.checkedAt).toBe(5);
     await cache.set('java|b|', entry(6), 60_000);
     expect((await cache.get('java|b|', { skipL1: true }))?.latest.checkedAt).toBe(6);
-    expect(await cache.claim('java|b|', 1_000)).toBe('local');
+    expect(await cache.claim('java|b|', 1_000)).toEqual({ token: 'local', entry: expect.objectContaining({ latest: expect.objectContaining({ checkedAt: 6 }) }) });
   });
 });
 

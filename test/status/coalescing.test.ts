@@ -50,7 +50,7 @@ describe('coalescing across instances', () => {
     const real = new RedisStatusCache(redis, { prefix: shared });
     const heldAtClaim: StatusCache = {
       get: (key, options) => real.get(key, options),
-      set: (key, entry, ttl) => real.set(key, entry, ttl),
+      set: (key, entry, ttl, release) => real.set(key, entry, ttl, release),
       claim: async (key, ttl) => {
         claimReached();
         await gate;
@@ -175,10 +175,10 @@ describe('waiting on another instance’s claim', () => {
           if (dropped && options?.skipL1) clock.advance(10_000);
           return entry;
         },
-        set: (key, entry, ttl) => realB.set(key, entry, ttl),
+        set: (key, entry, ttl, release) => realB.set(key, entry, ttl, release),
         claim: async (key, ttl) => {
           const claimed = await realB.claim(key, ttl);
-          if (claimed === null && !dropped) {
+          if (claimed.token === null && !dropped) {
             dropped = true;
             await own.kill();
             await until(() => !rb!.available);
@@ -196,7 +196,7 @@ describe('waiting on another instance’s claim', () => {
       expect(second.status.checked_at).not.toBe(first.status.checked_at);
       clock.advance(10 * 60_000);
       // A third instance holds the claim: B waits for its result.
-      expect(await new RedisStatusCache(rc!, { now }).claim(`java|127.0.0.1|${server.port}`, 60_000)).not.toBeNull();
+      expect((await new RedisStatusCache(rc!, { now }).claim(`java|127.0.0.1|${server.port}`, 60_000)).token).not.toBeNull();
       const third = await b.lookup(address, 'java');
       expect(dropped).toBe(true);
       expect(third.cache).toBe('MISS');
