@@ -67,7 +67,7 @@ export class SharedRedis {
   private failures = 0;
   private readonly counts: SharedRedisCounters = { timedOut: 0, refused: 0, failed: 0 };
   private probe: NodeJS.Timeout | null = null;
-  private probing = false;
+  private probing: Promise<boolean> | null = null;
   private closed = false;
 
   constructor(url: string, options: SharedRedisOptions = {}) {
@@ -226,10 +226,20 @@ export class SharedRedis {
     }
   }
 
-  /** One PING within the command timeout; true (and the breaker closed) when Redis answered. */
-  private async probeOnce(): Promise<boolean> {
-    if (this.probing || this.closed) return false;
-    this.probing = true;
+  /**
+   * One PING within the command timeout; true (and the breaker closed) when Redis answered. A
+   * probe already out is shared: a second timeout waits for its answer rather than taking
+   * "no probe sent" for "no answer".
+   */
+  private probeOnce(): Promise<boolean> {
+    if (this.closed) return Promise.resolve(false);
+    this.probing ??= this.ping().finally(() => {
+      this.probing = null;
+    });
+    return this.probing;
+  }
+
+  private async ping(): Promise<boolean> {
     let timer: NodeJS.Timeout | undefined;
     try {
       const timeout = new Promise<never>((_, reject) => {
@@ -246,7 +256,6 @@ export class SharedRedis {
       return false;
     } finally {
       clearTimeout(timer);
-      this.probing = false;
     }
   }
 

@@ -2,6 +2,7 @@
  * SharedRedis and the Redis adapters against the test's own redis-server, which the tests
  * pause (SIGSTOP), kill (SIGKILL) and restart empty.
  */
+import { createServer as createNetServer, type AddressInfo, type Socket } from 'node:net';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { RedisRateLimitStore } from '../../src/http/rate-limit.js';
@@ -276,5 +277,88 @@ describe('Redis status cache with a corrupt value', () => {
     }
     await cache.set('java|a|', entry(7), 60_000);
     expect((await cache.get('java|a|', { skipL1: true }))?.latest.checkedAt).toBe(7);
+  });
+});
+
+/**
+ * A Redis stand-in that answers only when told (replies in order, as Redis does): to put a
+ * late reply and a second timeout exactly where a busy Redis would. Connection set-up (INFO,
+ * CLIENT) is answered at once.
+ */
+async function heldRedis() {
+  const held: Array<{ command: string; socket: Socket }> = [];
+  const server = createNetServer((socket) => {
+    let buffer = '';
+    socket.on('error', () => {});
+    socket.on('data', (chunk) => {
+      buffer += chunk.toString('latin1');
+      for (;;) {
+        const parsed = parseCommand(buffer);
+        if (parsed === null) return;
+        buffer = buffer.slice(parsed.length);
+        const name = parsed.args[0]!.toUpperCase();
+        if (name === 'INFO') socket.write('$21\r\n# Server\r\nloading:0\r\n\r\n');
+        else if (name === 'CLIENT' || name === 'SELECT') socket.write('+OK\r\n');
+        else held.push({ command: name, socket });
+      }
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `redis://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    held,
+    /** Answers the oldest command still waiting. */
+    replyNext(reply: string) {
+      held.shift()!.socket.write(reply);
+    },
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+function parseCommand(text: string): { args: string[]; length: number } | null {
+  const lines = text.split('\r\n');
+  if (lines.length < 2 || !lines[0]!.startsWith('*')) return null;
+  const count = Number(lines[0]!.slice(1));
+  if (lines.length < 1 + count * 2 + 1) return null;
+  const args: string[] = [];
+  let length = lines[0]!.length + 2;
+  for (let i = 0; i < count; i += 1) {
+    args.push(lines[2 + i * 2]!);
+    length += lines[1 + i * 2]!.length + 2 + lines[2 + i * 2]!.length + 2;
+  }
+  return { args, length };
+}
+
+describe('SharedRedis with a probe in flight', () => {
+  it('a second timeout while the first one’s probe is out awaits that probe instead of opening the breaker', async () => {
+    const fake = await heldRedis();
+    const states: RedisState[] = [];
+    const timeoutMs = 1_000;
+    const redis = new SharedRedis(fake.url, { commandTimeoutMs: timeoutMs, onStateChange: (state) => states.push(state) });
+    try {
+      expect(await redis.ready(5_000)).toBe(true);
+      states.length = 0;
+      const first = redis.run((r) => r.get('a')).catch((error: unknown) => error);
+      // Sent half a timeout later, while sending is still allowed: it times out half a timeout
+      // after the first, when the first one's probe is still waiting.
+      await new Promise((resolve) => setTimeout(resolve, timeoutMs / 2));
+      const second = redis.run((r) => r.get('c')).catch((error: unknown) => error);
+      expect(await first).toBeInstanceOf(RedisUnavailableError);
+      expect(await until(() => fake.held.length === 3, 2_000)).toBe(true);
+      expect(fake.held.map((h) => h.command)).toEqual(['GET', 'GET', 'PING']);
+      // The first command's late reply resumes sending; the probe is still out.
+      fake.replyNext('$-1\r\n');
+      expect(await until(() => redis.available, 2_000)).toBe(true);
+      expect(await second).toBeInstanceOf(RedisUnavailableError);
+      // Redis answers the second command and the probe: it was only slow.
+      fake.replyNext('$-1\r\n');
+      fake.replyNext('+PONG\r\n');
+      expect(await until(() => redis.available, 2_000)).toBe(true);
+      expect(states).toEqual([]);
+      expect(redis.state).toBe('ok');
+    } finally {
+      await redis.close();
+      await fake.close();
+    }
   });
 });
