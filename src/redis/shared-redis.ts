@@ -46,7 +46,14 @@ export interface SharedRedisCounters {
 
 /** Thrown instead of sending a command while the breaker is open. */
 export class RedisUnavailableError extends Error {
-  constructor(message = 'Redis is unavailable') {
+  /**
+   * @param sent whether the command went out (it timed out, and Redis may still apply it) or
+   *   was refused without being sent
+   */
+  constructor(
+    message = 'Redis is unavailable',
+    readonly sent = false,
+  ) {
     super(message);
     this.name = 'RedisUnavailableError';
   }
@@ -149,7 +156,7 @@ export class SharedRedis {
         () =>
           setImmediate(() => {
             timedOut = true;
-            reject(new RedisUnavailableError('Redis command timed out'));
+            reject(new RedisUnavailableError('Redis command timed out', true));
           }),
         this.commandTimeoutMs,
       );

@@ -10,6 +10,7 @@ import { RedisDailySecret } from '../../src/redis/daily-secret.js';
 import { RedisUnavailableError, SharedRedis, type RedisState } from '../../src/redis/shared-redis.js';
 import type { CacheEntry } from '../../src/status/cache.js';
 import { RedisStatusCache } from '../../src/status/redis-cache.js';
+import { FakeClock } from '../support/clock.js';
 import { startOwnRedis, type OwnRedis } from '../support/redis-process.js';
 
 let own: OwnRedis;
@@ -206,6 +207,71 @@ describe('Redis rate-limit store', () => {
   });
 });
 
+describe('Redis rate-limit store, flushing', () => {
+  const counter = async (redis: SharedRedis, key: string) => Number(await redis.run((r) => r.get(`observer:rl:${key}`)));
+
+  it('sends the pending hits of a window that has just ended here before forgetting it', async () => {
+    const a = await shared();
+    const clock = new FakeClock();
+    const ra = new RedisRateLimitStore(a, undefined, () => clock.now());
+    try {
+      // Another instance opened the shared window; this one counts two hits locally, and its
+      // own idea of the window ends before the next flush.
+      await a.run((r) => r.set('observer:rl:status:ending', '5', 'PX', 60_000));
+      ra.hit('status:ending', 60_000, 1_000);
+      ra.hit('status:ending', 60_000, 1_000);
+      clock.advance(60_000);
+      expect(await until(() => false, 400)).toBe(false);
+      expect(await counter(a, 'status:ending')).toBe(7);
+    } finally {
+      ra.close();
+    }
+  });
+
+  it('keeps the hits of a flush whose commands Redis fails, and sends them with the next flush', async () => {
+    // A Redis that fails the first flush's command with an error reply, then counts.
+    let failures = 1;
+    const counted: number[] = [];
+    const fake = await fakeRedis((args) => {
+      if (args[0] === 'SCRIPT') return '*1\r\n:1\r\n';
+      if (args[0] !== 'EVALSHA') return '+PONG\r\n';
+      if (failures-- > 0) return '-ERR out of memory\r\n';
+      counted.push(Number(args[5]));
+      return `*2\r\n:${counted.reduce((x, y) => x + y, 0)}\r\n:60000\r\n`;
+    });
+    const redis = new SharedRedis(fake.url, { commandTimeoutMs: 1_000 });
+    const store = new RedisRateLimitStore(redis);
+    try {
+      expect(await redis.ready(5_000)).toBe(true);
+      for (let i = 0; i < 5; i += 1) store.hit('status:midflush', 60_000, 1_000);
+      expect(await until(() => counted.length > 0, 5_000)).toBe(true);
+      expect(failures).toBe(-1);
+      expect(counted).toEqual([5]);
+    } finally {
+      store.close();
+      await redis.close();
+      await fake.close();
+    }
+  });
+
+  it('keeps at most its cap of client windows, sending the hits of those it lets go', async () => {
+    const a = await shared();
+    const ra = new RedisRateLimitStore(a, undefined, Date.now, { maxClients: 10 });
+    try {
+      for (let i = 0; i < 50; i += 1) ra.hit(`status:many${i}`, 60_000, 1_000);
+      expect(ra.size).toBeLessThanOrEqual(10);
+      let sent = 0;
+      for (let i = 0; i < 100 && sent < 50; i += 1) {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        sent = (await a.run((r) => r.keys('observer:rl:status:many*'))).length;
+      }
+      expect(sent).toBe(50);
+    } finally {
+      ra.close();
+    }
+  });
+});
+
 describe('Redis status cache', () => {
   it('serves a hot target from its L1 without a Redis round trip', async () => {
     const redis = await shared();
@@ -282,10 +348,17 @@ describe('Redis status cache with a corrupt value', () => {
 
 /**
  * A Redis stand-in that answers only when told (replies in order, as Redis does): to put a
- * late reply and a second timeout exactly where a busy Redis would. Connection set-up (INFO,
- * CLIENT) is answered at once.
+ * late reply and a second timeout exactly where a busy Redis would.
  */
 async function heldRedis() {
+  return fakeRedis(() => null);
+}
+
+/**
+ * A Redis stand-in answering each command with `answer(args)` (a RESP reply), or holding it
+ * while that returns null; connection set-up (INFO, CLIENT) is answered at once.
+ */
+async function fakeRedis(answer: (args: string[]) => string | null) {
   const held: Array<{ command: string; socket: Socket }> = [];
   const server = createNetServer((socket) => {
     let buffer = '';
@@ -299,7 +372,11 @@ async function heldRedis() {
         const name = parsed.args[0]!.toUpperCase();
         if (name === 'INFO') socket.write('$21\r\n# Server\r\nloading:0\r\n\r\n');
         else if (name === 'CLIENT' || name === 'SELECT') socket.write('+OK\r\n');
-        else held.push({ command: name, socket });
+        else {
+          const reply = answer([name, ...parsed.args.slice(1)]);
+          if (reply === null || held.length > 0) held.push({ command: name, socket });
+          else socket.write(reply);
+        }
       }
     });
   });
