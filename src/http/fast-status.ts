@@ -6,7 +6,8 @@
  * `GET /api/v1/status/<address>` (no query string, an address of the plain characters of host
  * names, IPv4 literals and ports, no percent-encoding) is answered here, doing what the route
  * and its hooks do:
- *  - the status tier's rate limit, with the same store, key and `RateLimit` headers;
+ *  - the status tier's rate limit, with the same store, key and `RateLimit` headers (none on a
+ *    public answer, as rate-limit.ts decides);
  *  - the look-up through the same StatusLookup (cached or pinged, counted, recorded, `X-Cache`,
  *    stale, blocked), and its errors (400, 404, 503) in the one error shape;
  *  - CORS, `Cache-Control`;
@@ -144,13 +145,15 @@ export class FastStatus {
     let bytes: number;
     // Header pairs as a flat array, not an object: writeHead with a spread object cost about 14 µs
     // a request (half of what the whole answer costs), a literal array about 1 µs.
-    const headers = [...this.fixed, 'ratelimit', rateLimit];
+    // A status answer is public (shared caches store it): it carries no client's RateLimit.
+    const headers = [...this.fixed];
     try {
       const answer = await this.options.status.lookup(address, 'java', { clientKey });
       body = statusBody(answer.status);
       bytes = statusBodyBytes(answer.status);
       headers.push('x-cache', answer.cache, 'cache-control', cacheControl(answer.maxAgeSeconds));
     } catch (error) {
+      headers.push('ratelimit', rateLimit);
       if (error instanceof ObserverError) {
         // Logged as the route's error handler does: a 503 (saturated) is worth knowing of.
         if (error.statusCode >= 500) this.options.onError(error);

@@ -310,6 +310,18 @@ function takeCharge(raw: IncomingMessage): WindowCount | Promise<WindowCount> | 
   return charge;
 }
 
+/**
+ * `RateLimit` tells one client its remaining budget, so it never goes out on an answer shared
+ * caches may store (`Cache-Control: public`): a CDN would replay it to every client. Such
+ * answers keep `RateLimit-Policy`, the same for everyone; 429s and other errors, which are not
+ * stored, carry both.
+ */
+function withoutClientRateLimit(_request: FastifyRequest, reply: FastifyReply, payload: unknown, done: (error: null, payload: unknown) => void): void {
+  const cacheControl = reply.getHeader('cache-control');
+  if (typeof cacheControl === 'string' && cacheControl.startsWith('public')) reply.removeHeader('RateLimit');
+  done(null, payload);
+}
+
 /** The IETF `RateLimit-Policy` and `RateLimit` fields of a tier after a count. */
 export function rateLimitHeaders(tier: RateTier, limit: number, { count, resetMs }: WindowCount) {
   return {
@@ -396,6 +408,9 @@ export function registerRateLimit(app: FastifyInstance, options: RateLimitOption
     const current = route[stage];
     const existing = current === undefined ? [] : Array.isArray(current) ? current : [current];
     route[stage] = [...existing, hook] as typeof current;
+    const sending = route.onSend;
+    const onSend = sending === undefined ? [] : Array.isArray(sending) ? sending : [sending];
+    route.onSend = [...onSend, withoutClientRateLimit] as typeof sending;
   });
   app.addHook('onClose', async () => store.close());
 }

@@ -85,12 +85,6 @@ describe('the fast status path', () => {
     expect(stable(first.headers)).toEqual(stable(viaRoute.headers));
     expect(stable(third.headers)).toEqual(stable(viaRoute.headers));
     for (const answer of [first, third]) expect(answer.headers['cache-control']).toMatch(/^public, max-age=(59|60)$/);
-    // One budget across both paths: 120 - 1, - 2, - 3.
-    expect([first, viaRoute, third].map((r) => r.headers.ratelimit)).toEqual([
-      expect.stringMatching(/^"status";r=119;t=\d+$/),
-      expect.stringMatching(/^"status";r=118;t=\d+$/),
-      expect.stringMatching(/^"status";r=117;t=\d+$/),
-    ]);
     expect(JSON.parse(third.body.toString())).toMatchObject({ online: true, players: { online: 2, max: 10 }, stale: false });
   });
 
@@ -138,7 +132,23 @@ describe('the fast status path', () => {
     const other = await get(url, { 'x-forwarded-for': '203.0.113.9' });
     expect(other.status).toBe(200);
     expect(other.headers['x-cache']).toBe('HIT');
-    expect(other.headers.ratelimit).toMatch(/^"status";r=2;t=\d+$/);
+  });
+
+  it('sends no client’s RateLimit on an answer shared caches may store; its 429 and its errors carry it', async () => {
+    const { origin } = await start({ RATE_LIMIT_STATUS: '3' });
+    const url = `${origin}/api/v1/status/127.0.0.1:${java.port}`;
+    const answers = [await get(url), await get(`${url}?legacy=false`)];
+    for (const answer of answers) {
+      expect(answer.headers['cache-control']).toMatch(/^public, max-age=\d+$/);
+      expect(answer.headers['ratelimit-policy']).toBe('"status";q=3;w=60');
+      expect(answer.headers.ratelimit).toBeUndefined();
+    }
+    const notFound = await get(`${origin}/api/v1/status/nx-fast.observer.test`);
+    expect(notFound.status).toBe(404);
+    expect(notFound.headers.ratelimit).toMatch(/^"status";r=0;t=\d+$/);
+    const refused = await get(url);
+    expect(refused.status).toBe(429);
+    expect(refused.headers.ratelimit).toMatch(/^"status";r=0;t=\d+$/);
   });
 
   it('serves an answer past its TTL stale, as the route does', async () => {
