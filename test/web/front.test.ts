@@ -15,6 +15,7 @@ import { join } from 'node:path';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startJavaServer, type RunningJavaServer } from '../support/minecraft.js';
+import { startSilentServer } from '../support/hostile.js';
 import { expectClean, launchBrowser, open, startFront, tearDown, type Front, type Opened } from './harness.js';
 
 const require = createRequire(import.meta.url);
@@ -27,6 +28,7 @@ let front: Front;
 let good: RunningJavaServer;
 let hostile: RunningJavaServer;
 let closedPort: number;
+let silent: Awaited<ReturnType<typeof startSilentServer>>;
 
 async function freePort(): Promise<number> {
   const server = createServer();
@@ -53,6 +55,7 @@ beforeAll(async () => {
     extra: { version: { name: INJECTION, protocol: 769 } },
   });
   closedPort = await freePort();
+  silent = await startSilentServer();
   // A one-second cache: every look-up after a second is a new check for the chart.
   front = await startFront({ STATUS_CACHE_TTL: '1' });
   browser = await launchBrowser();
@@ -64,6 +67,7 @@ afterAll(() =>
     ['service', front && (() => front.close())],
     ['good server', good && (() => good.close())],
     ['hostile server', hostile && (() => hostile.close())],
+    ['silent server', silent && (() => silent.close())],
   ]),
 );
 
@@ -543,6 +547,33 @@ describe('accessibility (axe-core)', () => {
         expect(violations.filter((v) => v.impact === 'serious' || v.impact === 'critical')).toEqual([]);
         expect(await o.page.evaluate(() => document.documentElement.lang)).toBe('en');
         expect(await o.page.title()).not.toBe('');
+        await o.close();
+      });
+    }
+  }
+});
+
+describe('accessibility of every state of /server/{address} (axe-core)', () => {
+  // loading: a target that accepts and never answers holds the look-up (PING_TIMEOUT_MS);
+  // error: an address the API refuses (400), shown in the alert region.
+  const states = [
+    { state: 'loading', address: (scheme: string) => `loading-${scheme}.any.observer.test:${silent.port}`, ready: 'section.panel[aria-busy="true"] .muted' },
+    { state: 'online', address: goodAddress, ready: '.card[data-state="online"]' },
+    { state: 'offline', address: () => `127.0.0.1:${closedPort}`, ready: '.card[data-state="offline"]' },
+    { state: 'error', address: () => 'a..b', ready: '#alert:not(:empty)' },
+  ];
+  for (const scheme of ['light', 'dark'] as const) {
+    for (const { state, address, ready } of states) {
+      it(`${state}, ${scheme} scheme: no serious or critical violation`, async () => {
+        const o = await open(browser, front, `/server/${encodeURIComponent(address(scheme))}`, { colorScheme: scheme, bypassCSP: true });
+        await o.page.waitForSelector(ready);
+        await o.page.addScriptTag({ content: AXE_SOURCE });
+        const violations = await o.page.evaluate(async () => {
+          const axe = (window as unknown as { axe: { run: (c: Document, o: object) => Promise<{ violations: Array<{ id: string; impact: string; nodes: Array<{ target: unknown }> }> }> } }).axe;
+          const result = await axe.run(document, { iframes: false, resultTypes: ['violations'] });
+          return result.violations.map((v) => ({ id: v.id, impact: v.impact, targets: v.nodes.map((n) => JSON.stringify(n.target)) }));
+        });
+        expect(violations.filter((v) => v.impact === 'serious' || v.impact === 'critical')).toEqual([]);
         await o.close();
       });
     }
