@@ -164,8 +164,12 @@ export class KyselyHistoryStore implements HistoryStore {
     return ranking.afterPlace(Number(row.trend_score), cursor);
   }
 
-  /** Reads the whole ranking in one statement. */
+  /**
+   * Writes the queued rows (a check counts in the ranking as soon as it is made), then reads
+   * the whole ranking in one statement.
+   */
   private async takeRanking(version: number): Promise<RankingSnapshot> {
+    if (this.queue.holdsRows) await this.queue.flushOnce();
     const now = this.clock.now();
     const rows = await this.db
       .selectFrom('servers')

@@ -8,7 +8,8 @@
  *   in one statement, with the rows that the pages show.
  * - A first page is cut from the latest snapshot while that snapshot holds every check and
  *   look-up recorded on this instance and is under `lifeMs` old; otherwise a new one is
- *   taken. Requests that need a new snapshot at the same time share one read.
+ *   taken, after the queued rows are written, so a check counts as soon as it is made.
+ *   Requests that need a new snapshot at the same time share one read.
  * - Every page remembers the snapshot behind its `nextCursor` (for `cursorLifeMs`, in the
  *   last `keptSnapshots` snapshots): the next page of the chain is cut from the same
  *   snapshot, however the ranking moved since. A cursor the store no longer remembers

@@ -126,6 +126,11 @@ export class WriteQueue {
     return this.changes;
   }
 
+  /** Whether rows or an expiry wait to be written. */
+  get holdsRows(): boolean {
+    return this.checks.length > 0 || this.lookups.size > 0 || this.expireBefore !== null || this.inFlightRows > 0;
+  }
+
   /** Rows queued or being written. */
   get buffered(): number {
     return this.checks.length + this.lookups.size + this.inFlightRows;

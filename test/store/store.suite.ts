@@ -331,6 +331,23 @@ export function storeSuite(backend: StoreBackend): void {
       expect(chain).toEqual(full);
     });
 
+    it('counts a check and a look-up in the ranking as soon as they are made, still queued', async () => {
+      const target = await backend.create();
+      const clock = new FakeClock();
+      // A window longer than the test: nothing is written unless the read asks for it.
+      const store = await open(target, clock, { writes: { windowMs: 60_000 } });
+      expect((await store.trends(10, null)).data).toEqual([]);
+      const [popular, quiet] = [randomUUID(), randomUUID()];
+      store.recordCheck(check(quiet!, clock.now(), { playersOnline: 3 }));
+      store.recordCheck(check(popular!, clock.now(), { playersOnline: 1 }));
+      store.recordLookup(popular!, 'client-a');
+      const page = await store.trends(10, null);
+      expect(page.data.map((s) => [s.server_id, s.trend_score])).toEqual([
+        [popular, 1.000999],
+        [quiet, 0.002991],
+      ]);
+    });
+
     it('rejects a cursor naming a server it does not know', async () => {
       const target = await backend.create();
       const clock = new FakeClock();
