@@ -7,10 +7,14 @@
  * process (SQLite in a temporary folder, the test network's DNS and allowlist, rate limits out
  * of the way, METRICS_TOKEN to read its heap, event-loop delay and open files). This process
  * sends, every 100 ms whatever the answers do (open loop):
- *   - cached status (one name) and uncached status (a new *.any.observer.test name each time)
- *     of a canned-bytes Java server (bench/minimal-server.ts);
+ *   - cached status (one name) and uncached status of a canned-bytes Java server
+ *     (bench/minimal-server.ts), under *.any.observer.test names drawn in turn from a
+ *     population of POPULATION servers, as a real service sees a population of servers: each
+ *     name comes back every 150 s, older than the status cache's 60 s, so it is pinged again;
+ *     the service's bounded caches (status, parsed addresses, look-ups, refresh targets) hold
+ *     the whole population after one round, long before the middle, and stay full after;
  *   - hostile targets: a server that never answers, one that answers garbage, a closed port;
- *   - images (icon, banner) and a bulk look-up of five entries;
+ *   - images (icon, banner) and a bulk look-up of five entries (of the same population);
  *   - a render flood: /banner/motd with a new text on every request.
  * At the start (after a warm-up), the middle and the end, traffic pauses until what is in
  * flight has settled, and it prints the service's RSS, heap used, event-loop delay p99 (over
@@ -24,12 +28,20 @@ import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { Agent, fetch, type RequestInit } from 'undici';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const MINUTES = Number(process.argv[2] ?? 10);
 const TICK_MS = 100;
 const MAX_IN_FLIGHT = 400;
 const TOKEN = 'soak-metrics-token-0123456789';
+/** Distinct uncached names (half single look-ups, half bulk), each asked every 150 s. */
+const POPULATION = 3000;
+/**
+ * The traffic's connections: idle ones close after a second, so that the open files counted
+ * after a pause are the service's own, not the pool the last burst of traffic left open.
+ */
+const client = new Agent({ keepAliveTimeout: 1_000, keepAliveMaxTimeout: 1_000 });
 const DOCUMENTED_503 = new Set(['service_busy', 'overloaded']);
 
 function freePort(): Promise<number> {
@@ -93,7 +105,7 @@ function traffic(base: string, mcPort: number, hostile: number[]) {
     if (inFlight >= MAX_IN_FLIGHT) return void (counts.skipped += 1);
     inFlight += 1;
     counts.sent += 1;
-    fetch(`${base}${path}`, init)
+    fetch(`${base}${path}`, { ...init, dispatcher: client })
       .then(async (res) => {
         const body = await res.text();
         tally(String(res.status));
@@ -111,18 +123,20 @@ function traffic(base: string, mcPort: number, hostile: number[]) {
     n += 1;
     const cached = `soak.any.observer.test:${mcPort}`;
     for (let i = 0; i < 4; i += 1) request(`/api/v1/status/${cached}`);
-    request(`/api/v1/status/u${n}.any.observer.test:${mcPort}`);
+    request(`/api/v1/status/u${n % (POPULATION / 2)}.any.observer.test:${mcPort}`);
     request(`/api/v1/status/127.0.0.1:${hostile[n % hostile.length]!}`);
     request(`/api/v1/icon/dynamic?address=${cached}&size=${16 + (n % 64)}`);
     if (n % 2 === 0) request(`/api/v1/banner/${cached}`);
     if (n % 5 === 0) {
-      const servers = Array.from({ length: 5 }, (_, i) => ({ address: `b${n}-${i}.any.observer.test:${mcPort}` }));
+      const servers = Array.from({ length: 5 }, (_, i) => ({ address: `b${(n + i) % (POPULATION / 2)}.any.observer.test:${mcPort}` }));
       request('/api/v1/status/bulk', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ servers }) });
     }
     for (let i = 0; i < 3; i += 1) request(`/api/v1/banner/motd?motd=${encodeURIComponent(`§${i}Soak §l${n}-${i}`)}`);
   };
   const drain = async () => {
     for (let i = 0; i < 300 && inFlight > 0; i += 1) await new Promise((resolve) => setTimeout(resolve, 50));
+    // Past the pool's keep-alive: its idle connections are closed.
+    await new Promise((resolve) => setTimeout(resolve, 2_000));
   };
   return { counts, send, drain };
 }
@@ -183,6 +197,7 @@ try {
   process.exitCode = pass ? 0 : 1;
 } finally {
   service.kill('SIGTERM');
+  void client.close();
   mcServer.kill('SIGTERM');
   hostile.close();
   rmSync(dataDir, { recursive: true, force: true });
