@@ -580,6 +580,75 @@ describe('accessibility of every state of /server/{address} (axe-core)', () => {
   }
 });
 
+/** axe-core's serious and critical violations of the page (and of its frames, with `iframes`). */
+async function seriousViolations(o: Opened, iframes = false) {
+  for (const frame of iframes ? o.page.frames() : [o.page.mainFrame()]) await frame.addScriptTag({ content: AXE_SOURCE });
+  const violations = await o.page.evaluate(async (withFrames) => {
+    const axe = (window as unknown as { axe: { run: (c: Document, o: object) => Promise<{ violations: Array<{ id: string; impact: string; nodes: Array<{ target: unknown; failureSummary?: string }> }> }> } }).axe;
+    const result = await axe.run(document, { iframes: withFrames, resultTypes: ['violations'] });
+    return result.violations.map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.map((n) => `${JSON.stringify(n.target)}: ${n.failureSummary ?? ''}`) }));
+  }, iframes);
+  return violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
+}
+
+describe('accessibility of the stale badge, the history chart and the embed builder (axe-core)', () => {
+  for (const scheme of ['light', 'dark'] as const) {
+    it(`a stale answer with its badge, ${scheme} scheme`, async () => {
+      const fleeting = await startJavaServer({ motd: 'Soon stale', onlinePlayers: 2, maxPlayers: 10 });
+      const address = `127.0.0.1:${fleeting.port}`;
+      expect((await fetch(`${front.origin}/api/v1/status/${address}`)).status).toBe(200);
+      await fleeting.close();
+      // Past the one-second cache: the next look-up gets the last success, marked stale.
+      await new Promise((resolve) => setTimeout(resolve, 1100));
+      const o = await open(browser, front, `/server/${encodeURIComponent(address)}`, { colorScheme: scheme, bypassCSP: true });
+      await o.page.waitForSelector('.fact .badge.stale');
+      await o.page.waitForSelector('svg.chart, .chart-body .empty');
+      expect(await seriousViolations(o)).toEqual([]);
+      await o.close();
+    });
+
+    it(`the history chart loading, then drawn, ${scheme} scheme`, async () => {
+      let release!: () => void;
+      const held = new Promise<void>((resolve) => (release = resolve));
+      // The history answer is held back until the loading state has been checked.
+      const o = await open(browser, front, `/server/${encodeURIComponent(goodAddress())}`, { colorScheme: scheme, bypassCSP: true }, async (page) => {
+        await page.route('**/api/v1/history/**', async (route) => {
+          await held;
+          await route.continue();
+        });
+      });
+      await o.page.waitForSelector('.card[data-state="online"]');
+      await o.page.waitForSelector('.chart-body .muted');
+      expect(await seriousViolations(o)).toEqual([]);
+      release();
+      await o.page.waitForSelector('svg.chart');
+      expect(await seriousViolations(o)).toEqual([]);
+      await o.close();
+    });
+
+    it(`the embed builder with its previews (dark and light widget) and an invalid colour, ${scheme} scheme`, async () => {
+      const o = await open(browser, front, `/server/${encodeURIComponent(goodAddress())}`, { colorScheme: scheme, bypassCSP: true });
+      await o.page.waitForSelector('.builder');
+      await o.page.locator('img.banner-preview').scrollIntoViewIfNeeded();
+      await expect.poll(() => o.page.locator('img.banner-preview').evaluate((el: HTMLImageElement) => el.complete && el.naturalWidth > 0)).toBe(true);
+      const frame = o.page.frameLocator('iframe.widget-preview');
+      await frame.locator('#w').waitFor();
+      expect(await seriousViolations(o, true)).toEqual([]);
+      const widget = o.page.locator('.builder-part').nth(0);
+      await widget.getByLabel('Theme', { exact: true }).selectOption('light');
+      await expect.poll(() => o.page.locator('iframe.widget-preview').getAttribute('src')).toContain('theme=light');
+      await frame.locator('#w').waitFor();
+      await o.page.waitForLoadState('networkidle');
+      expect(await seriousViolations(o, true)).toEqual([]);
+      // A colour field flagged invalid, with its hint.
+      await widget.getByLabel('Text', { exact: true }).fill('#12345');
+      await expect.poll(() => widget.getByLabel('Text', { exact: true }).getAttribute('aria-invalid')).toBe('true');
+      expect(await seriousViolations(o, true)).toEqual([]);
+      await o.close();
+    });
+  }
+});
+
 describe('page weight', () => {
   for (const path of ['/', 'server']) {
     it(`one view of ${path === '/' ? '/' : '/server/…'} moves at most 250 KiB, scrolled to the end; the app's JS is under 50 KiB gzipped`, async () => {
