@@ -11,7 +11,7 @@
  *   (read-fallback.ts).
  * - trends: pages are cut from a ranking snapshot (ranking-snapshots.ts), one walk of the
  *   `servers_ranking` index taken when checks or look-ups were recorded since the last one
- *   (or it is 30 s old); uptime is summed for the page's ids only.
+ *   (or it is a second old); uptime is summed for the page's ids only.
  * - stats: one covering-index range over servers seen in 24 hours, the counters, and the
  *   newest 10 checks; computed at most once per 60 s.
  */

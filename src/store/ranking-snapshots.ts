@@ -7,7 +7,8 @@
  * - A snapshot is the whole ranking (fresh online servers, score descending, then id) read
  *   in one statement, with the rows that the pages show.
  * - A first page is cut from the latest snapshot while that snapshot holds every check and
- *   look-up recorded on this instance and is under `lifeMs` old; otherwise a new one is
+ *   look-up recorded on this instance and is under `lifeMs` old (a second: other instances
+ *   write to a shared database too, and their checks show within it); otherwise a new one is
  *   taken, after the queued rows are written, so a check counts as soon as it is made.
  *   Requests that need a new snapshot at the same time share one read.
  * - Every page remembers the snapshot behind its `nextCursor` (for `cursorLifeMs`, in the
@@ -66,7 +67,7 @@ export class RankingSnapshot {
 }
 
 export interface RankingSnapshotsOptions {
-  /** Longest a snapshot serves first pages (default 30 s, the pages' cache life). */
+  /** Longest a snapshot serves first pages (default 1 s). */
   lifeMs?: number;
   /** How long a page's `nextCursor` leads to the snapshot it was cut from (default 60 s). */
   cursorLifeMs?: number;
@@ -93,7 +94,7 @@ export class RankingSnapshots {
     private readonly version: () => number,
     options: RankingSnapshotsOptions = {},
   ) {
-    this.lifeMs = options.lifeMs ?? 30_000;
+    this.lifeMs = options.lifeMs ?? 1_000;
     this.cursorLifeMs = options.cursorLifeMs ?? 60_000;
     this.keptSnapshots = options.keptSnapshots ?? 8;
     this.maxCursors = options.maxCursors ?? 10_000;

@@ -122,7 +122,7 @@ export const historyRoutes: FastifyPluginAsyncTypebox<{ store: Store; config: Co
           `${TREND_SCORE_FORMULA} Order: \`trend_score\` descending, then \`server_id\` ascending.\n\n` +
           'Pagination is by keyset: pass `meta.nextCursor` as `cursor` for the next page, which holds the ' +
           'servers ranked after that server. Pages are cut from a snapshot of the ranking, taken when checks ' +
-          'or look-ups were made since the last one (or it is 30 seconds old), and the next page of a chain ' +
+          'or look-ups were made since the last one (or it is a second old), and the next page of a chain ' +
           'is cut from the same snapshot as the page that gave its cursor, for 60 seconds: a chain never ' +
           'repeats or skips a server of the ranking its first page was cut from, whatever checks land ' +
           'between pages. Past that, the page continues after the cursor server in the latest ranking, or ' +
