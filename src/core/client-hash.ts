@@ -1,10 +1,11 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import { isIPv4 } from 'node:net';
 import ipaddr from 'ipaddr.js';
+import { LRUCache } from 'lru-cache';
 import type { Clock } from './clock.js';
 
 const DAY_MS = 86_400_000;
-/** Client keys kept for reuse; the memo is emptied when full and whenever the secret changes. */
+/** Client keys kept for reuse (the least recently used go first); emptied whenever the secret changes. */
 const MEMO_LIMIT = 10_000;
 
 /**
@@ -34,8 +35,8 @@ export class ClientHasher {
   private secret = '';
   private fetching: Promise<void> | null = null;
   /** Today's keys per address: a cached answer is served far faster than an HMAC is computed. */
-  private readonly memo = new Map<string, string>();
-  private readonly lookupMemo = new Map<string, string>();
+  private readonly memo = new LRUCache<string, string>({ max: MEMO_LIMIT });
+  private readonly lookupMemo = new LRUCache<string, string>({ max: MEMO_LIMIT });
 
   constructor(
     private readonly clock: Clock,
@@ -59,15 +60,24 @@ export class ClientHasher {
     return this.keyOf(ip, this.lookupMemo, 48);
   }
 
-  private keyOf(ip: string, memo: Map<string, string>, ipv6Prefix: 48 | 64): string {
+  private keyOf(ip: string, memo: LRUCache<string, string>, ipv6Prefix: 48 | 64): string {
     this.rotateIfNeeded();
     let key = memo.get(ip);
     if (key === undefined) {
       key = createHmac('sha256', this.secret).update(clientNetwork(ip, ipv6Prefix)).digest('base64url').slice(0, 22);
-      if (memo.size >= MEMO_LIMIT) memo.clear();
       memo.set(ip, key);
     }
     return key;
+  }
+
+  /** Addresses memoised now. */
+  get memoSize(): number {
+    return this.memo.size;
+  }
+
+  /** Whether today's key of `ip` is memoised (for tests and the operator's eye). */
+  isMemoised(ip: string): boolean {
+    return this.memo.has(ip);
   }
 
   private setSecret(secret: string): void {

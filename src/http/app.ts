@@ -290,8 +290,10 @@ async function registerDocs(app: App): Promise<void> {
           '`Retry-After`, `RateLimit-Policy` and `RateLimit` headers.',
         license: { name: 'MIT', identifier: 'MIT' },
       },
-      servers: [{ url: '/' }],
+      // Where the API lives on this instance: every path below is relative to it.
+      servers: [{ url: API_PREFIX, description: 'This Observer instance' }],
     },
+    transformObject: (documents) => optionalDefaults((documents as { openapiObject: OpenApiDocument }).openapiObject),
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
   });
   await app.register(swaggerUi, {
@@ -300,6 +302,25 @@ async function registerDocs(app: App): Promise<void> {
     uiConfig: { validatorUrl: null, deepLinking: true },
     staticCSP: true,
   });
+}
+
+interface OpenApiDocument {
+  paths?: Record<string, Record<string, { parameters?: Array<{ in: string; required?: boolean; schema?: { default?: unknown } }> }>>;
+}
+
+/**
+ * A parameter the API defaults is one a client may leave out: the schemas list it as required
+ * so that validation fills the default in, but the document must not ask clients for it.
+ */
+function optionalDefaults<T extends OpenApiDocument>(document: T): T {
+  for (const item of Object.values(document.paths ?? {})) {
+    for (const operation of Object.values(item)) {
+      for (const parameter of operation.parameters ?? []) {
+        if (parameter.in !== 'path' && parameter.schema?.default !== undefined) parameter.required = false;
+      }
+    }
+  }
+  return document;
 }
 
 /** Whether every request gets an access line (LOG_REQUESTS at a level that shows it). */

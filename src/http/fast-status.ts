@@ -1,13 +1,13 @@
 /**
  * Plain status requests and health, answered without Fastify's per-request machinery.
  *
- * A cached status answer would otherwise spend most of its CPU in Fastify's routing, hook
- * runners and reply building rather than in anything Observer decides (docs/performance.md,
- * "Design choices that matter for speed"). So a request that is exactly
+ * A cached status answer spends most of its CPU in Fastify's routing, hook runners and reply
+ * building, not in anything Observer decides. So a request that is exactly
  * `GET /api/v1/status/<address>` (no query string, an address of the plain characters of host
  * names, IPv4 literals and ports, no percent-encoding) is answered here, doing what the route
  * and its hooks do:
- *  - the status tier's rate limit, with the same store, key and `RateLimit` headers;
+ *  - the status tier's rate limit, with the same store, key and `RateLimit` headers (none on a
+ *    public answer, as rate-limit.ts decides);
  *  - the look-up through the same StatusLookup (cached or pinged, counted, recorded, `X-Cache`,
  *    stale, blocked), and its errors (400, 404, 503) in the one error shape;
  *  - CORS, `Cache-Control`;
@@ -101,7 +101,7 @@ export class FastStatus {
       handOverCharge(req, counted);
       return false;
     }
-    void this.answer(address, this.options.hasher.lookupKey(ip), counted, res, started);
+    this.answer(address, this.options.hasher.lookupKey(ip), counted, res, started).catch((error: unknown) => this.failed(error, res));
     return true;
   }
 
@@ -113,6 +113,22 @@ export class FastStatus {
     res.end(body);
     this.options.onHealth((performance.now() - started) / 1000);
     return true;
+  }
+
+  /**
+   * The answer itself failed (a header Node refuses, the accounting): reported, and the client
+   * gets a 500 if nothing was sent yet, or a closed connection if the answer was cut short.
+   */
+  private failed(error: unknown, res: ServerResponse): void {
+    this.options.onError(error);
+    if (res.writableEnded) return;
+    if (res.headersSent) {
+      res.destroy();
+      return;
+    }
+    const body = JSON.stringify(errorBody('internal_error', 'An unexpected error occurred.'));
+    res.writeHead(500, [...this.cors, 'content-type', JSON_TYPE, 'content-length', String(Buffer.byteLength(body))]);
+    res.end(body);
   }
 
   /** The client's address as Fastify's `request.ip` would give it (TRUST_PROXY applied). */
@@ -129,13 +145,15 @@ export class FastStatus {
     let bytes: number;
     // Header pairs as a flat array, not an object: writeHead copies a spread object's headers
     // one by one, which costs more than the rest of a cached answer; an array it takes as is.
-    const headers = [...this.fixed, 'ratelimit', rateLimit];
+    // A status answer is public (shared caches store it): it carries no client's RateLimit.
+    const headers = [...this.fixed];
     try {
       const answer = await this.options.status.lookup(address, 'java', { clientKey, beforePing: this.options.admitPing });
       body = statusBody(answer.status);
       bytes = statusBodyBytes(answer.status);
       headers.push('x-cache', answer.cache, 'cache-control', cacheControl(answer.maxAgeSeconds));
     } catch (error) {
+      headers.push('ratelimit', rateLimit);
       if (error instanceof ObserverError) {
         // Logged as the route's error handler does: a 503 (saturated) is worth knowing of.
         if (error.statusCode >= 500) this.options.onError(error);

@@ -16,8 +16,9 @@ import type { IncomingMessage } from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ClientHasher } from '../core/client-hash.js';
 import { ObserverError } from '../core/errors.js';
+import { LRUCache } from 'lru-cache';
 import { rateLimitFields, type WindowCount, type WindowCounter } from '../core/rate-window.js';
-import type { SharedRedis } from '../redis/shared-redis.js';
+import { RedisUnavailableError, type SharedRedis } from '../redis/shared-redis.js';
 import { clientKeyOf } from './client-key.js';
 
 export type RateTier = 'status' | 'general' | 'media';
@@ -48,14 +49,35 @@ export interface RateLimitStore extends WindowCounter {
   close(): void;
 }
 
-/** Fixed windows in a Map; ended windows are swept once a window so the map stays bounded. */
+/**
+ * Client windows one store keeps at most: past it, the least recently seen client's window is
+ * let go (it starts again at its next request), so a flood of new clients within one window
+ * costs bounded memory.
+ */
+export const RATE_LIMIT_CLIENTS_MAX = 100_000;
+
+export interface RateLimitStoreOptions {
+  /** Client windows kept at most (default RATE_LIMIT_CLIENTS_MAX). */
+  maxClients?: number;
+}
+
+/** Fixed windows in an LRU of at most `maxClients`; ended windows are swept once a window. */
 export class MemoryRateLimitStore implements RateLimitStore {
-  private readonly windows = new Map<string, { count: number; endsAt: number }>();
+  private readonly windows: LRUCache<string, { count: number; endsAt: number }>;
   private readonly sweeper: NodeJS.Timeout;
 
-  constructor(private readonly now: () => number = Date.now) {
+  constructor(
+    private readonly now: () => number = Date.now,
+    options: RateLimitStoreOptions = {},
+  ) {
+    this.windows = new LRUCache({ max: options.maxClients ?? RATE_LIMIT_CLIENTS_MAX });
     this.sweeper = setInterval(() => this.sweep(), WINDOW_MS);
     this.sweeper.unref();
+  }
+
+  /** Client windows held now. */
+  get size(): number {
+    return this.windows.size;
   }
 
   hit(key: string, windowMs: number, _limit = 0, units = 1): WindowCount {
@@ -71,7 +93,8 @@ export class MemoryRateLimitStore implements RateLimitStore {
 
   private sweep(): void {
     const now = this.now();
-    for (const [key, window] of this.windows) if (window.endsAt <= now) this.windows.delete(key);
+    const ended = [...this.windows.entries()].filter(([, window]) => window.endsAt <= now);
+    for (const [key] of ended) this.windows.delete(key);
   }
 
   close(): void {
@@ -80,8 +103,16 @@ export class MemoryRateLimitStore implements RateLimitStore {
   }
 }
 
-/** Adds ARGV[2] hits to the window's counter, created with its expiry if missing: one round trip. */
-const HIT_SCRIPT = `redis.call('set', KEYS[1], '0', 'PX', ARGV[1], 'NX')
+/**
+ * Adds ARGV[2] hits to the window's counter, created with its expiry if missing: one round
+ * trip. ARGV[1] = '0' adds them only to a window still open (hits of a window that has ended
+ * here, which Redis may still be counting), never to a new one.
+ */
+const HIT_SCRIPT = `if ARGV[1] == '0' then
+  if redis.call('exists', KEYS[1]) == 0 then return {0, -2} end
+else
+  redis.call('set', KEYS[1], '0', 'PX', ARGV[1], 'NX')
+end
 local count = redis.call('incrby', KEYS[1], ARGV[2])
 return {count, redis.call('pttl', KEYS[1])}`;
 
@@ -111,7 +142,9 @@ interface SharedWindow {
  */
 export class RedisRateLimitStore implements RateLimitStore {
   private readonly local: MemoryRateLimitStore;
-  private readonly windows = new Map<string, SharedWindow>();
+  private readonly windows: LRUCache<string, SharedWindow>;
+  /** Windows let go (ended, or past the cap) whose hits are still to be added in Redis. */
+  private leftovers: Array<[string, SharedWindow]> = [];
   private readonly flusher: NodeJS.Timeout;
   private flushing = false;
 
@@ -119,11 +152,23 @@ export class RedisRateLimitStore implements RateLimitStore {
     private readonly redis: SharedRedis,
     private readonly prefix = 'observer:rl:',
     private readonly now: () => number = Date.now,
+    options: RateLimitStoreOptions = {},
   ) {
-    this.local = new MemoryRateLimitStore(now);
+    this.local = new MemoryRateLimitStore(now, options);
+    this.windows = new LRUCache<string, SharedWindow>({
+      max: options.maxClients ?? RATE_LIMIT_CLIENTS_MAX,
+      dispose: (window, key, reason) => {
+        if (reason !== 'delete' && window.pending > 0) this.leftovers.push([key, window]);
+      },
+    });
     redis.client.defineCommand('observerRateLimitHit', { numberOfKeys: 1, lua: HIT_SCRIPT });
     this.flusher = setInterval(() => void this.flush(), SHARED_FLUSH_MS);
     this.flusher.unref();
+  }
+
+  /** Client windows held now. */
+  get size(): number {
+    return this.windows.size;
   }
 
   hit(key: string, windowMs: number, limit: number, units = 1): WindowCount | Promise<WindowCount> {
@@ -131,6 +176,7 @@ export class RedisRateLimitStore implements RateLimitStore {
     const now = this.now();
     let window = this.windows.get(key);
     if (window === undefined || window.endsAt <= now) {
+      // Replacing an ended window hands its unsent hits to the next flush (dispose).
       window = { known: 0, pending: 0, endsAt: now + windowMs };
       this.windows.set(key, window);
     }
@@ -163,43 +209,79 @@ export class RedisRateLimitStore implements RateLimitStore {
     window.endsAt = this.now() + (ttl > 0 ? ttl : windowMs);
   }
 
-  /** Adds the hits counted locally to Redis, in one pipeline; forgets ended windows. */
+  /**
+   * Adds the hits counted locally to Redis, in one pipeline: those of open windows, and those
+   * of windows let go since the last flush (added only to a window Redis still has open).
+   * Hits whose command failed stay pending for the next flush; a pipeline that timed out is
+   * not sent again, since Redis may yet apply it.
+   */
   private async flush(): Promise<void> {
-    if (this.flushing) return;
+    if (this.flushing || !this.redis.available) return;
     const now = this.now();
-    const batch: Array<[string, SharedWindow, number]> = [];
-    for (const [key, window] of this.windows) {
-      if (window.endsAt <= now) this.windows.delete(key);
-      else if (window.pending > 0) batch.push([key, window, window.pending]);
+    const ended = [...this.windows.entries()].filter(([, window]) => window.endsAt <= now);
+    for (const [key, window] of ended) {
+      this.windows.delete(key);
+      this.leftover(key, window);
     }
-    if (batch.length === 0 || !this.redis.available) return;
+    const batch = this.batch(now);
+    if (batch.length === 0) return;
     this.flushing = true;
-    for (const [, window, hits] of batch) window.pending -= hits;
     try {
       const results = await this.redis.run(async (r) => {
         const pipeline = r.pipeline();
-        for (const [key, window, hits] of batch) {
-          const windowMs = Math.max(1, window.endsAt - now);
+        for (const { key, windowMs, hits } of batch) {
           (pipeline as unknown as RateLimitCommands).observerRateLimitHit(this.prefix + key, String(windowMs), String(hits));
         }
         return pipeline.exec();
       });
-      batch.forEach(([, window], i) => {
-        const [error, value] = results?.[i] ?? [null, null];
-        if (!error && Array.isArray(value)) this.learn(window, Number(value[0]), Number(value[1]), WINDOW_MS);
+      batch.forEach((sent, i) => {
+        const [error, value] = results?.[i] ?? [new Error('no reply'), null];
+        if (error || !Array.isArray(value)) this.keep(sent);
+        else if (sent.windowMs > 0) this.learn(sent.window, Number(value[0]), Number(value[1]), WINDOW_MS);
       });
-    } catch {
-      // Redis is failing: those hits stay counted here only (the breaker takes over).
+    } catch (error) {
+      if (!(error instanceof RedisUnavailableError && error.sent)) for (const sent of batch) this.keep(sent);
     } finally {
       this.flushing = false;
     }
   }
 
+  /** What the next flush sends, taken from the windows' pending hits. */
+  private batch(now: number): PendingHits[] {
+    const batch: PendingHits[] = [];
+    const open = (window: SharedWindow) => (window.endsAt > now ? window.endsAt - now : 0);
+    for (const [key, window] of this.leftovers.splice(0)) batch.push({ key, window, hits: window.pending, windowMs: open(window) });
+    for (const [key, window] of this.windows.entries()) {
+      if (window.pending > 0) batch.push({ key, window, hits: window.pending, windowMs: open(window) });
+    }
+    for (const sent of batch) sent.window.pending -= sent.hits;
+    return batch;
+  }
+
+  private leftover(key: string, window: SharedWindow): void {
+    if (window.pending > 0) this.leftovers.push([key, window]);
+  }
+
+  /** Hits Redis did not take: pending again, in their window or as a leftover. */
+  private keep(sent: PendingHits): void {
+    sent.window.pending += sent.hits;
+    if (this.windows.peek(sent.key) !== sent.window) this.leftover(sent.key, sent.window);
+  }
+
   close(): void {
     clearInterval(this.flusher);
     this.windows.clear();
+    this.leftovers = [];
     this.local.close();
   }
+}
+
+interface PendingHits {
+  key: string;
+  window: SharedWindow;
+  hits: number;
+  /** Expiry of a window Redis creates for them; 0 (their window has ended here): only a window Redis still has open. */
+  windowMs: number;
 }
 
 interface RateLimitCommands {
@@ -219,6 +301,18 @@ function takeCharge(raw: IncomingMessage): WindowCount | Promise<WindowCount> | 
   const charge = holder[CHARGED];
   if (charge !== undefined) delete holder[CHARGED];
   return charge;
+}
+
+/**
+ * `RateLimit` tells one client its remaining budget, so it never goes out on an answer shared
+ * caches may store (`Cache-Control: public`): a CDN would replay it to every client. Such
+ * answers keep `RateLimit-Policy`, the same for everyone; 429s and other errors, which are not
+ * stored, carry both.
+ */
+function withoutClientRateLimit(_request: FastifyRequest, reply: FastifyReply, payload: unknown, done: (error: null, payload: unknown) => void): void {
+  const cacheControl = reply.getHeader('cache-control');
+  if (typeof cacheControl === 'string' && cacheControl.startsWith('public')) reply.removeHeader('RateLimit');
+  done(null, payload);
 }
 
 /** The IETF `RateLimit-Policy` and `RateLimit` fields of a tier after a count. */
@@ -314,6 +408,9 @@ export function registerRateLimit(app: FastifyInstance, options: RateLimitOption
     const current = route[stage];
     const existing = current === undefined ? [] : Array.isArray(current) ? current : [current];
     route[stage] = [...existing, hook] as typeof current;
+    const sending = route.onSend;
+    const onSend = sending === undefined ? [] : Array.isArray(sending) ? sending : [sending];
+    route.onSend = [...onSend, withoutClientRateLimit] as typeof sending;
   });
   app.addHook('onClose', async () => options.store.close());
 }

@@ -46,7 +46,14 @@ export interface SharedRedisCounters {
 
 /** Thrown instead of sending a command while the breaker is open. */
 export class RedisUnavailableError extends Error {
-  constructor(message = 'Redis is unavailable') {
+  /**
+   * @param sent whether the command went out (it timed out, and Redis may still apply it) or
+   *   was refused without being sent
+   */
+  constructor(
+    message = 'Redis is unavailable',
+    readonly sent = false,
+  ) {
     super(message);
     this.name = 'RedisUnavailableError';
   }
@@ -67,7 +74,7 @@ export class SharedRedis {
   private failures = 0;
   private readonly counts: SharedRedisCounters = { timedOut: 0, refused: 0, failed: 0 };
   private probe: NodeJS.Timeout | null = null;
-  private probing = false;
+  private probing: Promise<boolean> | null = null;
   private closed = false;
 
   constructor(url: string, options: SharedRedisOptions = {}) {
@@ -149,7 +156,7 @@ export class SharedRedis {
         () =>
           setImmediate(() => {
             timedOut = true;
-            reject(new RedisUnavailableError('Redis command timed out'));
+            reject(new RedisUnavailableError('Redis command timed out', true));
           }),
         this.commandTimeoutMs,
       );
@@ -226,10 +233,20 @@ export class SharedRedis {
     }
   }
 
-  /** One PING within the command timeout; true (and the breaker closed) when Redis answered. */
-  private async probeOnce(): Promise<boolean> {
-    if (this.probing || this.closed) return false;
-    this.probing = true;
+  /**
+   * One PING within the command timeout; true (and the breaker closed) when Redis answered. A
+   * probe already out is shared: a second timeout waits for its answer rather than taking
+   * "no probe sent" for "no answer".
+   */
+  private probeOnce(): Promise<boolean> {
+    if (this.closed) return Promise.resolve(false);
+    this.probing ??= this.ping().finally(() => {
+      this.probing = null;
+    });
+    return this.probing;
+  }
+
+  private async ping(): Promise<boolean> {
     let timer: NodeJS.Timeout | undefined;
     try {
       const timeout = new Promise<never>((_, reject) => {
@@ -246,7 +263,6 @@ export class SharedRedis {
       return false;
     } finally {
       clearTimeout(timer);
-      this.probing = false;
     }
   }
 

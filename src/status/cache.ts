@@ -14,6 +14,12 @@ export interface CacheEntry {
   lastSuccess: StoredStatus | null;
 }
 
+/** A claim's outcome: the owner token (null when another instance holds it) and the entry then. */
+export interface Claim {
+  token: string | null;
+  entry: CacheEntry | undefined;
+}
+
 export interface CacheReadOptions {
   /** Read past an in-process L1 (a tiered cache's shared tier): to see another instance's write. */
   skipL1?: boolean;
@@ -25,13 +31,17 @@ export interface CacheReadOptions {
  */
 export interface StatusCache {
   get(key: string, options?: CacheReadOptions): Promise<CacheEntry | undefined>;
-  /** Keeps the entry for `ttlMs` (long enough to serve the last success stale). */
-  set(key: string, entry: CacheEntry, ttlMs: number): Promise<void>;
+  /**
+   * Keeps the entry for `ttlMs` (long enough to serve the last success stale); with `release`,
+   * also releases the claim that token owns, in the same round trip.
+   */
+  set(key: string, entry: CacheEntry, ttlMs: number, release?: string): Promise<void>;
   /**
    * Shared caches only: claims the right to ping `key` for `ttlMs`, so that instances share one
-   * ping per target. Returns the claim's owner token, or null when another instance holds it.
+   * ping per target, and reads the entry in the same round trip (another instance may have
+   * pinged and released since this one last read it).
    */
-  claim?(key: string, ttlMs: number): Promise<string | null>;
+  claim?(key: string, ttlMs: number): Promise<Claim>;
   /** Releases the claim if `token` still owns it. */
   release?(key: string, token: string): Promise<void>;
   close(): Promise<void>;

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import type { SharedRedis } from '../redis/shared-redis.js';
-import { MemoryStatusCache, type CacheEntry, type CacheReadOptions, type StatusCache } from './cache.js';
+import { MemoryStatusCache, type CacheEntry, type CacheReadOptions, type StatusCache, type StoredStatus, type Claim } from './cache.js';
 
 /** How long the in-process L1 trusts an entry read from (or written to) Redis. */
 export const L1_TTL_MS = 1_000;
@@ -13,6 +13,48 @@ const LOCAL_CLAIM = 'local';
 /** Deletes the claim only if it still holds the owner's token. */
 const RELEASE_SCRIPT = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end`;
 
+/** Takes the claim KEYS[1] if free and reads the entry KEYS[2]: {1 if taken, the entry's JSON}. */
+const CLAIM_SCRIPT = `local won = redis.call('set', KEYS[1], ARGV[1], 'PX', ARGV[2], 'NX')
+return {won and 1 or 0, redis.call('get', KEYS[2])}`;
+
+/** Writes the entry KEYS[1] and, when ARGV[3] is the owner's token, releases the claim KEYS[2]. */
+const SET_SCRIPT = `redis.call('set', KEYS[1], ARGV[1], 'PX', ARGV[2])
+if ARGV[3] ~= '' and redis.call('get', KEYS[2]) == ARGV[3] then redis.call('del', KEYS[2]) end
+return 1`;
+
+interface StatusCacheCommands {
+  observerStatusClaim(lock: string, key: string, token: string, ttlMs: string): Promise<[number, string | null]>;
+  observerStatusSet(key: string, lock: string, json: string, ttlMs: string, token: string): Promise<number>;
+}
+
+function commands(redis: SharedRedis['client']): StatusCacheCommands {
+  return redis as unknown as StatusCacheCommands;
+}
+
+function isStored(value: unknown): value is StoredStatus {
+  if (typeof value !== 'object' || value === null) return false;
+  const { status, checkedAt } = value as Partial<StoredStatus>;
+  return typeof checkedAt === 'number' && typeof status === 'object' && status !== null;
+}
+
+/**
+ * The entry a Redis value holds, or undefined for none: a value that is not an entry (cut
+ * short, written by something else) is a miss, so the target is pinged and the value replaced.
+ */
+export function decodeEntry(json: string | null): CacheEntry | undefined {
+  if (json === null) return undefined;
+  let stored: { latest?: unknown; lastSuccess?: unknown };
+  try {
+    stored = JSON.parse(json) as typeof stored;
+  } catch {
+    return undefined;
+  }
+  if (typeof stored !== 'object' || stored === null || !isStored(stored.latest)) return undefined;
+  const lastSuccess = stored.lastSuccess === 'latest' ? stored.latest : stored.lastSuccess;
+  if (lastSuccess !== null && !isStored(lastSuccess)) return undefined;
+  return { latest: stored.latest, lastSuccess };
+}
+
 /**
  * Status cache shared by every instance through Redis, in three tiers:
  *  1. an in-process L1 of about a second, so a hot target costs no Redis round trip;
@@ -21,7 +63,8 @@ const RELEASE_SCRIPT = `if redis.call('get', KEYS[1]) == ARGV[1] then return red
  *     (SharedRedis's breaker is open or a command fails).
  * Keys name the queried server (never a client); values are the JSON of the entry, expiring
  * with it. A `lock:` key per target, holding its owner's token, lets one instance ping while
- * the others wait for its result; only the owner can release it.
+ * the others wait for its result; only the owner can release it. A cold look-up costs three
+ * round trips: the read, the claim (which reads again), the write (which releases).
  */
 export class RedisStatusCache implements StatusCache {
   private readonly l1: LRUCache<string, CacheEntry>;
@@ -32,6 +75,8 @@ export class RedisStatusCache implements StatusCache {
     options: { prefix?: string; now?: () => number; local?: MemoryStatusCache } = {},
   ) {
     this.prefix = options.prefix ?? 'observer:status:';
+    redis.client.defineCommand('observerStatusClaim', { numberOfKeys: 2, lua: CLAIM_SCRIPT });
+    redis.client.defineCommand('observerStatusSet', { numberOfKeys: 2, lua: SET_SCRIPT });
     this.local = options.local ?? new MemoryStatusCache(options.now ? { now: options.now } : {});
     this.l1 = new LRUCache<string, CacheEntry>({
       max: L1_MAX_ENTRIES,
@@ -61,39 +106,45 @@ export class RedisStatusCache implements StatusCache {
     } catch {
       return this.local.get(key);
     }
-    if (json === null) return undefined;
-    const stored = JSON.parse(json) as { latest: CacheEntry['latest']; lastSuccess: CacheEntry['lastSuccess'] | 'latest' };
-    const entry = { latest: stored.latest, lastSuccess: stored.lastSuccess === 'latest' ? stored.latest : stored.lastSuccess };
-    this.l1.set(key, entry);
+    const entry = decodeEntry(json);
+    if (entry !== undefined) this.l1.set(key, entry);
     return entry;
   }
 
-  async set(key: string, entry: CacheEntry, ttlMs: number): Promise<void> {
+  async set(key: string, entry: CacheEntry, ttlMs: number, release?: string): Promise<void> {
     this.l1.set(key, entry, { ttl: Math.min(L1_TTL_MS, ttlMs) });
     await this.local.set(key, entry, ttlMs);
     // The last success is usually the latest result: store it once.
     const lastSuccess = entry.lastSuccess === entry.latest ? 'latest' : entry.lastSuccess;
     const json = JSON.stringify({ latest: entry.latest, lastSuccess });
+    const token = release === undefined || release === LOCAL_CLAIM ? '' : release;
     await this.redis.tryRun(
-      (r) => r.set(this.prefix + key, json, 'PX', Math.max(1, Math.ceil(ttlMs))),
+      (r) => commands(r).observerStatusSet(this.prefix + key, this.lockKey(key), json, String(Math.max(1, Math.ceil(ttlMs))), token),
       () => null,
     );
   }
 
-  async claim(key: string, ttlMs: number): Promise<string | null> {
+  async claim(key: string, ttlMs: number): Promise<Claim> {
     const token = randomUUID();
-    return this.redis.tryRun<string | null>(
-      async (r) => ((await r.set(`${this.prefix}lock:${key}`, token, 'PX', Math.max(1, Math.ceil(ttlMs)), 'NX')) === 'OK' ? token : null),
-      () => LOCAL_CLAIM,
+    return this.redis.tryRun<Claim>(
+      async (r) => {
+        const [won, json] = await commands(r).observerStatusClaim(this.lockKey(key), this.prefix + key, token, String(Math.max(1, Math.ceil(ttlMs))));
+        return { token: won === 1 ? token : null, entry: decodeEntry(json ?? null) };
+      },
+      async () => ({ token: LOCAL_CLAIM, entry: await this.local.get(key) }),
     );
   }
 
   async release(key: string, token: string): Promise<void> {
     if (token === LOCAL_CLAIM) return;
     await this.redis.tryRun(
-      (r) => r.eval(RELEASE_SCRIPT, 1, `${this.prefix}lock:${key}`, token),
+      (r) => r.eval(RELEASE_SCRIPT, 1, this.lockKey(key), token),
       () => 0,
     );
+  }
+
+  private lockKey(key: string): string {
+    return `${this.prefix}lock:${key}`;
   }
 
   async close(): Promise<void> {

@@ -270,10 +270,11 @@ export class StatusService implements StatusLookup {
 
   /**
    * With a shared cache, instances coalesce too: the one that claims the target (an owner
-   * token, released by check-and-delete) reads the cache again, since another instance may
-   * have pinged and released in between, and pings only if it is still stale. The others wait
-   * for its result to land in the cache, polling with backoff on the injected clock, and fall
-   * back to their own ping if it does not land within the ping budget.
+   * token, released by check-and-delete) gets the entry with its claim, since another instance
+   * may have pinged and released in between, and pings only if it is still stale; writing the
+   * result releases the claim. The others wait for the owner's result to land in the cache,
+   * polling with backoff on the injected clock, and fall back to their own ping if it does not
+   * land within the ping budget.
    */
   private async pingOrJoin(job: PingJob): Promise<StoredStatus> {
     const { cache, clock } = this.deps;
@@ -281,36 +282,41 @@ export class StatusService implements StatusLookup {
     if (!cache.claim) return this.pingAndStore(job);
     const budget = this.deps.pingTimeoutMs + 1_000;
     const fresh = (entry: CacheEntry) => clock.now() < entry.latest.checkedAt + this.deps.ttlSeconds * 1000;
-    const seen = await cache.get(key, { skipL1: true });
-    if (seen && fresh(seen)) return seen.latest;
-    const before = seen?.latest.checkedAt ?? -1;
-    const token = await cache.claim(key, budget);
+    const { token, entry: seen } = await cache.claim(key, budget);
     if (token !== null) {
+      const claim = { token, previous: seen, released: false };
       try {
-        const again = await cache.get(key, { skipL1: true });
-        if (again && fresh(again)) return again.latest;
-        return await this.pingAndStore(job);
+        if (seen && fresh(seen)) return seen.latest;
+        return await this.pingAndStore(job, claim);
       } finally {
-        await cache.release?.(key, token);
+        if (!claim.released) await cache.release?.(key, token);
       }
     }
+    if (seen && fresh(seen)) return seen.latest;
+    const before = seen?.latest.checkedAt ?? -1;
     const deadline = clock.now() + budget;
     let delay = JOIN_POLL_FIRST_MS;
     for (let attempt = 0; attempt < JOIN_POLL_MAX_ATTEMPTS && clock.now() < deadline; attempt += 1) {
       await new Promise((resolve) => setTimeout(resolve, delay));
       delay = Math.min(delay * 2, JOIN_POLL_MAX_MS);
       const entry = await cache.get(key, { skipL1: true });
-      if (entry && entry.latest.checkedAt !== before) return entry.latest;
+      // Only the owner's result: newer than what this instance saw, and fresh. An older one (a
+      // local copy read while Redis is away) is not an answer.
+      if (entry && entry.latest.checkedAt > before && fresh(entry)) return entry.latest;
     }
     return this.pingAndStore(job);
   }
 
-  private async pingAndStore(job: PingJob): Promise<StoredStatus> {
+  /**
+   * Pings, then caches and records the result. With a claim, the entry read with it stands for
+   * the previous one, and the write releases it.
+   */
+  private async pingAndStore(job: PingJob, claim?: { token: string; previous: CacheEntry | undefined; released: boolean }): Promise<StoredStatus> {
     await job.beforePing?.();
     const { key, parsed, mode, id, query } = job;
     const { cache, clock } = this.deps;
     const stored = await this.query(parsed, mode, id, query);
-    const previous = await cache.get(key);
+    const previous = claim ? claim.previous : await cache.get(key);
     const entry: CacheEntry = {
       latest: stored,
       lastSuccess: stored.status.online ? stored : (previous?.lastSuccess ?? null),
@@ -318,7 +324,8 @@ export class StatusService implements StatusLookup {
     const keepMs = entry.lastSuccess
       ? Math.max(this.deps.ttlSeconds * 1000, entry.lastSuccess.checkedAt + SATURATION_STALE_MS - clock.now())
       : this.deps.ttlSeconds * 1000;
-    await cache.set(key, entry, keepMs);
+    if (claim) claim.released = true;
+    await cache.set(key, entry, keepMs, claim?.token);
     this.recorder?.recordCheck(checkRecord(job, stored), job.clientKey);
     return stored;
   }

@@ -9,8 +9,9 @@
  *   look-ups in the same transaction. Never one write per request, never a wait for one.
  * - reads (trends, stats) have a 1 s deadline and fall back to their last good answer
  *   (read-fallback.ts).
- * - trends: walks the `servers_ranking` index in score order with a keyset condition; only
- *   the page's rows are read, and uptime is summed for those ids only.
+ * - trends: pages are cut from a ranking snapshot (ranking-snapshots.ts), one walk of the
+ *   `servers_ranking` index taken when checks or look-ups were recorded since the last one
+ *   (or it is a second old); uptime is summed for the page's ids only.
  * - stats: one covering-index range over servers seen in 24 hours, the counters, and the
  *   newest 10 checks; computed at most once per 60 s.
  */
@@ -21,6 +22,7 @@ import { serverAddress, type Edition } from '../core/types.js';
 import { InvalidCursorError } from './errors.js';
 import { migrationProvider } from './migrations.js';
 import { scoreValue } from './ranking.js';
+import { RankingSnapshot, RankingSnapshots, type RankedServer } from './ranking-snapshots.js';
 import { ReadFallback } from './read-fallback.js';
 import type { Database, Dialect } from './schema.js';
 import type { CheckRecord, CounterIncrements, HistoryStore, Statistics, StoreHealth, TrendPage, TrendServer } from './types.js';
@@ -69,6 +71,7 @@ function round2(value: number): number {
 export class KyselyHistoryStore implements HistoryStore {
   private readonly queue: WriteQueue;
   private readonly reads: ReadFallback;
+  private readonly rankings: RankingSnapshots;
   private statsCache: { at: number; value: Promise<Statistics> } | null = null;
   private timers: NodeJS.Timeout[] = [];
   private pruning: Promise<void> | null = null;
@@ -90,6 +93,10 @@ export class KyselyHistoryStore implements HistoryStore {
     this.onError = options.onError ?? reportBackgroundError;
     this.queue = new WriteQueue(writer, { ...options.writes, onError: this.onError });
     this.reads = new ReadFallback({ deadlineMs: options.readDeadlineMs ?? 1000 });
+    this.rankings = new RankingSnapshots(
+      (version) => this.takeRanking(version),
+      () => this.queue.version,
+    );
   }
 
   /** Starts the expiry and prune timers (unref'd: they never keep the process alive). */
@@ -146,27 +153,33 @@ export class KyselyHistoryStore implements HistoryStore {
   }
 
   private async readTrends(limit: number, cursor: string | null): Promise<TrendPage> {
-    // No flush here (that would be a write per request): look-ups reach the ranking within
-    // a flush interval (1 s), and leave it within a minute of turning 24 hours old.
     const now = this.clock.now();
-    const rows = await this.rankedRows(limit + 1, cursor, now);
-    if (rows.length === 0 && cursor !== null) {
-      const known = await this.db.selectFrom('servers').select('id').where('id', '=', cursor).executeTakeFirst();
-      if (!known) throw new InvalidCursorError();
-    }
-    const page = rows.slice(0, limit);
+    const ranking = (cursor === null ? null : this.rankings.issuedWith(cursor, now)) ?? (await this.rankings.current(now));
+    const from = cursor === null ? 0 : (ranking.after(cursor) ?? (await this.placeOf(cursor, ranking)));
+    const page = ranking.servers.slice(from, from + limit);
     const uptime = await this.uptimeOf(page.map((r) => r.id), now);
     const data = page.map((r) => trendServer(r, uptime.get(r.id) ?? 0));
-    const hasNext = rows.length > limit;
-    return { data, hasNext, nextCursor: hasNext ? (data[data.length - 1]?.server_id ?? null) : null };
+    const hasNext = from + limit < ranking.servers.length;
+    const nextCursor = hasNext ? page[page.length - 1]!.id : null;
+    if (nextCursor !== null) this.rankings.issue(nextCursor, ranking, now);
+    return { data, hasNext, nextCursor };
+  }
+
+  /** Where a cursor server that is not in `ranking` would stand in it, by its current score. */
+  private async placeOf(cursor: string, ranking: RankingSnapshot): Promise<number> {
+    const row = await this.db.selectFrom('servers').select('trend_score').where('id', '=', cursor).executeTakeFirst();
+    if (!row) throw new InvalidCursorError();
+    return ranking.afterPlace(Number(row.trend_score), cursor);
   }
 
   /**
-   * One statement: the cursor's score is read in the same snapshot as the page, so the page is
-   * a contiguous slice of one ranking.
+   * Writes the queued rows (a check counts in the ranking as soon as it is made), then reads
+   * the whole ranking in one statement.
    */
-  private rankedRows(count: number, cursor: string | null, now: number) {
-    return this.db
+  private async takeRanking(version: number): Promise<RankingSnapshot> {
+    if (this.queue.holdsRows) await this.queue.flushOnce();
+    const now = this.clock.now();
+    const rows = await this.db
       .selectFrom('servers')
       .select([
         'id',
@@ -181,22 +194,24 @@ export class KyselyHistoryStore implements HistoryStore {
       ])
       .where('last_online', '=', 1)
       // Unary plus keeps this term away from servers_last_seen: the planner would otherwise
-      // range over every fresh server and sort them, where servers_ranking reads the page in
+      // range over every fresh server and sort them, where servers_ranking reads them in
       // order and checks freshness from its own last_seen column.
       .where(sql<number>`+${sql.ref('last_seen')}`, '>=', now - TREND_FRESHNESS_MS)
-      .$if(cursor !== null, (qb) =>
-        qb.where((eb) => {
-          const cursorScore = eb.selectFrom('servers as c').select('c.trend_score').where('c.id', '=', cursor!);
-          return eb.and([
-            eb('trend_score', '<=', cursorScore),
-            eb.or([eb('trend_score', '<', cursorScore), eb('id', '>', cursor!)]),
-          ]);
-        }),
-      )
       .orderBy('trend_score', 'desc')
       .orderBy('id', 'asc')
-      .limit(count)
       .execute();
+    const servers: RankedServer[] = rows.map((r) => ({
+      id: r.id,
+      edition: r.edition as Edition,
+      host: r.host,
+      port: Number(r.port),
+      lastSeen: Number(r.last_seen),
+      playersOnline: Number(r.players_online),
+      playersMax: Number(r.players_max),
+      recordPlayers: Number(r.record_players),
+      score: Number(r.trend_score),
+    }));
+    return new RankingSnapshot(now, version, servers);
   }
 
   /** Share of checks online over the uptime window, per server, in percent (2 decimals). */
@@ -352,26 +367,21 @@ export class KyselyHistoryStore implements HistoryStore {
   }
 }
 
-/** A `servers` row of the ranking, as rankedRows reads it. */
-type RankedRow = Awaited<ReturnType<KyselyHistoryStore['rankedRows']>>[number];
-
-/** A ranked `servers` row as a /trends item. */
-function trendServer(r: RankedRow, uptimePercentage: number): TrendServer {
-  const edition = r.edition as Edition;
-  const port = Number(r.port);
+/** A ranked server as a /trends item. */
+function trendServer(r: RankedServer, uptimePercentage: number): TrendServer {
   return {
     server_id: r.id,
     hostname: r.host,
-    address: serverAddress(edition, r.host, port),
-    port,
-    edition,
-    trend_score: scoreValue(Number(r.trend_score)),
+    address: serverAddress(r.edition, r.host, r.port),
+    port: r.port,
+    edition: r.edition,
+    trend_score: scoreValue(r.score),
     is_online: true,
     stale: false,
-    checked_at: new Date(Number(r.last_seen)).toISOString(),
-    players_online: Number(r.players_online),
-    players_max: Number(r.players_max),
-    record_players: Number(r.record_players),
+    checked_at: new Date(r.lastSeen).toISOString(),
+    players_online: r.playersOnline,
+    players_max: r.playersMax,
+    record_players: r.recordPlayers,
     uptime_percentage: uptimePercentage,
   };
 }

@@ -115,7 +115,9 @@ export interface Store {
   /**
    * One page of the trend ranking (see ranking.ts for the score). `cursor` is the
    * `server_id` of the previous page's last item; an id the store has never seen (or has
-   * forgotten) rejects with InvalidCursorError (400 `invalid_cursor`). Answers within about
+   * forgotten) rejects with InvalidCursorError (400 `invalid_cursor`). A first page counts
+   * every check and look-up recorded before the call, also those still queued; the pages of
+   * a chain come from one ranking (ranking-snapshots.ts). Answers within about
    * a second: past that, the last good answer for the same page with `stale: true`, or
    * StoreUnavailableError (503 `store_unavailable`) when there is none.
    */

@@ -91,6 +91,7 @@ export class WriteQueue {
   private lastDropLog = Number.NEGATIVE_INFINITY;
   private lastError: unknown = null;
   private stopped = false;
+  private changes = 0;
   private readonly windowMs: number;
   private readonly windowRows: number;
   private readonly catchUpRows: number;
@@ -116,6 +117,20 @@ export class WriteQueue {
     this.onError = options.onError ?? (() => {});
   }
 
+  /**
+   * Grows with every row or expiry that can change what the database answers (a new check, a
+   * new (server, client) look-up, an expiry); readers compare it to know whether an answer
+   * computed earlier still holds everything recorded since.
+   */
+  get version(): number {
+    return this.changes;
+  }
+
+  /** Whether rows or an expiry wait to be written. */
+  get holdsRows(): boolean {
+    return this.checks.length > 0 || this.lookups.size > 0 || this.expireBefore !== null || this.inFlightRows > 0;
+  }
+
   /** Rows queued or being written. */
   get buffered(): number {
     return this.checks.length + this.lookups.size + this.inFlightRows;
@@ -131,6 +146,7 @@ export class WriteQueue {
   enqueueCheck(check: CheckRecord): void {
     if (this.stopped || !this.room()) return;
     this.checks.push(check);
+    this.changes += 1;
     this.scheduled();
   }
 
@@ -157,6 +173,7 @@ export class WriteQueue {
     }
     if (!this.room()) return;
     this.lookups.set(key, lookup);
+    this.changes += 1;
     this.scheduled();
   }
 
@@ -164,6 +181,7 @@ export class WriteQueue {
   expire(before: number): void {
     if (this.stopped) return;
     this.expireBefore = Math.max(this.expireBefore ?? before, before);
+    this.changes += 1;
     this.scheduled();
   }
 

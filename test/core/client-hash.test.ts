@@ -35,6 +35,17 @@ describe('ClientHasher (memoised per address)', () => {
     expect(hasher.lookupKey('::ffff:203.0.113.7')).toBe(hasher.lookupKey('203.0.113.7'));
   });
 
+  it('keeps the memo within its bound, the addresses in steady use staying in it', () => {
+    const hasher = new ClientHasher(new FakeClock());
+    hasher.hash('198.51.100.1');
+    for (let i = 0; i < 30_000; i++) {
+      hasher.hash(`10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`);
+      if (i % 1_000 === 0) hasher.hash('198.51.100.1');
+    }
+    expect(hasher.memoSize).toBeLessThanOrEqual(10_000);
+    expect(hasher.isMemoised('198.51.100.1')).toBe(true);
+  });
+
   it('stays correct past the memo bound', () => {
     const hasher = new ClientHasher(new FakeClock());
     const key = hasher.hash('198.51.100.1');

@@ -213,7 +213,7 @@ describe('OpenAPI', () => {
     const doc = res.json();
     expect(doc.openapi).toBe('3.1.0');
     expect(doc.info.version).toBe('1.0.0');
-    expect(Object.keys(doc.paths)).toContain('/api/v1/status');
+    expect(Object.keys(doc.paths)).toContain('/status');
     const validator = new Validator();
     const result = await validator.validate(doc);
     expect(result.errors ?? []).toEqual([]);

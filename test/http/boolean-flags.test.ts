@@ -28,12 +28,13 @@ function concrete(path: string): string {
 }
 
 async function booleanParameters(): Promise<Array<{ path: string; name: string }>> {
+  // Paths are relative to the document's server, /api/v1.
   const doc = (await app.inject('/api/v1/openapi.json')).json() as {
     paths: Record<string, { get?: { parameters?: Array<{ in: string; name: string; schema: { type?: string } }> } }>;
   };
   const found: Array<{ path: string; name: string }> = [];
   for (const [path, item] of Object.entries(doc.paths)) {
-    for (const p of item.get?.parameters ?? []) if (p.in === 'query' && p.schema.type === 'boolean') found.push({ path, name: p.name });
+    for (const p of item.get?.parameters ?? []) if (p.in === 'query' && p.schema.type === 'boolean') found.push({ path: `/api/v1${path}`, name: p.name });
   }
   return found;
 }

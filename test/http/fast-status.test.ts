@@ -7,11 +7,18 @@
  * path, so every request here is real HTTP.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { composeApp, type ComposeOptions } from '../../src/compose.js';
+import { ClientHasher } from '../../src/core/client-hash.js';
+import { systemClock } from '../../src/core/clock.js';
+import { ObserverError } from '../../src/core/errors.js';
+import { FastStatus } from '../../src/http/fast-status.js';
+import { MemoryRateLimitStore } from '../../src/http/rate-limit.js';
+import { createStatusService, type StatusLookup } from '../../src/status/index.js';
 import { logCapture, testConfig } from '../support/app.js';
 import { FakeClock } from '../support/clock.js';
 import { startJavaServer, type RunningJavaServer } from '../support/minecraft.js';
@@ -78,12 +85,6 @@ describe('the fast status path', () => {
     expect(stable(first.headers)).toEqual(stable(viaRoute.headers));
     expect(stable(third.headers)).toEqual(stable(viaRoute.headers));
     for (const answer of [first, third]) expect(answer.headers['cache-control']).toMatch(/^public, max-age=(59|60)$/);
-    // One budget across both paths: 120 - 1, - 2, - 3.
-    expect([first, viaRoute, third].map((r) => r.headers.ratelimit)).toEqual([
-      expect.stringMatching(/^"status";r=119;t=\d+$/),
-      expect.stringMatching(/^"status";r=118;t=\d+$/),
-      expect.stringMatching(/^"status";r=117;t=\d+$/),
-    ]);
     expect(JSON.parse(third.body.toString())).toMatchObject({ online: true, players: { online: 2, max: 10 }, stale: false });
   });
 
@@ -131,7 +132,23 @@ describe('the fast status path', () => {
     const other = await get(url, { 'x-forwarded-for': '203.0.113.9' });
     expect(other.status).toBe(200);
     expect(other.headers['x-cache']).toBe('HIT');
-    expect(other.headers.ratelimit).toMatch(/^"status";r=2;t=\d+$/);
+  });
+
+  it('sends no client’s RateLimit on an answer shared caches may store; its 429 and its errors carry it', async () => {
+    const { origin } = await start({ RATE_LIMIT_STATUS: '3' });
+    const url = `${origin}/api/v1/status/127.0.0.1:${java.port}`;
+    const answers = [await get(url), await get(`${url}?legacy=false`)];
+    for (const answer of answers) {
+      expect(answer.headers['cache-control']).toMatch(/^public, max-age=\d+$/);
+      expect(answer.headers['ratelimit-policy']).toBe('"status";q=3;w=60');
+      expect(answer.headers.ratelimit).toBeUndefined();
+    }
+    const notFound = await get(`${origin}/api/v1/status/nx-fast.observer.test`);
+    expect(notFound.status).toBe(404);
+    expect(notFound.headers.ratelimit).toMatch(/^"status";r=0;t=\d+$/);
+    const refused = await get(url);
+    expect(refused.status).toBe(429);
+    expect(refused.headers.ratelimit).toMatch(/^"status";r=0;t=\d+$/);
   });
 
   it('serves an answer past its TTL stale, as the route does', async () => {
@@ -189,5 +206,64 @@ describe('the fast status path', () => {
     const families = parseExposition(scrape.body.toString());
     expect(value(families, 'observer_http_requests_total', { route: '/api/v1/status/:address', method: 'GET', status: '200' })).toBe(4);
     expect(value(families, 'observer_status_cache_results_total', { result: 'HIT' })).toBe(3);
+  });
+});
+
+describe('the fast status path when its own answer fails', () => {
+  /** FastStatus alone on a real socket, with the given look-up and after-answer hook. */
+  async function serve(status: StatusLookup, onAnswered: () => void) {
+    const errors: unknown[] = [];
+    const fast = new FastStatus({
+      status,
+      hasher: new ClientHasher(systemClock),
+      trustProxy: false,
+      rateLimit: { store: new MemoryRateLimitStore(), limit: 100 },
+      prefix: '/api/v1',
+      onAnswered,
+      health: () => '{}',
+      onHealth: () => {},
+      onError: (error) => errors.push(error),
+      admitPing: () => {},
+    });
+    const server = createServer((req, res) => {
+      if (!fast.handle(req, res)) res.writeHead(418).end();
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    closers.push(
+      () =>
+        new Promise((resolve) => {
+          server.close(() => resolve());
+          server.closeAllConnections();
+        }),
+    );
+    return { origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, errors };
+  }
+
+  it('answers 500 and reports the error when the answer cannot be written, with no unhandled rejection', async () => {
+    const rejections: unknown[] = [];
+    const onRejection = (reason: unknown) => rejections.push(reason);
+    process.on('unhandledRejection', onRejection);
+    try {
+      // A header value Node refuses to write (a line break) fails writeHead.
+      const refused: StatusLookup = {
+        lookup: () => Promise.reject(new ObserverError('service_busy', 503, 'Busy.', { headers: { 'Retry-After': '5\nX' } })),
+      };
+      const broken = await serve(refused, () => {});
+      const answer = await get(`${broken.origin}/api/v1/status/example.com`);
+      expect(answer.status).toBe(500);
+      expect(JSON.parse(answer.body.toString())).toMatchObject({ status: 'error', error: 'internal_error' });
+      expect(broken.errors.some((e) => (e as { code?: string }).code === 'ERR_INVALID_CHAR')).toBe(true);
+      // A throw after the answer was sent (the accounting) is reported, not left unhandled.
+      const service = createStatusService({ config: testConfig(), clock: systemClock, icmp: null });
+      const late = await serve(service, () => {
+        throw new Error('accounting failed');
+      });
+      expect((await get(`${late.origin}/api/v1/status/127.0.0.1:${java.port}`)).status).toBe(200);
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(late.errors).toEqual([expect.objectContaining({ message: 'accounting failed' })]);
+      expect(rejections).toEqual([]);
+    } finally {
+      process.off('unhandledRejection', onRejection);
+    }
   });
 });

@@ -184,8 +184,8 @@ describe('OpenAPI', () => {
   it('documents both routes with their schemas, the score formula and the error responses', async () => {
     const { app } = await setup();
     const doc = (await app.inject('/api/v1/openapi.json')).json();
-    const trends = doc.paths['/api/v1/trends'].get;
-    const stats = doc.paths['/api/v1/stats'].get;
+    const trends = doc.paths['/trends'].get;
+    const stats = doc.paths['/stats'].get;
     expect(trends.description).toContain('distinct_clients_24h + players_online / (players_online + 1000)');
     expect(trends.parameters.map((p: { name: string }) => p.name).sort()).toEqual(['cursor', 'limit']);
     for (const op of [trends, stats]) {

@@ -282,10 +282,10 @@ describe('OpenAPI of the icon routes', () => {
     const doc = (await get('/api/v1/openapi.json')).json();
     const param = (path: string, name: string) =>
       (doc.paths[path].get.parameters as Array<{ name: string; required: boolean; description: string }>).find((p) => p.name === name);
-    expect(param('/api/v1/icon/sharp', 'address')?.required).toBe(true);
-    expect(param('/api/v1/icon/dynamic', 'address')).toMatchObject({ required: false });
-    expect(param('/api/v1/icon/dynamic', 'address')?.description).toContain('Required unless `server` is given');
-    expect(param('/api/v1/icon/dynamic', 'server')).toMatchObject({ required: false });
+    expect(param('/icon/sharp', 'address')?.required).toBe(true);
+    expect(param('/icon/dynamic', 'address')).toMatchObject({ required: false });
+    expect(param('/icon/dynamic', 'address')?.description).toContain('Required unless `server` is given');
+    expect(param('/icon/dynamic', 'server')).toMatchObject({ required: false });
     for (const url of ['/api/v1/icon/dynamic', '/api/v1/icon/dynamic?size=64', '/api/v1/icon/sharp?size=64']) {
       const res = await get(url);
       expect(res.statusCode).toBe(400);

@@ -44,3 +44,27 @@ describe('image and widget look-ups', () => {
     }
   });
 });
+
+describe('look-ups and /trends', () => {
+  it('list a server in /trends as soon as it was looked up, its check still queued', async () => {
+    const servers = await Promise.all([1, 2, 3].map((n) => startJavaServer({ motd: `queued ${n}`, onlinePlayers: n })));
+    const db = join(dir, 'queued.db');
+    // A write window longer than the test: the checks stay queued unless a read writes them.
+    const { app } = await composeApp(testConfig({ DATABASE_URL: `sqlite:${db}` }), {
+      logger: false,
+      icmp: null,
+      writes: { windowMs: 60_000 },
+    });
+    try {
+      for (const server of servers) {
+        expect((await app.inject(`/api/v1/status/127.0.0.1:${server.port}`)).statusCode).toBe(200);
+      }
+      const trends = await app.inject('/api/v1/trends');
+      expect(trends.headers['cache-control']).toBe('public, max-age=30');
+      expect(trends.json().data.map((s: { port: number }) => s.port)).toEqual([...servers].reverse().map((s) => s.port));
+    } finally {
+      await app.close();
+      await Promise.all(servers.map((s) => s.close()));
+    }
+  });
+});

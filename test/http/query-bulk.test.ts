@@ -273,7 +273,7 @@ describe('POST /status/bulk', () => {
 
   it('documents its answers in the OpenAPI document, 415 included', async () => {
     const doc = (await get('/api/v1/openapi.json')).json();
-    const responses = doc.paths['/api/v1/status/bulk'].post.responses;
+    const responses = doc.paths['/status/bulk'].post.responses;
     expect(Object.keys(responses).sort()).toEqual(['200', '400', '413', '415', '429']);
     expect(JSON.stringify(responses['415'])).toContain('ErrorResponse');
   });
@@ -443,10 +443,10 @@ describe('composeApp wiring', () => {
 describe('OpenAPI document', () => {
   it('covers the bulk route, the query parameters and the new fields', async () => {
     const doc = (await get('/api/v1/openapi.json')).json();
-    const bulkOp = doc.paths['/api/v1/status/bulk'].post;
+    const bulkOp = doc.paths['/status/bulk'].post;
     expect(Object.keys(bulkOp.responses)).toEqual(expect.arrayContaining(['200', '400', '413', '429']));
     expect(bulkOp.requestBody).toBeDefined();
-    const params = doc.paths['/api/v1/status/{address}'].get.parameters.map((p: { name: string }) => p.name);
+    const params = doc.paths['/status/{address}'].get.parameters.map((p: { name: string }) => p.name);
     expect(params).toEqual(expect.arrayContaining(['query', 'queryPort']));
     const fields = doc.components.schemas.ServerStatus.properties;
     expect(fields).toHaveProperty('blocked');

@@ -7,7 +7,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it, vi } from 'vitest';
 import { composeApp } from '../../src/compose.js';
 import { testConfig } from '../support/app.js';
 import { startJavaServer, type RunningJavaServer } from '../support/minecraft.js';
@@ -44,7 +44,7 @@ it('answers a cold status request while Redis is paused, with at most one comman
       DATABASE_URL: `sqlite:${join(dir, 'observer.db')}`,
       REDIS_URL: own.url,
       // A limit this low is counted in Redis on every hit: the request's first Redis command
-      // is the rate-limit script, then the cache read, the claim, the write and the release.
+      // is the rate-limit script, then the cache read, the claim, and the write.
       RATE_LIMIT_STATUS: '3',
     }),
     { logger: false, icmp: null },
@@ -70,6 +70,25 @@ it('answers a cold status request while Redis is paused, with at most one comman
     expect(await until(() => redis!.available, 5_000)).toBe(true);
     expect((await app.inject({ method: 'GET', url: '/api/v1/status' })).json()).toMatchObject({ redis: 'ok' });
     expect(redis!.counters.timedOut - before.timedOut).toBe(1);
+  } finally {
+    await app.close();
+  }
+});
+
+it('makes at most 4 Redis round trips for a cold status request, its rate limit included', async () => {
+  const { app, redis } = await composeApp(
+    testConfig({ DATABASE_URL: `sqlite:${join(dir, 'round-trips.db')}`, REDIS_URL: own.url, RATE_LIMIT_STATUS: '3' }),
+    { logger: false, icmp: null },
+  );
+  try {
+    expect(redis!.available).toBe(true);
+    // Each run() is one round trip (a pipeline or a script is one too); tryRun goes through it.
+    const runs = vi.spyOn(redis!, 'run');
+    const res = await app.inject({ method: 'GET', url: `/api/v1/status/127.0.0.1:${server.port}` });
+    expect(res.statusCode).toBe(200);
+    expect(res.headers['x-cache']).toBe('MISS');
+    // The rate-limit script; the cache read; the claim with a second read; the write with the release.
+    expect(runs.mock.calls.length).toBeLessThanOrEqual(4);
   } finally {
     await app.close();
   }

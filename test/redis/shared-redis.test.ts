@@ -2,6 +2,7 @@
  * SharedRedis and the Redis adapters against the test's own redis-server, which the tests
  * pause (SIGSTOP), kill (SIGKILL) and restart empty.
  */
+import { createServer as createNetServer, type AddressInfo, type Socket } from 'node:net';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { RedisRateLimitStore } from '../../src/http/rate-limit.js';
@@ -9,6 +10,7 @@ import { RedisDailySecret } from '../../src/redis/daily-secret.js';
 import { RedisUnavailableError, SharedRedis, type RedisState } from '../../src/redis/shared-redis.js';
 import type { CacheEntry } from '../../src/status/cache.js';
 import { RedisStatusCache } from '../../src/status/redis-cache.js';
+import { FakeClock } from '../support/clock.js';
 import { startOwnRedis, type OwnRedis } from '../support/redis-process.js';
 
 let own: OwnRedis;
@@ -205,6 +207,71 @@ describe('Redis rate-limit store', () => {
   });
 });
 
+describe('Redis rate-limit store, flushing', () => {
+  const counter = async (redis: SharedRedis, key: string) => Number(await redis.run((r) => r.get(`observer:rl:${key}`)));
+
+  it('sends the pending hits of a window that has just ended here before forgetting it', async () => {
+    const a = await shared();
+    const clock = new FakeClock();
+    const ra = new RedisRateLimitStore(a, undefined, () => clock.now());
+    try {
+      // Another instance opened the shared window; this one counts two hits locally, and its
+      // own idea of the window ends before the next flush.
+      await a.run((r) => r.set('observer:rl:status:ending', '5', 'PX', 60_000));
+      ra.hit('status:ending', 60_000, 1_000);
+      ra.hit('status:ending', 60_000, 1_000);
+      clock.advance(60_000);
+      expect(await until(() => false, 400)).toBe(false);
+      expect(await counter(a, 'status:ending')).toBe(7);
+    } finally {
+      ra.close();
+    }
+  });
+
+  it('keeps the hits of a flush whose commands Redis fails, and sends them with the next flush', async () => {
+    // A Redis that fails the first flush's command with an error reply, then counts.
+    let failures = 1;
+    const counted: number[] = [];
+    const fake = await fakeRedis((args) => {
+      if (args[0] === 'SCRIPT') return '*1\r\n:1\r\n';
+      if (args[0] !== 'EVALSHA') return '+PONG\r\n';
+      if (failures-- > 0) return '-ERR out of memory\r\n';
+      counted.push(Number(args[5]));
+      return `*2\r\n:${counted.reduce((x, y) => x + y, 0)}\r\n:60000\r\n`;
+    });
+    const redis = new SharedRedis(fake.url, { commandTimeoutMs: 1_000 });
+    const store = new RedisRateLimitStore(redis);
+    try {
+      expect(await redis.ready(5_000)).toBe(true);
+      for (let i = 0; i < 5; i += 1) store.hit('status:midflush', 60_000, 1_000);
+      expect(await until(() => counted.length > 0, 5_000)).toBe(true);
+      expect(failures).toBe(-1);
+      expect(counted).toEqual([5]);
+    } finally {
+      store.close();
+      await redis.close();
+      await fake.close();
+    }
+  });
+
+  it('keeps at most its cap of client windows, sending the hits of those it lets go', async () => {
+    const a = await shared();
+    const ra = new RedisRateLimitStore(a, undefined, Date.now, { maxClients: 10 });
+    try {
+      for (let i = 0; i < 50; i += 1) ra.hit(`status:many${i}`, 60_000, 1_000);
+      expect(ra.size).toBeLessThanOrEqual(10);
+      let sent = 0;
+      for (let i = 0; i < 100 && sent < 50; i += 1) {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        sent = (await a.run((r) => r.keys('observer:rl:status:many*'))).length;
+      }
+      expect(sent).toBe(50);
+    } finally {
+      ra.close();
+    }
+  });
+});
+
 describe('Redis status cache', () => {
   it('serves a hot target from its L1 without a Redis round trip', async () => {
     const redis = await shared();
@@ -223,16 +290,23 @@ describe('Redis status cache', () => {
     expect((await cache.get('java|hot|', { skipL1: true }))?.latest.checkedAt).toBe(2);
   });
 
-  it('releases a claim only for its owner', async () => {
+  it('releases a claim only for its owner, and reads the entry with the claim', async () => {
     const [a, b] = [new RedisStatusCache(await shared(), { prefix: 'observer:claim:' }), new RedisStatusCache(await shared(), { prefix: 'observer:claim:' })];
-    const token = await a.claim('java|x|', 10_000);
+    const { token, entry: none } = await a.claim('java|x|', 10_000);
     expect(token).not.toBeNull();
-    expect(await b.claim('java|x|', 10_000)).toBeNull();
+    expect(none).toBeUndefined();
+    expect((await b.claim('java|x|', 10_000)).token).toBeNull();
     // A release with another token (a late owner whose claim expired) leaves the claim alone.
     await b.release('java|x|', 'not-the-owner');
-    expect(await b.claim('java|x|', 10_000)).toBeNull();
-    await a.release('java|x|', token!);
-    expect(await b.claim('java|x|', 10_000)).not.toBeNull();
+    await b.set('java|x|', entry(3), 60_000, 'not-the-owner');
+    expect((await b.claim('java|x|', 10_000)).token).toBeNull();
+    // The owner's write releases it; the next claim reads what was written.
+    await a.set('java|x|', entry(4), 60_000, token!);
+    const next = await b.claim('java|x|', 10_000);
+    expect(next.token).not.toBeNull();
+    expect(next.entry?.latest.checkedAt).toBe(4);
+    await b.release('java|x|', next.token!);
+    expect((await a.claim('java|x|', 10_000)).token).not.toBeNull();
   });
 
   it('falls back to its local copy while Redis is down, and claims locally', async () => {
@@ -244,7 +318,7 @@ describe('Redis status cache', () => {
     expect((await cache.get('java|a|', { skipL1: true }))?.latest.checkedAt).toBe(5);
     await cache.set('java|b|', entry(6), 60_000);
     expect((await cache.get('java|b|', { skipL1: true }))?.latest.checkedAt).toBe(6);
-    expect(await cache.claim('java|b|', 1_000)).toBe('local');
+    expect(await cache.claim('java|b|', 1_000)).toEqual({ token: 'local', entry: expect.objectContaining({ latest: expect.objectContaining({ checkedAt: 6 }) }) });
   });
 });
 
@@ -256,5 +330,112 @@ describe('daily secret over SharedRedis', () => {
     expect(await a.secretFor(day, end)).toBe(await b.secretFor(day, end));
     await own.kill();
     await expect(a.secretFor(day, end)).rejects.toBeInstanceOf(Error);
+  });
+});
+
+describe('Redis status cache with a corrupt value', () => {
+  it('reads a value that is not an entry as a miss, and overwrites it', async () => {
+    const redis = await shared();
+    const cache = new RedisStatusCache(redis, { prefix: 'observer:corrupt:' });
+    for (const [key, value] of [['java|a|', '{"latest":'], ['java|b|', 'not json'], ['java|c|', '{"latest":null}'], ['java|d|', '42']]) {
+      await redis.run((r) => r.set(`observer:corrupt:${key!}`, value!));
+      expect(await cache.get(key!)).toBeUndefined();
+    }
+    await cache.set('java|a|', entry(7), 60_000);
+    expect((await cache.get('java|a|', { skipL1: true }))?.latest.checkedAt).toBe(7);
+  });
+});
+
+/**
+ * A Redis stand-in that answers only when told (replies in order, as Redis does): to put a
+ * late reply and a second timeout exactly where a busy Redis would.
+ */
+async function heldRedis() {
+  return fakeRedis(() => null);
+}
+
+/**
+ * A Redis stand-in answering each command with `answer(args)` (a RESP reply), or holding it
+ * while that returns null; connection set-up (INFO, CLIENT) is answered at once.
+ */
+async function fakeRedis(answer: (args: string[]) => string | null) {
+  const held: Array<{ command: string; socket: Socket }> = [];
+  const server = createNetServer((socket) => {
+    let buffer = '';
+    socket.on('error', () => {});
+    socket.on('data', (chunk) => {
+      buffer += chunk.toString('latin1');
+      for (;;) {
+        const parsed = parseCommand(buffer);
+        if (parsed === null) return;
+        buffer = buffer.slice(parsed.length);
+        const name = parsed.args[0]!.toUpperCase();
+        if (name === 'INFO') socket.write('$21\r\n# Server\r\nloading:0\r\n\r\n');
+        else if (name === 'CLIENT' || name === 'SELECT') socket.write('+OK\r\n');
+        else {
+          const reply = answer([name, ...parsed.args.slice(1)]);
+          if (reply === null || held.length > 0) held.push({ command: name, socket });
+          else socket.write(reply);
+        }
+      }
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `redis://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    held,
+    /** Answers the oldest command still waiting. */
+    replyNext(reply: string) {
+      held.shift()!.socket.write(reply);
+    },
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+function parseCommand(text: string): { args: string[]; length: number } | null {
+  const lines = text.split('\r\n');
+  if (lines.length < 2 || !lines[0]!.startsWith('*')) return null;
+  const count = Number(lines[0]!.slice(1));
+  if (lines.length < 1 + count * 2 + 1) return null;
+  const args: string[] = [];
+  let length = lines[0]!.length + 2;
+  for (let i = 0; i < count; i += 1) {
+    args.push(lines[2 + i * 2]!);
+    length += lines[1 + i * 2]!.length + 2 + lines[2 + i * 2]!.length + 2;
+  }
+  return { args, length };
+}
+
+describe('SharedRedis with a probe in flight', () => {
+  it('a second timeout while the first one’s probe is out awaits that probe instead of opening the breaker', async () => {
+    const fake = await heldRedis();
+    const states: RedisState[] = [];
+    const timeoutMs = 1_000;
+    const redis = new SharedRedis(fake.url, { commandTimeoutMs: timeoutMs, onStateChange: (state) => states.push(state) });
+    try {
+      expect(await redis.ready(5_000)).toBe(true);
+      states.length = 0;
+      const first = redis.run((r) => r.get('a')).catch((error: unknown) => error);
+      // Sent half a timeout later, while sending is still allowed: it times out half a timeout
+      // after the first, when the first one's probe is still waiting.
+      await new Promise((resolve) => setTimeout(resolve, timeoutMs / 2));
+      const second = redis.run((r) => r.get('c')).catch((error: unknown) => error);
+      expect(await first).toBeInstanceOf(RedisUnavailableError);
+      expect(await until(() => fake.held.length === 3, 2_000)).toBe(true);
+      expect(fake.held.map((h) => h.command)).toEqual(['GET', 'GET', 'PING']);
+      // The first command's late reply resumes sending; the probe is still out.
+      fake.replyNext('$-1\r\n');
+      expect(await until(() => redis.available, 2_000)).toBe(true);
+      expect(await second).toBeInstanceOf(RedisUnavailableError);
+      // Redis answers the second command and the probe: it was only slow.
+      fake.replyNext('$-1\r\n');
+      fake.replyNext('+PONG\r\n');
+      expect(await until(() => redis.available, 2_000)).toBe(true);
+      expect(states).toEqual([]);
+      expect(redis.state).toBe('ok');
+    } finally {
+      await redis.close();
+      await fake.close();
+    }
   });
 });

@@ -11,6 +11,7 @@ import { testConfig } from '../support/app.js';
 import { FakeClock } from '../support/clock.js';
 import { startSilentServer } from '../support/hostile.js';
 import { startJavaServer, type RunningJavaServer } from '../support/minecraft.js';
+import { startOwnRedis } from '../support/redis-process.js';
 import { REDIS_URL } from '../support/services.js';
 
 // A generous command timeout: these tests are about coalescing, and on a loaded two-core machine
@@ -49,7 +50,7 @@ describe('coalescing across instances', () => {
     const real = new RedisStatusCache(redis, { prefix: shared });
     const heldAtClaim: StatusCache = {
       get: (key, options) => real.get(key, options),
-      set: (key, entry, ttl) => real.set(key, entry, ttl),
+      set: (key, entry, ttl, release) => real.set(key, entry, ttl, release),
       claim: async (key, ttl) => {
         claimReached();
         await gate;
@@ -150,6 +151,59 @@ describe('ICMP', () => {
       expect(asked).toContain('::1');
     } finally {
       await v6.close();
+    }
+  });
+});
+
+describe('waiting on another instance’s claim', () => {
+  it('accepts only a newer, fresh entry: an older local copy met when Redis drops out is not served as fresh', async () => {
+    const own = await startOwnRedis();
+    const clock = new FakeClock();
+    const [ra, rb, rc] = [0, 1, 2].map(() => new SharedRedis(own.url, { commandTimeoutMs: 1_000 }));
+    try {
+      for (const r of [ra!, rb!, rc!]) expect(await r.ready(5_000)).toBe(true);
+      const config = testConfig({ PING_TIMEOUT_MS: '2000' });
+      const now = () => clock.now();
+      const a = createStatusService({ config, clock, icmp: null, cache: new RedisStatusCache(ra!, { now }) });
+      const realB = new RedisStatusCache(rb!, { now });
+      let dropped = false;
+      // Instance B loses Redis right after it finds the claim taken; its first read after
+      // that, from its local copy, also moves the clock past the wait's budget.
+      const droppingAfterClaim: StatusCache = {
+        get: async (key, options) => {
+          const entry = await realB.get(key, options);
+          if (dropped && options?.skipL1) clock.advance(10_000);
+          return entry;
+        },
+        set: (key, entry, ttl, release) => realB.set(key, entry, ttl, release),
+        claim: async (key, ttl) => {
+          const claimed = await realB.claim(key, ttl);
+          if (claimed.token === null && !dropped) {
+            dropped = true;
+            await own.kill();
+            await until(() => !rb!.available);
+          }
+          return claimed;
+        },
+        release: (key, token) => realB.release(key, token),
+        close: () => realB.close(),
+      };
+      const b = createStatusService({ config, clock, icmp: null, cache: droppingAfterClaim });
+      const address = `127.0.0.1:${server.port}`;
+      const first = await b.lookup(address, 'java');
+      clock.advance(10 * 60_000);
+      const second = await a.lookup(address, 'java');
+      expect(second.status.checked_at).not.toBe(first.status.checked_at);
+      clock.advance(10 * 60_000);
+      // A third instance holds the claim: B waits for its result.
+      expect((await new RedisStatusCache(rc!, { now }).claim(`java|127.0.0.1|${server.port}`, 60_000)).token).not.toBeNull();
+      const third = await b.lookup(address, 'java');
+      expect(dropped).toBe(true);
+      expect(third.cache).toBe('MISS');
+      expect(third.status.checked_at).toBe(new Date(clock.now()).toISOString());
+    } finally {
+      await Promise.all([ra!, rb!, rc!].map((r) => r.close()));
+      await own.stop();
     }
   });
 });

@@ -315,6 +315,53 @@ export function storeSuite(backend: StoreBackend): void {
       }
     }, 180_000);
 
+    it('cuts every page of a chain from the ranking of its first page, while checks land between pages', async () => {
+      const target = await backend.create();
+      const clock = new FakeClock();
+      const store = await open(target, clock);
+      const ids = Array.from({ length: 8 }, () => randomUUID());
+      for (const [i, id] of ids.entries()) {
+        for (let c = 0; c < 8 - i; c++) store.recordLookup(id, `client-${c}`);
+        await record(store, check(id, clock.now(), { playersOnline: i }));
+      }
+      const full = (await store.trends(50, null)).data.map((s) => s.server_id);
+      expect(full).toEqual(ids);
+
+      const chain: string[] = [];
+      let page = await store.trends(1, null);
+      for (let step = 0; ; step++) {
+        chain.push(...page.data.map((s) => s.server_id));
+        if (!page.hasNext) break;
+        // Between pages the ranking moves: the last server climbs to the top, the next one
+        // goes offline, a new server arrives, and the clock moves on.
+        const last = ids[ids.length - 1 - (step % 3)]!;
+        for (let c = 0; c < 20; c++) store.recordLookup(last, `climber-${step}-${c}`);
+        const next = ids[Math.min(ids.length - 1, chain.length)]!;
+        await record(store, check(next, clock.now(), { online: step % 2 === 0, playersOnline: step % 2 === 0 ? 5 : null }));
+        await record(store, check(randomUUID(), clock.now(), { playersOnline: 1000 }));
+        clock.advance(2000);
+        page = await store.trends(1, page.nextCursor);
+      }
+      expect(chain).toEqual(full);
+    });
+
+    it('counts a check and a look-up in the ranking as soon as they are made, still queued', async () => {
+      const target = await backend.create();
+      const clock = new FakeClock();
+      // A window longer than the test: nothing is written unless the read asks for it.
+      const store = await open(target, clock, { writes: { windowMs: 60_000 } });
+      expect((await store.trends(10, null)).data).toEqual([]);
+      const [popular, quiet] = [randomUUID(), randomUUID()];
+      store.recordCheck(check(quiet!, clock.now(), { playersOnline: 3 }));
+      store.recordCheck(check(popular!, clock.now(), { playersOnline: 1 }));
+      store.recordLookup(popular!, 'client-a');
+      const page = await store.trends(10, null);
+      expect(page.data.map((s) => [s.server_id, s.trend_score])).toEqual([
+        [popular, 1.000999],
+        [quiet, 0.002991],
+      ]);
+    });
+
     it('rejects a cursor naming a server it does not know', async () => {
       const target = await backend.create();
       const clock = new FakeClock();

@@ -15,6 +15,7 @@ import { join } from 'node:path';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startJavaServer, type RunningJavaServer } from '../support/minecraft.js';
+import { startSilentServer } from '../support/hostile.js';
 import { expectClean, launchBrowser, open, startFront, tearDown, type Front, type Opened } from './harness.js';
 
 const require = createRequire(import.meta.url);
@@ -27,6 +28,7 @@ let front: Front;
 let good: RunningJavaServer;
 let hostile: RunningJavaServer;
 let closedPort: number;
+let silent: Awaited<ReturnType<typeof startSilentServer>>;
 
 async function freePort(): Promise<number> {
   const server = createServer();
@@ -53,6 +55,7 @@ beforeAll(async () => {
     extra: { version: { name: INJECTION, protocol: 769 } },
   });
   closedPort = await freePort();
+  silent = await startSilentServer();
   // A one-second cache: every look-up after a second is a new check for the chart.
   front = await startFront({ STATUS_CACHE_TTL: '1' });
   browser = await launchBrowser();
@@ -64,6 +67,7 @@ afterAll(() =>
     ['service', front && (() => front.close())],
     ['good server', good && (() => good.close())],
     ['hostile server', hostile && (() => hostile.close())],
+    ['silent server', silent && (() => silent.close())],
   ]),
 );
 
@@ -546,6 +550,102 @@ describe('accessibility (axe-core)', () => {
         await o.close();
       });
     }
+  }
+});
+
+describe('accessibility of every state of /server/{address} (axe-core)', () => {
+  // loading: a target that accepts and never answers holds the look-up (PING_TIMEOUT_MS);
+  // error: an address the API refuses (400), shown in the alert region.
+  const states = [
+    { state: 'loading', address: (scheme: string) => `loading-${scheme}.any.observer.test:${silent.port}`, ready: 'section.panel[aria-busy="true"] .muted' },
+    { state: 'online', address: goodAddress, ready: '.card[data-state="online"]' },
+    { state: 'offline', address: () => `127.0.0.1:${closedPort}`, ready: '.card[data-state="offline"]' },
+    { state: 'error', address: () => 'a..b', ready: '#alert:not(:empty)' },
+  ];
+  for (const scheme of ['light', 'dark'] as const) {
+    for (const { state, address, ready } of states) {
+      it(`${state}, ${scheme} scheme: no serious or critical violation`, async () => {
+        const o = await open(browser, front, `/server/${encodeURIComponent(address(scheme))}`, { colorScheme: scheme, bypassCSP: true });
+        await o.page.waitForSelector(ready);
+        await o.page.addScriptTag({ content: AXE_SOURCE });
+        const violations = await o.page.evaluate(async () => {
+          const axe = (window as unknown as { axe: { run: (c: Document, o: object) => Promise<{ violations: Array<{ id: string; impact: string; nodes: Array<{ target: unknown }> }> }> } }).axe;
+          const result = await axe.run(document, { iframes: false, resultTypes: ['violations'] });
+          return result.violations.map((v) => ({ id: v.id, impact: v.impact, targets: v.nodes.map((n) => JSON.stringify(n.target)) }));
+        });
+        expect(violations.filter((v) => v.impact === 'serious' || v.impact === 'critical')).toEqual([]);
+        await o.close();
+      });
+    }
+  }
+});
+
+/** axe-core's serious and critical violations of the page (and of its frames, with `iframes`). */
+async function seriousViolations(o: Opened, iframes = false) {
+  for (const frame of iframes ? o.page.frames() : [o.page.mainFrame()]) await frame.addScriptTag({ content: AXE_SOURCE });
+  const violations = await o.page.evaluate(async (withFrames) => {
+    const axe = (window as unknown as { axe: { run: (c: Document, o: object) => Promise<{ violations: Array<{ id: string; impact: string; nodes: Array<{ target: unknown; failureSummary?: string }> }> }> } }).axe;
+    const result = await axe.run(document, { iframes: withFrames, resultTypes: ['violations'] });
+    return result.violations.map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.map((n) => `${JSON.stringify(n.target)}: ${n.failureSummary ?? ''}`) }));
+  }, iframes);
+  return violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
+}
+
+describe('accessibility of the stale badge, the history chart and the embed builder (axe-core)', () => {
+  for (const scheme of ['light', 'dark'] as const) {
+    it(`a stale answer with its badge, ${scheme} scheme`, async () => {
+      const fleeting = await startJavaServer({ motd: 'Soon stale', onlinePlayers: 2, maxPlayers: 10 });
+      const address = `127.0.0.1:${fleeting.port}`;
+      expect((await fetch(`${front.origin}/api/v1/status/${address}`)).status).toBe(200);
+      await fleeting.close();
+      // Past the one-second cache: the next look-up gets the last success, marked stale.
+      await new Promise((resolve) => setTimeout(resolve, 1100));
+      const o = await open(browser, front, `/server/${encodeURIComponent(address)}`, { colorScheme: scheme, bypassCSP: true });
+      await o.page.waitForSelector('.fact .badge.stale');
+      await o.page.waitForSelector('svg.chart, .chart-body .empty');
+      expect(await seriousViolations(o)).toEqual([]);
+      await o.close();
+    });
+
+    it(`the history chart loading, then drawn, ${scheme} scheme`, async () => {
+      let release!: () => void;
+      const held = new Promise<void>((resolve) => (release = resolve));
+      // The history answer is held back until the loading state has been checked.
+      const o = await open(browser, front, `/server/${encodeURIComponent(goodAddress())}`, { colorScheme: scheme, bypassCSP: true }, async (page) => {
+        await page.route('**/api/v1/history/**', async (route) => {
+          await held;
+          await route.continue();
+        });
+      });
+      await o.page.waitForSelector('.card[data-state="online"]');
+      await o.page.waitForSelector('.chart-body .muted');
+      expect(await seriousViolations(o)).toEqual([]);
+      release();
+      await o.page.waitForSelector('svg.chart');
+      expect(await seriousViolations(o)).toEqual([]);
+      await o.close();
+    });
+
+    it(`the embed builder with its previews (dark and light widget) and an invalid colour, ${scheme} scheme`, async () => {
+      const o = await open(browser, front, `/server/${encodeURIComponent(goodAddress())}`, { colorScheme: scheme, bypassCSP: true });
+      await o.page.waitForSelector('.builder');
+      await o.page.locator('img.banner-preview').scrollIntoViewIfNeeded();
+      await expect.poll(() => o.page.locator('img.banner-preview').evaluate((el: HTMLImageElement) => el.complete && el.naturalWidth > 0)).toBe(true);
+      const frame = o.page.frameLocator('iframe.widget-preview');
+      await frame.locator('#w').waitFor();
+      expect(await seriousViolations(o, true)).toEqual([]);
+      const widget = o.page.locator('.builder-part').nth(0);
+      await widget.getByLabel('Theme', { exact: true }).selectOption('light');
+      await expect.poll(() => o.page.locator('iframe.widget-preview').getAttribute('src')).toContain('theme=light');
+      await frame.locator('#w').waitFor();
+      await o.page.waitForLoadState('networkidle');
+      expect(await seriousViolations(o, true)).toEqual([]);
+      // A colour field flagged invalid, with its hint.
+      await widget.getByLabel('Text', { exact: true }).fill('#12345');
+      await expect.poll(() => widget.getByLabel('Text', { exact: true }).getAttribute('aria-invalid')).toBe('true');
+      expect(await seriousViolations(o, true)).toEqual([]);
+      await o.close();
+    });
   }
 });
 

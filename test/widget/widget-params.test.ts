@@ -181,7 +181,7 @@ describe('/api/v1/widget/{size}/{address}', () => {
 
   it('is documented in the OpenAPI description', async () => {
     const doc = (await get('/api/v1/openapi.json')).json();
-    const op = doc.paths['/api/v1/widget/{size}/{address}'].get;
+    const op = doc.paths['/widget/{size}/{address}'].get;
     const names = op.parameters.map((p: { name: string }) => p.name);
     for (const name of ['size', 'address', 'theme', 'customHeight', 'borderRadius', 'borderWidth', 'playerBarStyle', 'refresh', ...flags, ...colors]) {
       expect(names).toContain(name);

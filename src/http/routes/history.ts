@@ -121,10 +121,12 @@ export const historyRoutes: FastifyPluginAsyncTypebox<{ store: Store; config: Co
           'Servers whose latest check found them online less than 30 minutes ago, most popular first: ' +
           `${TREND_SCORE_FORMULA} Order: \`trend_score\` descending, then \`server_id\` ascending.\n\n` +
           'Pagination is by keyset: pass `meta.nextCursor` as `cursor` for the next page, which holds the ' +
-          'servers ranked after that server in the ranking at the time of the request, so a page never ' +
-          'repeats or skips a server of the ranking it was cut from. When the cursor server has left the ' +
-          'ranking since (offline, or its latest check grew too old), the page continues from where its ' +
-          'current score would place it. A cursor that is not a UUID, or names a server this service does ' +
+          'servers ranked after that server. Pages are cut from a snapshot of the ranking, taken when checks ' +
+          'or look-ups were made since the last one (or it is a second old), and the next page of a chain ' +
+          'is cut from the same snapshot as the page that gave its cursor, for 60 seconds: a chain never ' +
+          'repeats or skips a server of the ranking its first page was cut from, whatever checks land ' +
+          'between pages. Past that, the page continues after the cursor server in the latest ranking, or ' +
+          'from where its current score places it when it has left the ranking. A cursor that is not a UUID, or names a server this service does ' +
           'not know (any more), is a 400 (`invalid_parameter`, `invalid_cursor`). Cached 30 seconds.\n\n' +
           STORE_OUTAGE_NOTE,
         tags: ['trends'],

@@ -54,13 +54,28 @@ function mergeServers(rows: CheckRow[]): ServerRow[] {
     // A later check of the same time wins, as it would written one after the other.
     if (row.checkedAt >= server.latest.checkedAt) server.latest = row;
   }
-  return [...servers.values()];
+  return [...servers.values()].sort((a, b) => compareIds(a.latest.serverId, b.latest.serverId));
+}
+
+function compareIds(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/** Locks the existing rows of these servers, in id order (new rows are inserted in id order). */
+async function lockServers(trx: Transaction<Database>, ids: string[]): Promise<void> {
+  const sorted = [...new Set(ids)].sort(compareIds);
+  for (const chunk of chunks(sorted)) {
+    await sql`SELECT id FROM servers WHERE id IN (${sql.join(chunk)}) ORDER BY id FOR UPDATE`.execute(trx);
+  }
 }
 
 export function createPostgresBatchWriter(db: Kysely<Database>): BatchWriter {
   return (batch: WriteBatch) =>
     db.transaction().execute(async (trx) => {
       const rows = batch.checks.map(checkRow);
+      // Server rows are locked in id order, whatever order the checks came in: two instances
+      // writing batches that share servers then wait for each other instead of deadlocking.
+      await lockServers(trx, [...rows.map((r) => r.serverId), ...batch.lookups.map((l) => l.server_id)]);
       for (const chunk of chunks(mergeServers(rows))) await upsertServers(trx, chunk);
       for (const chunk of chunks(rows)) await insertChecks(trx, chunk);
       await writeLookups(trx, batch.lookups);
@@ -129,7 +144,8 @@ async function writeCounters(trx: Transaction<Database>, counters: Map<CounterNa
 
 async function writeLookups(trx: Transaction<Database>, lookups: BufferedLookup[]): Promise<void> {
   const added: string[] = [];
-  for (const chunk of chunks(lookups)) {
+  const ordered = [...lookups].sort((a, b) => compareIds(a.server_id, b.server_id) || compareIds(a.client_hash, b.client_hash));
+  for (const chunk of chunks(ordered)) {
     // Rows that are new raise their server's distinct-client count; rows that exist only
     // get a newer seen_at.
     const inserted = await trx
@@ -167,6 +183,7 @@ async function expireLookups(trx: Transaction<Database>, before: number): Promis
 
 /** Adds (sign +1) or removes (sign -1) distinct clients of servers, keeping the score in step. */
 async function adjustClients(trx: Transaction<Database>, serverIds: string[], sign: 1 | -1): Promise<void> {
+  await lockServers(trx, serverIds);
   for (const [delta, ids] of byDelta(serverIds)) {
     for (const chunk of chunks(ids)) {
       // Never below zero: a look-up recorded before its server existed is not counted twice.

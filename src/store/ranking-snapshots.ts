@@ -1,0 +1,150 @@
+/**
+ * Ranking snapshots for /trends: every page of a cursor chain is cut from one ranking.
+ *
+ * The cursor is only the `server_id` of the previous page's last item (decisions.md), so the
+ * ranking a chain was cut from cannot travel in it. Instead the store keeps what it ranked:
+ *
+ * - A snapshot is the whole ranking (fresh online servers, score descending, then id) read
+ *   in one statement, with the rows that the pages show.
+ * - A first page is cut from the latest snapshot while that snapshot holds every check and
+ *   look-up recorded on this instance and is under `lifeMs` old (a second: other instances
+ *   write to a shared database too, and their checks show within it); otherwise a new one is
+ *   taken, after the queued rows are written, so a check counts as soon as it is made.
+ *   Requests that need a new snapshot at the same time share one read.
+ * - Every page remembers the snapshot behind its `nextCursor` (for `cursorLifeMs`, in the
+ *   last `keptSnapshots` snapshots): the next page of the chain is cut from the same
+ *   snapshot, however the ranking moved since. A cursor the store no longer remembers
+ *   continues in the latest snapshot, after its server, or where its current score places it.
+ */
+import type { Edition } from '../core/types.js';
+
+/** A ranked server with what a /trends item shows of it. */
+export interface RankedServer {
+  id: string;
+  edition: Edition;
+  host: string;
+  port: number;
+  lastSeen: number;
+  playersOnline: number;
+  playersMax: number;
+  recordPlayers: number;
+  /** The stored integer score (ranking.ts). */
+  score: number;
+}
+
+export class RankingSnapshot {
+  private readonly positions = new Map<string, number>();
+
+  constructor(
+    /** When it was read (clock time). */
+    readonly takenAt: number,
+    /** The write queue's version when it was read: every row of a lower version is in it. */
+    readonly version: number,
+    readonly servers: readonly RankedServer[],
+  ) {
+    servers.forEach((server, i) => this.positions.set(server.id, i));
+  }
+
+  /** Index of the first server ranked after `id`; null when `id` is not in this ranking. */
+  after(id: string): number | null {
+    const at = this.positions.get(id);
+    return at === undefined ? null : at + 1;
+  }
+
+  /** Index of the first server ranked after a server with this score and id (score desc, id asc). */
+  afterPlace(score: number, id: string): number {
+    let low = 0;
+    let high = this.servers.length;
+    while (low < high) {
+      const mid = (low + high) >>> 1;
+      const s = this.servers[mid]!;
+      const before = s.score > score || (s.score === score && s.id <= id);
+      if (before) low = mid + 1;
+      else high = mid;
+    }
+    return low;
+  }
+}
+
+export interface RankingSnapshotsOptions {
+  /** Longest a snapshot serves first pages (default 1 s). */
+  lifeMs?: number;
+  /** How long a page's `nextCursor` leads to the snapshot it was cut from (default 60 s). */
+  cursorLifeMs?: number;
+  /** Snapshots kept for chains in progress (default 8); older ones are let go. */
+  keptSnapshots?: number;
+  /** Cursors remembered at most (default 10,000; least recently issued first out). */
+  maxCursors?: number;
+}
+
+export class RankingSnapshots {
+  private latest: RankingSnapshot | null = null;
+  private taking: { version: number; snapshot: Promise<RankingSnapshot> } | null = null;
+  private kept: RankingSnapshot[] = [];
+  private readonly issued = new Map<string, { snapshot: RankingSnapshot; until: number }>();
+  private readonly lifeMs: number;
+  private readonly cursorLifeMs: number;
+  private readonly keptSnapshots: number;
+  private readonly maxCursors: number;
+
+  constructor(
+    /** Writes what is queued and reads the whole ranking, stamped with `version`. */
+    private readonly take: (version: number) => Promise<RankingSnapshot>,
+    /** The write queue's version now. */
+    private readonly version: () => number,
+    options: RankingSnapshotsOptions = {},
+  ) {
+    this.lifeMs = options.lifeMs ?? 1_000;
+    this.cursorLifeMs = options.cursorLifeMs ?? 60_000;
+    this.keptSnapshots = options.keptSnapshots ?? 8;
+    this.maxCursors = options.maxCursors ?? 10_000;
+  }
+
+  /** The snapshot whose page issued `cursor`, while it is remembered. */
+  issuedWith(cursor: string, now: number): RankingSnapshot | null {
+    const entry = this.issued.get(cursor);
+    if (!entry) return null;
+    if (entry.until <= now || !this.kept.includes(entry.snapshot)) {
+      this.issued.delete(cursor);
+      return null;
+    }
+    return entry.snapshot;
+  }
+
+  /** Remembers that a page of `snapshot` ended on `cursor`. */
+  issue(cursor: string, snapshot: RankingSnapshot, now: number): void {
+    this.issued.delete(cursor);
+    if (this.issued.size >= this.maxCursors) this.issued.delete(this.issued.keys().next().value!);
+    this.issued.set(cursor, { snapshot, until: now + this.cursorLifeMs });
+  }
+
+  /** A snapshot holding every row recorded before this call, under `lifeMs` old. */
+  async current(now: number): Promise<RankingSnapshot> {
+    const wanted = this.version();
+    const latest = this.latest;
+    if (latest && latest.version === wanted && now - latest.takenAt < this.lifeMs) return latest;
+    // A read that started after everything this call needs is shared; an older one is waited
+    // out, so that at most one ranking read runs at a time.
+    if (this.taking && this.taking.version >= wanted) return this.taking.snapshot;
+    if (this.taking) await this.taking.snapshot.catch(() => {});
+    if (this.taking && this.taking.version >= wanted) return this.taking.snapshot;
+    return this.start();
+  }
+
+  private start(): Promise<RankingSnapshot> {
+    const version = this.version();
+    const snapshot = this.take(version).then((taken) => {
+      this.latest = taken;
+      this.kept.push(taken);
+      if (this.kept.length > this.keptSnapshots) this.kept.shift();
+      return taken;
+    });
+    const entry = { version, snapshot };
+    this.taking = entry;
+    const clear = () => {
+      if (this.taking === entry) this.taking = null;
+    };
+    snapshot.then(clear, clear);
+    return snapshot;
+  }
+}
