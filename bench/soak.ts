@@ -29,6 +29,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Agent, fetch, type RequestInit } from 'undici';
+import { freePort } from './support.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const MINUTES = Number(process.argv[2] ?? 10);
@@ -43,17 +44,6 @@ const POPULATION = 3000;
  */
 const client = new Agent({ keepAliveTimeout: 1_000, keepAliveMaxTimeout: 1_000 });
 const DOCUMENTED_503 = new Set(['service_busy', 'overloaded']);
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 /** Hostile targets: silent (accepts, never answers), garbage (answers noise), closed port. */
 async function hostileTargets(): Promise<{ ports: number[]; close: () => void }> {

@@ -538,13 +538,7 @@ describe('accessibility (axe-core)', () => {
         });
         await o.page.waitForSelector(path === '/' ? '.figures-grid, #stats-title + div p' : '.chart, .chart-body .empty');
         await o.page.waitForLoadState('networkidle');
-        await o.page.addScriptTag({ content: AXE_SOURCE });
-        const violations = await o.page.evaluate(async () => {
-          const axe = (window as unknown as { axe: { run: (c: Document, o: object) => Promise<{ violations: Array<{ id: string; impact: string; nodes: Array<{ target: unknown }> }> }> } }).axe;
-          const result = await axe.run(document, { iframes: false, resultTypes: ['violations'] });
-          return result.violations.map((v) => ({ id: v.id, impact: v.impact, targets: v.nodes.map((n) => JSON.stringify(n.target)) }));
-        });
-        expect(violations.filter((v) => v.impact === 'serious' || v.impact === 'critical')).toEqual([]);
+        expect(await seriousViolations(o)).toEqual([]);
         expect(await o.page.evaluate(() => document.documentElement.lang)).toBe('en');
         expect(await o.page.title()).not.toBe('');
         await o.close();
@@ -567,13 +561,7 @@ describe('accessibility of every state of /server/{address} (axe-core)', () => {
       it(`${state}, ${scheme} scheme: no serious or critical violation`, async () => {
         const o = await open(browser, front, `/server/${encodeURIComponent(address(scheme))}`, { colorScheme: scheme, bypassCSP: true });
         await o.page.waitForSelector(ready);
-        await o.page.addScriptTag({ content: AXE_SOURCE });
-        const violations = await o.page.evaluate(async () => {
-          const axe = (window as unknown as { axe: { run: (c: Document, o: object) => Promise<{ violations: Array<{ id: string; impact: string; nodes: Array<{ target: unknown }> }> }> } }).axe;
-          const result = await axe.run(document, { iframes: false, resultTypes: ['violations'] });
-          return result.violations.map((v) => ({ id: v.id, impact: v.impact, targets: v.nodes.map((n) => JSON.stringify(n.target)) }));
-        });
-        expect(violations.filter((v) => v.impact === 'serious' || v.impact === 'critical')).toEqual([]);
+        expect(await seriousViolations(o)).toEqual([]);
         await o.close();
       });
     }
