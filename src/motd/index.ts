@@ -26,12 +26,14 @@ export {
   NAMED_COLORS,
   colorFromCode,
   colorToHex,
+  hexToRgb,
   isNamedColor,
   nearestNamedColor,
   parseColor,
   type HexColor,
   type MotdColor,
   type NamedColor,
+  type Rgb,
 } from './colors.js';
 export {
   FLAG_CODES,

@@ -27,6 +27,7 @@ let browser: Browser;
 let front: Front;
 let good: RunningJavaServer;
 let hostile: RunningJavaServer;
+let darkMotd: RunningJavaServer;
 let closedPort: number;
 let silent: Awaited<ReturnType<typeof startSilentServer>>;
 
@@ -54,6 +55,8 @@ beforeAll(async () => {
     sample: [{ name: INJECTION, id: '8667ba71-b85a-4004-af54-457a9734eed7' }],
     extra: { version: { name: INJECTION, protocol: 769 } },
   });
+  // Minecraft's dark colours, which the dark MOTD panel must still show readably.
+  darkMotd = await startJavaServer({ motd: '§0Black §1Dark blue §8Dark gray §4Dark red §5Purple\n§2Green §3Aqua §6Gold §7Gray', onlinePlayers: 1 });
   closedPort = await freePort();
   silent = await startSilentServer();
   // A one-second cache: every look-up after a second is a new check for the chart.
@@ -67,6 +70,7 @@ afterAll(() =>
     ['service', front && (() => front.close())],
     ['good server', good && (() => good.close())],
     ['hostile server', hostile && (() => hostile.close())],
+    ['dark MOTD server', darkMotd && (() => darkMotd.close())],
     ['silent server', silent && (() => silent.close())],
   ]),
 );
@@ -553,6 +557,7 @@ describe('accessibility of every state of /server/{address} (axe-core)', () => {
   const states = [
     { state: 'loading', address: (scheme: string) => `loading-${scheme}.any.observer.test:${silent.port}`, ready: 'section.panel[aria-busy="true"] .muted' },
     { state: 'online', address: goodAddress, ready: '.card[data-state="online"]' },
+    { state: 'online, a MOTD in dark colours', address: () => `127.0.0.1:${darkMotd.port}`, ready: '.card[data-state="online"] .motd span' },
     { state: 'offline', address: () => `127.0.0.1:${closedPort}`, ready: '.card[data-state="offline"]' },
     { state: 'error', address: () => 'a..b', ready: '#alert:not(:empty)' },
   ];
