@@ -1,7 +1,7 @@
 /**
  * Ranking snapshots for /trends: every page of a cursor chain is cut from one ranking.
  *
- * The cursor is only the `server_id` of the previous page's last item (decisions.md), so the
+ * The cursor is only the `server_id` of the previous page's last item (docs/api.md, "Trends"), so the
  * ranking a chain was cut from cannot travel in it. Instead the store keeps what it ranked:
  *
  * - A snapshot is the whole ranking (fresh online servers, score descending, then id) read
