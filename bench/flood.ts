@@ -18,7 +18,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { fmt, freePort, startFlags, waitForHealth } from './support.js';
+import { fmt, freePort, serviceEnv, startFlags, waitForHealth } from './support.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
@@ -32,24 +32,13 @@ const mcPort = await new Promise<number>((resolve) => mcServer.once('message', (
 
 const dataDir = mkdtempSync(join(tmpdir(), 'observer-flood-'));
 const port = await freePort();
-const env: Record<string, string> = {
-  PATH: process.env.PATH ?? '',
-  HOME: process.env.HOME ?? '',
-  NODE_ENV: 'production',
-  HOST: '127.0.0.1',
-  PORT: String(port),
-  DATABASE_URL: `sqlite:${join(dataDir, 'observer.db')}`,
-  DNS_SERVERS: '127.0.0.1:5353',
-  TARGET_ALLOWLIST: '127.0.0.0/8,::1/128',
+const env = serviceEnv(port, dataDir, {
   TRUST_PROXY: 'true',
   LOG_LEVEL: 'warn',
   // The second client's 25 cached statuses a second stay clear of its per-minute limits.
   RATE_LIMIT_STATUS: '10000000',
   RATE_LIMIT_GENERAL: '10000000',
-};
-for (const pair of (process.env.BENCH_OBSERVER_ENV ?? '').split(',').filter(Boolean)) {
-  env[pair.slice(0, pair.indexOf('='))] = pair.slice(pair.indexOf('=') + 1);
-}
+});
 const observer = spawn(process.execPath, [...startFlags(ROOT), 'dist/main.js'], { cwd: ROOT, env, stdio: ['ignore', 'ignore', 'inherit'] });
 const base = `http://127.0.0.1:${port}`;
 process.on('exit', () => {

@@ -28,7 +28,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { freePort, startFlags, waitForHealth } from './support.js';
+import { freePort, serviceEnv, startFlags, waitForHealth } from './support.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
@@ -163,27 +163,15 @@ const mcPort = await new Promise<number>((resolve, reject) => {
 // 3. Observer, as `npm start` runs it, with only the test network's settings.
 const dataDir = mkdtempSync(join(tmpdir(), 'observer-bench-'));
 const observerPort = await freePort();
-const observerEnv: Record<string, string> = {
-  PATH: process.env.PATH ?? '',
-  HOME: process.env.HOME ?? '',
-  NODE_ENV: 'production',
-  HOST: '127.0.0.1',
-  PORT: String(observerPort),
-  DATABASE_URL: `sqlite:${join(dataDir, 'observer.db')}`,
-  DNS_SERVERS: DNS,
-  TARGET_ALLOWLIST: '127.0.0.0/8,::1/128',
+// Rate limits and budgets out of the way; BENCH_OBSERVER_ENV (e.g. 'ICMP=off,LOG_REQUESTS=true') on top.
+const observerEnv = serviceEnv(observerPort, dataDir, {
   TRUST_PROXY: 'true',
   RATE_LIMIT_STATUS: '10000000',
   TARGET_PINGS_PER_MINUTE: '100000',
   NEW_SERVERS_PER_CLIENT_PER_DAY: '1000000',
   RATE_LIMIT_GENERAL: '10000000',
   RATE_LIMIT_MEDIA: '10000000',
-};
-// Extra settings for experiments (e.g. BENCH_OBSERVER_ENV='ICMP=off,LOG_REQUESTS=true').
-for (const pair of (process.env.BENCH_OBSERVER_ENV ?? '').split(',').filter(Boolean)) {
-  const at = pair.indexOf('=');
-  observerEnv[pair.slice(0, at)] = pair.slice(at + 1);
-}
+});
 // Node's flags exactly as `npm start` passes them (package.json's start script), then any extra.
 const observerArgs = [...startFlags(ROOT), ...(process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean), 'dist/main.js'];
 const observer = spawn(process.execPath, observerArgs, { cwd: ROOT, env: observerEnv, stdio: ['ignore', 'pipe', 'pipe'] });

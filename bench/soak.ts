@@ -29,7 +29,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Agent, fetch, type RequestInit } from 'undici';
-import { freePort } from './support.js';
+import { freePort, serviceEnv, startFlags } from './support.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const MINUTES = Number(process.argv[2] ?? 10);
@@ -148,17 +148,19 @@ const mcPort = await new Promise<number>((resolve) => mcServer.once('message', (
 const hostile = await hostileTargets();
 const dataDir = mkdtempSync(join(tmpdir(), 'observer-soak-'));
 const port = await freePort();
-const startScript = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start;
-const flags = /\bnode((?: --?[\w-]+(?:=\S+)?)*) dist\/main\.js$/.exec(startScript)?.[1]?.trim().split(' ').filter(Boolean) ?? [];
-const service = spawn(process.execPath, [...flags, 'dist/main.js'], {
+const service = spawn(process.execPath, [...startFlags(ROOT), 'dist/main.js'], {
   cwd: ROOT,
   stdio: ['ignore', 'ignore', 'inherit'],
-  env: {
-    PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', NODE_ENV: 'production', HOST: '127.0.0.1', PORT: String(port),
-    DATABASE_URL: `sqlite:${join(dataDir, 'observer.db')}`, DNS_SERVERS: '127.0.0.1:5353', TARGET_ALLOWLIST: '127.0.0.0/8,::1/128',
-    RATE_LIMIT_STATUS: '10000000', RATE_LIMIT_GENERAL: '10000000', RATE_LIMIT_MEDIA: '10000000', PING_TIMEOUT_MS: '1000',
+  // Every loopback target is one IP: the per-target and per-client budgets are out of the way.
+  env: serviceEnv(port, dataDir, {
+    TARGET_PINGS_PER_MINUTE: '100000',
+    NEW_SERVERS_PER_CLIENT_PER_DAY: '1000000',
+    RATE_LIMIT_STATUS: '10000000',
+    RATE_LIMIT_GENERAL: '10000000',
+    RATE_LIMIT_MEDIA: '10000000',
+    PING_TIMEOUT_MS: '1000',
     METRICS_TOKEN: TOKEN,
-  },
+  }),
 });
 const base = `http://127.0.0.1:${port}`;
 try {

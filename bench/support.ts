@@ -192,3 +192,27 @@ export function startFlags(root: string): string[] {
   if (!flags) throw new Error(`cannot read node's flags from the start script: ${startScript}`);
   return flags;
 }
+
+/**
+ * The environment a benchmark starts Observer with: the defaults plus only the test network's
+ * settings (the loopback DNS server and allowlist, a SQLite file in `dataDir`), then the
+ * benchmark's own `settings`, then BENCH_OBSERVER_ENV (`A=1,B=2`) for experiments.
+ */
+export function serviceEnv(port: number, dataDir: string, settings: Record<string, string> = {}): Record<string, string> {
+  const env: Record<string, string> = {
+    PATH: process.env.PATH ?? '',
+    HOME: process.env.HOME ?? '',
+    NODE_ENV: 'production',
+    HOST: '127.0.0.1',
+    PORT: String(port),
+    DATABASE_URL: `sqlite:${join(dataDir, 'observer.db')}`,
+    DNS_SERVERS: '127.0.0.1:5353',
+    TARGET_ALLOWLIST: '127.0.0.0/8,::1/128',
+    ...settings,
+  };
+  for (const pair of (process.env.BENCH_OBSERVER_ENV ?? '').split(',').filter(Boolean)) {
+    const at = pair.indexOf('=');
+    env[pair.slice(0, at)] = pair.slice(at + 1);
+  }
+  return env;
+}
