@@ -64,6 +64,8 @@ export interface Config {
   targetPingsPerMinute: number;
   /** Servers Observer does not know yet that one client may have recorded per day. */
   newServersPerClientPerDay: number;
+  /** Flap damping (src/status/damping.ts): failures in a row, and minutes, before a success stops being served. */
+  damping: { failures: number; minutes: number };
 }
 
 /** Where the blocklist comes from: a file, an https URL, or (tests) an http URL to a loopback host. */
@@ -263,6 +265,10 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     lookupMaxAddresses: integer(env, 'LOOKUP_MAX_ADDRESSES', 4, 1, 4),
     targetPingsPerMinute: integer(env, 'TARGET_PINGS_PER_MINUTE', 30, 1, 100_000),
     newServersPerClientPerDay: integer(env, 'NEW_SERVERS_PER_CLIENT_PER_DAY', 100, 1, 1_000_000),
+    damping: {
+      failures: integer(env, 'DAMPING_FAILURES', 3, 1, 100),
+      minutes: integer(env, 'DAMPING_MINUTES', 5, 0, 1_440),
+    },
   };
   if (config.http.requestTimeoutMs < config.http.headersTimeoutMs) {
     throw new ConfigError('HTTP_REQUEST_TIMEOUT_MS', 'expected at least HTTP_HEADERS_TIMEOUT_MS', env.HTTP_REQUEST_TIMEOUT_MS ?? '');
