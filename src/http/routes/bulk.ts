@@ -10,7 +10,7 @@ import { lookupKeyOf } from '../client-key.js';
 import { tierConfig } from '../rate-limit.js';
 import { BulkRequest } from '../schemas.js';
 import { statusBody } from '../../status/cache.js';
-import { statusLookupOptions } from './status.js';
+import { queryRequest, statusLookupOptions } from '../status-answer.js';
 
 export const MAX_BULK_ENTRIES = 50;
 /** Pings one bulk request may have in flight at once (cached entries answer without one). */
@@ -70,7 +70,7 @@ export const bulkRoutes: FastifyPluginAsyncTypebox<{ status: StatusLookup; confi
       const results = await mapBounded(request.body.servers, BULK_CONCURRENCY, async (entry) => {
         try {
           const mode = parseQueryMode(entry.legacy ?? false, entry.bedrock ?? false);
-          const answer = await status.lookup(entry.address, mode, statusLookupOptions(entry.query, entry.queryPort, clientKey, admitPing));
+          const answer = await status.lookup(entry.address, mode, statusLookupOptions(clientKey, admitPing, queryRequest(entry.query, entry.queryPort)));
           return statusBody(answer.status);
         } catch (error) {
           if (!(error instanceof ObserverError)) throw error;
