@@ -160,9 +160,11 @@ export const imageRoutes: FastifyPluginAsyncTypebox<ImageRouteOptions> = async (
 type ImageApp = Parameters<FastifyPluginAsyncTypebox>[0];
 type IconQueryValues = { address?: string; server?: string; legacy: boolean; bedrock: boolean };
 
-/** GET /icon/dynamic and /icon/sharp: the server's favicon, or the default icon. */
-function registerIconRoutes(app: ImageApp, { status, config, lookupOptions }: ImageRouteOptions, send: SendImage): void {
-  async function icon(request: FastifyRequest, reply: FastifyReply, query: IconQueryValues, options: IconOptions) {
+type SendIcon = (request: FastifyRequest, reply: FastifyReply, query: IconQueryValues, options: IconOptions) => Promise<FastifyReply>;
+
+/** Sends the icon of the server the query names: its favicon, or the default icon. */
+function iconSender({ status, config, lookupOptions }: ImageRouteOptions, send: SendImage): SendIcon {
+  return async (request, reply, query, options) => {
     const address = query.address ?? query.server;
     if (address === undefined) throw new BadRequestError('invalid_parameter', 'The query parameter "address" is required.');
     const mode = parseQueryMode(query.legacy, query.bedrock);
@@ -177,8 +179,12 @@ function registerIconRoutes(app: ImageApp, { status, config, lookupOptions }: Im
       cacheControl: s.online ? ICON_CACHE_CONTROL : `public, max-age=${maxAge}`,
       render: () => renderIcon(favicon, options),
     });
-  }
+  };
+}
 
+/** GET /icon/dynamic and /icon/sharp: the server's favicon, or the default icon. */
+function registerIconRoutes(app: ImageApp, options: ImageRouteOptions, send: SendImage): void {
+  const icon = iconSender(options, send);
   app.get(
     '/icon/dynamic',
     {
