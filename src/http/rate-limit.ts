@@ -8,9 +8,8 @@
  * and a 429 adds Retry-After. The key is the client's opaque hash (ClientHasher), never an IP.
  *
  * Hand-written rather than @fastify/rate-limit: that plugin only emits the older draft's
- * RateLimit-Limit/-Remaining/-Reset headers (rewriting them on every answer costs a visible
- * share of a cached status answer), and a fixed window is a few lines in memory and one
- * script call in Redis.
+ * RateLimit-Limit/-Remaining/-Reset headers, and a fixed window is a few lines in memory and
+ * one script call in Redis.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ClientHasher } from '../core/client-hash.js';
