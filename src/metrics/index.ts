@@ -76,41 +76,44 @@ export function createMetrics(sources: MetricsSources = {}): Metrics {
   };
 }
 
+/** A counter of events and a histogram of their durations, with the same labels. */
+function countAndDuration<L extends string>(
+  registry: Registry,
+  count: { name: string; help: string },
+  duration: { name: string; help: string; buckets: number[] },
+  labelNames: readonly L[],
+) {
+  return {
+    count: new Counter({ ...count, labelNames, registers: [registry] }),
+    seconds: new Histogram({ ...duration, labelNames, registers: [registry] }),
+  };
+}
+
 /** Requests by route template, method and status code: a count and a duration histogram. */
 function requestMetrics(registry: Registry) {
-  const labelNames = ['route', 'method', 'status'] as const;
-  const count = new Counter({
-    name: 'observer_http_requests_total',
-    help: 'HTTP requests answered, by route template, method and status code.',
-    labelNames,
-    registers: [registry],
-  });
-  const seconds = new Histogram({
-    name: 'observer_http_request_duration_seconds',
-    help: 'Time from receiving a request to the end of its response, by route template, method and status code.',
-    labelNames,
-    buckets: REQUEST_BUCKETS,
-    registers: [registry],
-  });
-  return { count, seconds };
+  return countAndDuration(
+    registry,
+    { name: 'observer_http_requests_total', help: 'HTTP requests answered, by route template, method and status code.' },
+    {
+      name: 'observer_http_request_duration_seconds',
+      help: 'Time from receiving a request to the end of its response, by route template, method and status code.',
+      buckets: REQUEST_BUCKETS,
+    },
+    ['route', 'method', 'status'],
+  );
 }
 
 /** Pings by edition and outcome, how look-ups were answered, and the pings in flight. */
 function pingMetrics(registry: Registry, sources: MetricsSources) {
-  const labelNames = ['edition', 'outcome'] as const;
-  const count = new Counter({
-    name: 'observer_pings_total',
-    help: 'Pings performed (resolve, connect, query), by edition (java, legacy, bedrock) and outcome (online, offline).',
-    labelNames,
-    registers: [registry],
-  });
-  const seconds = new Histogram({
-    name: 'observer_ping_duration_seconds',
-    help: 'Duration of a ping from resolution to answer or failure, by edition and outcome.',
-    labelNames,
-    buckets: PING_BUCKETS,
-    registers: [registry],
-  });
+  const { count, seconds } = countAndDuration(
+    registry,
+    {
+      name: 'observer_pings_total',
+      help: 'Pings performed (resolve, connect, query), by edition (java, legacy, bedrock) and outcome (online, offline).',
+    },
+    { name: 'observer_ping_duration_seconds', help: 'Duration of a ping from resolution to answer or failure, by edition and outcome.', buckets: PING_BUCKETS },
+    ['edition', 'outcome'],
+  );
   const cacheResults = new Counter({
     name: 'observer_status_cache_results_total',
     help: 'Status look-ups by how they were answered: HIT (fresh cache), MISS (a ping), STALE (last success).',

@@ -136,6 +136,21 @@ describe('the fast status path', () => {
     expect(other.headers['x-cache']).toBe('HIT');
   });
 
+  it('charges a request the route’s schema refuses, and answers it in the same shape', async () => {
+    const { origin } = await start({ RATE_LIMIT_STATUS: '2' });
+    const url = `${origin}/api/v1/status/127.0.0.1:${java.port}?queryPort=none`;
+    const answers = [await get(url), await get(url), await get(url)];
+    expect(answers.map((a) => a.status)).toEqual([400, 400, 429]);
+    expect(JSON.parse(answers[0]!.body.toString())).toMatchObject({ status: 'error', error: 'invalid_parameter', message: expect.stringContaining('queryPort') });
+    expect(answers[0]!.headers.ratelimit).toMatch(/^"status";r=1;t=\d+$/);
+    expect(answers[1]!.headers['access-control-allow-origin']).toBe('*');
+    expect(JSON.parse(answers[2]!.body.toString())).toMatchObject({ status: 'error', error: 'rate_limited' });
+    // HEAD through the route: the GET's headers, no body.
+    const head = await fetch(`${origin}/api/v1/status/127.0.0.1:${java.port}?legacy=false`, { method: 'HEAD' });
+    expect(head.status).toBe(429);
+    expect((await head.arrayBuffer()).byteLength).toBe(0);
+  });
+
   it('sends no client’s RateLimit on an answer shared caches may store; its 429 and its errors carry it', async () => {
     const { origin } = await start({ RATE_LIMIT_STATUS: '3' });
     const url = `${origin}/api/v1/status/127.0.0.1:${java.port}`;
