@@ -76,9 +76,10 @@ export class StatusAnswers {
   }
 
   /**
-   * Answers `ask`, or `refused` (the error Fastify's schema gave the request) in its stead.
-   * Resolves once the answer is written; never rejects: an answer that cannot be written is
-   * reported and becomes a 500, or a closed connection if it was cut short.
+   * Answers `ask`; an ObserverError in its place (the error Fastify's schema gave the request)
+   * is answered as that error, charged like any other request. Resolves once the answer is
+   * written; never rejects: an answer that cannot be written is reported and becomes a 500,
+   * or a closed connection if it was cut short.
    */
   serve(req: IncomingMessage, res: ServerResponse, ask: StatusAsk | ObserverError): Promise<void> {
     const ip = this.options.clientAddress(req);
