@@ -96,12 +96,7 @@ export async function buildApp(deps: AppDeps) {
   const app = createServer(deps, front);
   warnOnOpenTrustProxy(app, config);
 
-  // First, so that every plugin context below inherits the one error shape.
-  registerErrorHandling(app);
-  for (const schema of SHARED_SCHEMAS) app.addSchema(schema);
-  registerCors(app);
-  registerBooleanFlags(app);
-  if (config.maintenanceMode) registerMaintenanceGate(app, config);
+  registerBasics(app, config);
   const rateLimits = registerLimits(app, deps, hasher, clock);
   const admission = registerAdmission(app, config);
   const admitPing = () => admission.admitPing();
@@ -137,6 +132,16 @@ export async function buildApp(deps: AppDeps) {
   await app.register(pageRoutes, { config, ...(deps.webDir ? { webDir: deps.webDir } : {}) });
 
   return app;
+}
+
+/** The error shape, shared schemas, CORS, boolean flags and the maintenance gate: what every route meets. */
+function registerBasics(app: App, config: Config): void {
+  // First, so that every plugin context below inherits the one error shape.
+  registerErrorHandling(app);
+  for (const schema of SHARED_SCHEMAS) app.addSchema(schema);
+  registerCors(app);
+  registerBooleanFlags(app);
+  if (config.maintenanceMode) registerMaintenanceGate(app, config);
 }
 
 /**

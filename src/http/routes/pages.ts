@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import fastifyStatic from '@fastify/static';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { Config } from '../../config/index.js';
 import { escapeHtml } from '../../motd/index.js';
@@ -135,21 +135,43 @@ const pageHeaders = (reply: FastifyReply) =>
     .header('X-Content-Type-Options', 'nosniff')
     .header('Referrer-Policy', 'same-origin');
 
+type PageApp = Parameters<FastifyPluginAsyncTypebox>[0];
+
 /**
- * The hashed files, read from disk by @fastify/static for the route below: the `<name>.gz` twin
- * for a client whose Accept-Encoding takes gzip (q-values honoured, `gzip;q=0` refuses it),
- * `Vary: Accept-Encoding`, and cached a year, immutable.
+ * GET /assets/{file}: the hashed files the manifest lists, read from disk by @fastify/static:
+ * the `<name>.gz` twin for a client whose Accept-Encoding takes gzip (q-values honoured,
+ * `gzip;q=0` refuses it), `Vary: Accept-Encoding`, and cached a year, immutable.
  */
-async function registerAssetFiles(app: FastifyInstance, webDir: string): Promise<void> {
-  await app.register(fastifyStatic, {
-    root: join(webDir, 'assets'),
-    serve: false,
-    preCompressed: true,
-    immutable: true,
-    maxAge: ASSET_MAX_AGE_SECONDS * 1000,
-    lastModified: false,
-    setHeaders: (reply) => pageHeaders(reply),
-  });
+async function registerAssets(app: PageApp, webDir: string, manifest: WebManifest | null): Promise<void> {
+  const assets = manifest ? assetTypes(manifest) : new Map<string, string>();
+  if (manifest) {
+    await app.register(fastifyStatic, {
+      root: join(webDir, 'assets'),
+      serve: false,
+      preCompressed: true,
+      immutable: true,
+      maxAge: ASSET_MAX_AGE_SECONDS * 1000,
+      lastModified: false,
+      setHeaders: (reply) => pageHeaders(reply),
+    });
+  }
+  app.get(
+    '/assets/:file',
+    {
+      config: tierConfig('media'),
+      schema: { hide: true, params: Type.Object({ file: Type.String({ maxLength: 128 }) }) },
+      // The type the build gave the file, also on its gzip twin (RFC 9239: text/javascript).
+      onSend: (request, reply, payload, done) => {
+        const type = assets.get(request.params.file);
+        if (type !== undefined && reply.statusCode < 400) reply.header('content-type', type);
+        done(null, payload);
+      },
+    },
+    (request, reply) => {
+      if (!assets.has(request.params.file)) throw new ObserverError('not_found', 404, 'No such asset.');
+      return reply.sendFile(request.params.file);
+    },
+  );
 }
 
 export const pageRoutes: FastifyPluginAsyncTypebox<{ config: Config; webDir?: string }> = async (
@@ -157,11 +179,8 @@ export const pageRoutes: FastifyPluginAsyncTypebox<{ config: Config; webDir?: st
   { webDir = DEFAULT_WEB_DIR },
 ) => {
   const manifest = readManifest(webDir);
-  const assets = manifest ? assetTypes(manifest) : new Map<string, string>();
-  if (manifest) await registerAssetFiles(app, webDir);
   if (!manifest) app.log.warn({ webDir }, 'web front not built (npm run build): pages answer 503');
   const general = tierConfig('general');
-  const media = tierConfig('media');
 
   function page(request: FastifyRequest, reply: FastifyReply, title: string) {
     if (!manifest) throw new ObserverError('not_built', 503, 'The web front has not been built: run `npm run build`.');
@@ -182,26 +201,10 @@ export const pageRoutes: FastifyPluginAsyncTypebox<{ config: Config; webDir?: st
     (request, reply) => page(request, reply, `${request.params.address.slice(0, 255)}: server status · ${SITE_NAME}`),
   );
 
-  app.get(
-    '/assets/:file',
-    {
-      config: media,
-      schema: { hide: true, params: Type.Object({ file: Type.String({ maxLength: 128 }) }) },
-      // The type the build gave the file, also on its gzip twin (RFC 9239: text/javascript).
-      onSend: (request, reply, payload, done) => {
-        const type = assets.get(request.params.file);
-        if (type !== undefined && reply.statusCode < 400) reply.header('content-type', type);
-        done(null, payload);
-      },
-    },
-    (request, reply) => {
-      if (!assets.has(request.params.file)) throw new ObserverError('not_found', 404, 'No such asset.');
-      return reply.sendFile(request.params.file);
-    },
-  );
+  await registerAssets(app, webDir, manifest);
 
   let favicon: Promise<Buffer> | null = null;
-  app.get('/favicon.ico', { config: media, schema: { hide: true } }, async (_request, reply) => {
+  app.get('/favicon.ico', { config: tierConfig('media'), schema: { hide: true } }, async (_request, reply) => {
     favicon ??= defaultIconPng().then((png) => pngToIco(png, 64));
     return pageHeaders(reply)
       .type('image/x-icon')
