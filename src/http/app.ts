@@ -32,6 +32,7 @@ import type { Store } from '../store/types.js';
 import { healthBody, healthRoutes, type DependencyHealth } from './routes/health.js';
 import { historyRoutes } from './routes/history.js';
 import { imageRoutes } from './routes/images.js';
+import { badgeRoutes } from './routes/badges.js';
 import { statusRoutes } from './routes/status.js';
 import { widgetRoutes } from './routes/widget.js';
 import { ServerHistory, uptimeRoutes } from './routes/uptime.js';
@@ -136,6 +137,7 @@ export async function buildApp(deps: AppDeps) {
         await api.register(statusRoutes, { status: deps.status, config, hasher, admitPing });
         await api.register(bulkRoutes, { status: deps.status, config, hasher, admitPing });
         await api.register(imageRoutes, { status: deps.status, config, lookupOptions, renderGate });
+        await api.register(badgeRoutes, { status: deps.status, config, lookupOptions });
         await api.register(widgetRoutes, { status: deps.status, config, lookupOptions, renderGate });
       }
       if (deps.store) {
