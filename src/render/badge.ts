@@ -9,22 +9,8 @@
  */
 import { createHash } from 'node:crypto';
 import type { ServerStatus } from '../core/types.js';
+import type { BadgeStyle } from './badge-options.js';
 import { luminance } from './color.js';
-
-export const BADGE_STYLES = ['flat', 'flat-square', 'for-the-badge'] as const;
-export type BadgeStyle = (typeof BADGE_STYLES)[number];
-
-/** Defaults of the badge options (docs/api.md, "Badges"); white text on each has at least 4.5:1 contrast. */
-export const BADGE_DEFAULTS = {
-  label: 'minecraft',
-  style: 'flat' as BadgeStyle,
-  labelColor: '#555555',
-  onlineColor: '#2e7d32',
-  offlineColor: '#c62828',
-};
-
-/** Longest label accepted, in characters. */
-export const MAX_BADGE_LABEL_LENGTH = 64;
 
 /** The family the SVG declares: the font measured first, then common fonts of similar shape. */
 export const BADGE_FONT_FAMILY = "'Noto Sans', 'DejaVu Sans', Verdana, Geneva, 'Helvetica Neue', Arial, sans-serif";

@@ -13,21 +13,16 @@ import type { Browser, Page } from 'playwright-core';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { systemClock } from '../../src/core/clock.js';
-import { buildApp } from '../../src/http/app.js';
 import { createStatusService } from '../../src/status/index.js';
-import { testConfig } from '../support/app.js';
+import { testApp, testConfig } from '../support/app.js';
 import { closedPort } from '../support/hostile.js';
 import { freeUdpPort, startBedrockServer, startJavaServer, type RunningBedrockServer, type RunningJavaServer } from '../support/minecraft.js';
 import { launchBrowser, tearDown } from '../web/harness.js';
 
 const require = createRequire(import.meta.url);
 
-async function appWith(env: Record<string, string> = {}) {
-  const config = testConfig(env);
-  const app = await buildApp({ config, status: createStatusService({ config, clock: systemClock, icmp: null }), logger: false });
-  await app.ready();
-  return app;
-}
+/** The app with a real status service, on the test network's settings and `env`. */
+const appWith = (env: Record<string, string> = {}) => testApp(env, { status: createStatusService({ config: testConfig(env), clock: systemClock, icmp: null }) });
 
 let app: Awaited<ReturnType<typeof appWith>>;
 let java: RunningJavaServer;

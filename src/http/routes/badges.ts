@@ -9,16 +9,8 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type, type Static } from 'typebox';
 import type { Config } from '../../config/index.js';
-import {
-  BADGE_DEFAULTS,
-  BADGE_STYLES,
-  MAX_BADGE_LABEL_LENGTH,
-  badgeContent,
-  renderBadgeSvg,
-  shieldsEndpoint,
-  type BadgeContent,
-  type BadgeOptions,
-} from '../../render/badge.js';
+import { badgeContent, renderBadgeSvg, shieldsEndpoint, type BadgeContent, type BadgeOptions } from '../../render/badge.js';
+import { BADGE_DEFAULTS, BADGE_STYLES, MAX_BADGE_LABEL_LENGTH } from '../../render/badge-options.js';
 import { badgeTextMeasure } from '../../render/badge-text.js';
 import { etagOf, matchesIfNoneMatch } from '../../render/cache.js';
 import { parseHexColor } from '../../render/color.js';
