@@ -216,6 +216,34 @@ export const QueryResult = Type.Union(
   },
 );
 
+/** `edition` of a status request (docs/api.md, "Both editions in one look-up"). */
+export const EditionParameter = Type.Optional(
+  Type.Union([Type.Literal('java'), Type.Literal('bedrock'), Type.Literal('auto')], {
+    description:
+      '`java` (the default; with `legacy=true`, the legacy ping), `bedrock` (as `bedrock=true`), or `auto`: ask the Java ' +
+      'and the Bedrock ping at once and answer an `EditionsStatus`. An explicit port applies to both editions. A flag ' +
+      'that contradicts it (`auto` with `legacy` or `bedrock`, `java` with `bedrock`, `bedrock` with `legacy`) is a 400.',
+  }),
+);
+
+/** The answer of `edition=auto`: which editions answered, and each edition's status. */
+export const EditionsStatus = Type.Object(
+  {
+    query: Type.Object({
+      host: Type.String({ description: 'Normalised host as queried.' }),
+      port: Nullable(Type.Integer({ minimum: 1, maximum: 65535, description: 'The explicit port, used by both editions; null without one.' })),
+      edition: Type.Literal('auto'),
+    }),
+    online: Type.Boolean({ description: 'True when at least one edition answered.' }),
+    editions: Type.Array(Type.Union([Type.Literal('java'), Type.Literal('bedrock')]), {
+      description: 'The editions whose ping completed (`online` in their status), Java first: what the server speaks.',
+    }),
+    java: Type.Ref('ServerStatus', { description: 'As `GET /status/{address}` answers (the same cache entry).' }),
+    bedrock: Type.Ref('ServerStatus', { description: 'As `GET /status/{address}?bedrock=true` answers (the same cache entry).' }),
+  },
+  { $id: 'EditionsStatus', additionalProperties: false },
+);
+
 /** One bulk entry that could not be looked up: same codes as the single endpoint. */
 export const BulkError = Type.Object(
   {
@@ -234,6 +262,7 @@ export const BulkRequest = Type.Object(
           address: Type.String({ minLength: 1, maxLength: 255, description: 'As in `/status/{address}`.' }),
           bedrock: Type.Optional(Type.Boolean({ default: false })),
           legacy: Type.Optional(Type.Boolean({ default: false })),
+          edition: EditionParameter,
           query: Type.Optional(Type.Boolean({ default: false, description: 'Also run a Query (`queryResult`).' })),
           queryPort: Type.Optional(Type.Integer({ minimum: 1, maximum: 65535 })),
         },
@@ -248,7 +277,7 @@ export type BulkRequest = Static<typeof BulkRequest>;
 
 export const BulkResponse = Type.Object(
   {
-    results: Type.Array(Type.Union([Type.Ref('ServerStatus'), Type.Ref('BulkError')]), {
+    results: Type.Array(Type.Union([Type.Ref('ServerStatus'), Type.Ref('EditionsStatus'), Type.Ref('BulkError')]), {
       description: 'One per requested server, in the same order.',
     }),
   },
