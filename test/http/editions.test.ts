@@ -98,7 +98,7 @@ describe('edition=auto', () => {
 
   it('neither answers: online false, no edition, each with its error_code', async () => {
     const { body } = await auto(`127.0.0.1:${await closedPort()}`);
-    expect(body).toMatchObject({ online: false, editions: [], java: { online: false, error_code: 'connection_refused' }, bedrock: { online: false } });
+    expect(body).toMatchObject({ online: false, editions: [], java: { online: false, error_code: 'connection_refused' }, bedrock: { online: false, error_code: 'connection_refused' } });
   });
 
   it('a name only Java finds (an SRV record alone): Bedrock is offline with dns_not_found; no record at all is the 404', async () => {
