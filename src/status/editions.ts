@@ -67,13 +67,14 @@ export async function lookupEditions(
   status: StatusLookup,
   address: string,
   options: LookupOptions,
-  now: () => number = Date.now,
 ): Promise<EditionsAnswer> {
   const parsed = parseAddress(address);
   const outcomes = await Promise.all(AUTO_EDITIONS.map((edition) => settle(status.lookup(address, edition, options))));
   const failed = outcomes.find((o): o is Extract<Outcome, { ok: false }> => !o.ok && !(o.error instanceof HostNotFoundError));
   if (failed) throw failed.error;
   if (outcomes.every((o) => !o.ok)) throw new HostNotFoundError(parsed.host);
+  // The other edition's look-up ran at the same moment: its check time stands for both.
+  const checkedAt = outcomes.find((o): o is Extract<Outcome, { ok: true }> => o.ok)?.answer.status.checked_at ?? '';
   const answers = outcomes.map((outcome, index) => {
     if (outcome.ok) return outcome.answer;
     const mode = AUTO_EDITIONS[index] as Edition;
@@ -81,7 +82,7 @@ export async function lookupEditions(
       server_id: serverId(mode, parsed.host, parsed.port ?? defaultPort(mode)),
       error: 'unknown host',
       error_code: 'dns_not_found',
-      checked_at: new Date(now()).toISOString(),
+      checked_at: checkedAt,
     });
     return { status: notFound, cache: 'MISS', maxAgeSeconds: 0 } satisfies StatusAnswer;
   });
