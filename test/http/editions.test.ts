@@ -1,7 +1,7 @@
 /**
  * `edition=auto` (docs/api.md, "Both editions in one look-up"): a minecraft-protocol Java server
- * (TCP) and a bedrock-protocol server (UDP) on the same port of mc.observer.test, then only one
- * of them, then neither. The same cache entries as the plain requests, one unit of the status
+ * (TCP) and a bedrock-protocol server (UDP) on the same port of mc.observer.test, both on their
+ * default ports of one name, then only one of them, then neither. The same cache entries as the plain requests, one unit of the status
  * budget, and the bulk route.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -12,6 +12,7 @@ import { testConfig } from '../support/app.js';
 import { closedPort } from '../support/hostile.js';
 import { freeUdpPort, startBedrockServer, startJavaServer, type RunningBedrockServer, type RunningJavaServer } from '../support/minecraft.js';
 import { openApiValidator } from '../support/openapi.js';
+import { startPrivateDns } from '../support/dns.js';
 
 async function appWith(env: Record<string, string> = {}) {
   const config = testConfig({ PING_TIMEOUT_MS: '1500', ...env });
@@ -72,6 +73,29 @@ describe('edition=auto', () => {
     expect(plainBedrock.json()).toEqual(body.bedrock);
     const again = await auto(`mc.observer.test:${port}`);
     expect(again.cache).toBe('HIT');
+  });
+
+  it('without a port, each edition its default: Java on TCP 25565, Bedrock on UDP 19132 of one name', async () => {
+    // A loopback address of its own, so the default ports are free whatever else runs.
+    const host = '127.0.0.41';
+    const dns = await startPrivateDns(['local=/editions.test/', `host-record=both.editions.test,${host}`]);
+    const javaDefault = await startJavaServer({ host, port: 25565, motd: 'default java' });
+    const bedrockDefault = await startBedrockServer({ host, port: 19132, motd: 'default bedrock' });
+    const named = await appWith({ DNS_SERVERS: dns.server });
+    try {
+      const { body } = await auto('both.editions.test', named);
+      expect(body).toMatchObject({
+        query: { host: 'both.editions.test', port: null },
+        editions: ['java', 'bedrock'],
+        java: { online: true, query: { port: 25565 }, ip_address: host },
+        bedrock: { online: true, query: { port: 19132 }, ip_address: host },
+      });
+    } finally {
+      await named.close();
+      await javaDefault.close();
+      await bedrockDefault.close();
+      await dns.close();
+    }
   });
 
   it('only Java answers', async () => {

@@ -178,5 +178,10 @@ describe('flap damping', () => {
     expect((await b.get(server.address)).body).toMatchObject({ failing: { failures: 2 } });
     for (const { clock } of [a, b]) clock.advance(TTL_MS + 1_001);
     expect((await a.get(server.address)).body).toMatchObject({ online: false, error_code: 'connection_refused' });
+    // b answers a's failure from Redis, its error_code with it.
+    for (const { clock } of [a, b]) clock.advance(1_001);
+    const fromRedis = await b.get(server.address);
+    expect(fromRedis.cache).toBe('HIT');
+    expect(fromRedis.body).toMatchObject({ online: false, error: 'connection refused', error_code: 'connection_refused' });
   });
 });
