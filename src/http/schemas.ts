@@ -218,7 +218,7 @@ export const QueryResult = Type.Union(
 
 /** `edition` of a status request (docs/api.md, "Both editions in one look-up"). */
 export const EditionParameter = Type.Optional(
-  Type.Union([Type.Literal('java'), Type.Literal('bedrock'), Type.Literal('auto')], {
+  Type.Enum(['java', 'bedrock', 'auto'], {
     description:
       '`java` (the default; with `legacy=true`, the legacy ping), `bedrock` (as `bedrock=true`), or `auto`: ask the Java ' +
       'and the Bedrock ping at once and answer an `EditionsStatus`. An explicit port applies to both editions. A flag ' +
