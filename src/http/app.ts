@@ -38,7 +38,7 @@ import { widgetRoutes } from './routes/widget.js';
 import { ServerHistory, uptimeRoutes } from './routes/uptime.js';
 import { pageRoutes } from './routes/pages.js';
 import { bulkRoutes } from './routes/bulk.js';
-import { BulkError, BulkResponse, ErrorResponse, HealthResponse, Motd, QueryResult, ServerStatus } from './schemas.js';
+import { BulkError, BulkResponse, EditionsStatus, ErrorCode, ErrorResponse, HealthResponse, Motd, QueryErrorCode, QueryResult, ServerStatus } from './schemas.js';
 
 export const API_PREFIX = '/api/v1';
 /** Requests slower than this are logged as warnings by default (AppDeps.slowRequestMs). */
@@ -156,7 +156,7 @@ export async function buildApp(deps: AppDeps) {
 }
 
 /** Schemas referenced by `$ref` from more than one route. */
-const SHARED_SCHEMAS = [ErrorResponse, HealthResponse, Motd, QueryResult, ServerStatus, ServerHistory, BulkError, BulkResponse];
+const SHARED_SCHEMAS = [ErrorResponse, HealthResponse, ErrorCode, QueryErrorCode, Motd, QueryResult, ServerStatus, EditionsStatus, ServerHistory, BulkError, BulkResponse];
 
 /**
  * Whose X-Forwarded-For is believed, as Fastify's `trustProxy`. `true`: one proxy hop, the

@@ -2,12 +2,12 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { Config } from '../../config/index.js';
 import type { ClientHasher } from '../../core/client-hash.js';
-import { parseQueryMode } from '../../resolve/index.js';
 import { statusBody } from '../../status/cache.js';
+import { lookupEditions, parseEditionChoice } from '../../status/editions.js';
 import type { LookupOptions, StatusLookup } from '../../status/types.js';
 import { lookupKeyOf } from '../client-key.js';
 import { tierConfig } from '../rate-limit.js';
-import { BooleanFlag } from '../schemas.js';
+import { BooleanFlag, EditionParameter } from '../schemas.js';
 
 /** Look-up options for a request's `query`/`queryPort` (shared with the bulk route). */
 export function statusLookupOptions(
@@ -51,6 +51,7 @@ export const statusRoutes: FastifyPluginAsyncTypebox<{ status: StatusLookup; con
         querystring: Type.Object({
           legacy: BooleanFlag('Use the pre-1.7.2 Java ping protocol.'),
           bedrock: BooleanFlag('Use the Bedrock query; the default port becomes 19132.'),
+          edition: EditionParameter,
           query: BooleanFlag(
             'Also run a Query (GS4 full stat, UDP) beside the ping, within the same timeout: adds `queryResult` ' +
               '(player names, plugins, software, map). Cached separately from the plain status.',
@@ -60,7 +61,9 @@ export const statusRoutes: FastifyPluginAsyncTypebox<{ status: StatusLookup; con
           ),
         }),
         response: {
-          200: Type.Ref('ServerStatus'),
+          200: Type.Union([Type.Ref('ServerStatus'), Type.Ref('EditionsStatus')], {
+            description: 'A `ServerStatus`; with `edition=auto`, an `EditionsStatus`.',
+          }),
           400: Type.Ref('ErrorResponse'),
           404: Type.Ref('ErrorResponse'),
           429: Type.Ref('ErrorResponse'),
@@ -69,16 +72,16 @@ export const statusRoutes: FastifyPluginAsyncTypebox<{ status: StatusLookup; con
       },
     },
     async (request, reply) => {
-      const mode = parseQueryMode(request.query.legacy, request.query.bedrock);
-      const answer = await status.lookup(
-        request.params.address,
-        mode,
-        statusLookupOptions(request.query.query, request.query.queryPort, lookupKeyOf(request, hasher), admitPing),
-      );
+      const mode = parseEditionChoice(request.query.edition, request.query.legacy, request.query.bedrock);
+      const options = statusLookupOptions(request.query.query, request.query.queryPort, lookupKeyOf(request, hasher), admitPing);
+      const answer =
+        mode === 'auto'
+          ? await lookupEditions(status, request.params.address, options)
+          : await status.lookup(request.params.address, mode, options).then((a) => ({ ...a, body: statusBody(a.status) }));
       reply.header('x-cache', answer.cache);
       reply.header('cache-control', cacheControl(answer.maxAgeSeconds));
       reply.header('content-type', 'application/json; charset=utf-8');
-      return statusBody(answer.status);
+      return answer.body;
     },
   );
 };
