@@ -42,12 +42,13 @@ import type { Store } from '../store/types.js';
 import { healthBody, healthRoutes, type DependencyHealth } from './routes/health.js';
 import { historyRoutes } from './routes/history.js';
 import { imageRoutes } from './routes/images.js';
+import { badgeRoutes } from './routes/badges.js';
 import { statusRoutes } from './routes/status.js';
 import { widgetRoutes } from './routes/widget.js';
 import { ServerHistory, uptimeRoutes } from './routes/uptime.js';
 import { pageRoutes } from './routes/pages.js';
 import { bulkRoutes } from './routes/bulk.js';
-import { BulkError, BulkResponse, ErrorResponse, HealthResponse, Motd, QueryResult, ServerStatus } from './schemas.js';
+import { BulkError, BulkResponse, EditionsStatus, ErrorCode, ErrorResponse, HealthResponse, Motd, QueryErrorCode, QueryResult, ServerStatus } from './schemas.js';
 
 export const API_PREFIX = '/api/v1';
 /** Requests slower than this are logged as warnings by default (AppDeps.slowRequestMs). */
@@ -117,6 +118,7 @@ export async function buildApp(deps: AppDeps) {
         await api.register(statusRoutes, { answers, config });
         await api.register(bulkRoutes, { status: deps.status, config, hasher, admitPing });
         await api.register(imageRoutes, { status: deps.status, config, lookupOptions, renderGate });
+        await api.register(badgeRoutes, { status: deps.status, config, lookupOptions });
         await api.register(widgetRoutes, { status: deps.status, config, lookupOptions, renderGate });
       }
       if (deps.store) {
@@ -174,7 +176,7 @@ function registerAdmission(app: App, config: Config): Admission {
 }
 
 /** Schemas referenced by `$ref` from more than one route. */
-const SHARED_SCHEMAS = [ErrorResponse, HealthResponse, Motd, QueryResult, ServerStatus, ServerHistory, BulkError, BulkResponse];
+const SHARED_SCHEMAS = [ErrorResponse, HealthResponse, ErrorCode, QueryErrorCode, Motd, QueryResult, ServerStatus, EditionsStatus, ServerHistory, BulkError, BulkResponse];
 
 /**
  * Whose X-Forwarded-For is believed, as Fastify's `trustProxy`. `true`: one proxy hop, the

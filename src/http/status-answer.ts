@@ -14,9 +14,9 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ClientHasher } from '../core/client-hash.js';
 import { ObserverError } from '../core/errors.js';
-import { parseQueryMode } from '../resolve/index.js';
 import { statusBody, statusBodyBytes } from '../status/cache.js';
-import type { LookupOptions, QueryRequest, StatusLookup } from '../status/types.js';
+import { lookupEditions, parseEditionChoice, type EditionChoice } from '../status/editions.js';
+import type { CacheState, LookupOptions, QueryRequest, StatusLookup } from '../status/types.js';
 import { CORS_HEADERS } from './cors.js';
 import { errorBody } from './errors.js';
 import { WINDOW_MS, rateLimitError, rateLimitHeaders, type RateLimitStore, type WindowCount } from './rate-limit.js';
@@ -26,6 +26,8 @@ export interface StatusAsk {
   address: string;
   legacy?: boolean;
   bedrock?: boolean;
+  /** `auto` asks both editions at once (status/editions.ts). */
+  edition?: EditionChoice;
   /** `query=true`, with its `queryPort` if any. */
   query?: QueryRequest;
 }
@@ -111,18 +113,29 @@ export class StatusAnswers {
     try {
       if (counted !== null && counted.count > limit) throw rateLimitError('status', limit, counted);
       if (ask instanceof ObserverError) throw ask;
-      const mode = parseQueryMode(ask.legacy ?? false, ask.bedrock ?? false);
+      const mode = parseEditionChoice(ask.edition, ask.legacy ?? false, ask.bedrock ?? false);
       const options = statusLookupOptions(this.options.hasher.lookupKey(ip), this.options.admitPing, ask.query);
-      const answer = await this.options.status.lookup(ask.address, mode, options);
-      // Header pairs as a flat array: writeHead takes it as is, where an object's headers are
-      // copied one by one. A public answer carries no client's RateLimit.
-      const headers = [...this.fixed, 'x-cache', answer.cache, 'cache-control', cacheControl(answer.maxAgeSeconds)];
-      headers.push('content-type', JSON_TYPE, 'content-length', String(statusBodyBytes(answer.status)));
-      res.writeHead(200, headers);
-      res.end(statusBody(answer.status));
+      if (mode === 'auto') {
+        const both = await lookupEditions(this.options.status, ask.address, options);
+        this.writeStatus(res, both, both.body, Buffer.byteLength(both.body));
+      } else {
+        const answer = await this.options.status.lookup(ask.address, mode, options);
+        this.writeStatus(res, answer, statusBody(answer.status), statusBodyBytes(answer.status));
+      }
     } catch (error) {
       this.answerError(error, counted, res);
     }
+  }
+
+  /**
+   * A 200. Header pairs as a flat array: writeHead takes it as is, where an object's headers
+   * are copied one by one. A public answer carries no client's RateLimit.
+   */
+  private writeStatus(res: ServerResponse, answer: { cache: CacheState; maxAgeSeconds: number }, body: string, bytes: number): void {
+    const headers = [...this.fixed, 'x-cache', answer.cache, 'cache-control', cacheControl(answer.maxAgeSeconds)];
+    headers.push('content-type', JSON_TYPE, 'content-length', String(bytes));
+    res.writeHead(200, headers);
+    res.end(body);
   }
 
   /** An error in the one shape, with the client's RateLimit (errors are not stored by shared caches). */

@@ -38,7 +38,7 @@ import { BooleanFlag } from '../schemas.js';
 /** Spec: icons are cached 1 day by browsers, 7 days by CDNs. */
 const ICON_CACHE_CONTROL = 'public, max-age=86400, s-maxage=604800';
 
-const HexColor = (description: string, example: string) =>
+export const HexColor = (description: string, example: string) =>
   Type.String({
     pattern: '^#?([0-9a-fA-F]{3}|[0-9a-fA-F]{6})$',
     description: `${description}: #RGB or #RRGGBB, with or without the # (sent as %23).`,
@@ -46,7 +46,7 @@ const HexColor = (description: string, example: string) =>
   });
 
 const ADDRESS_DESCRIPTION = 'host, host:port, IPv4, [IPv6]:port or IPv6';
-const Address = Type.String({ minLength: 1, maxLength: 255, description: ADDRESS_DESCRIPTION });
+export const Address = Type.String({ minLength: 1, maxLength: 255, description: ADDRESS_DESCRIPTION });
 
 /**
  * `/icon/sharp` requires `address`; `/icon/dynamic` takes `address` or its alias `server`, so
@@ -67,7 +67,7 @@ const IconQuery = (size: { min: number; max: number; default: number }, withAlia
     withAlias ? { anyOf: [{ required: ['address'] }, { required: ['server'] }] } : {},
   );
 
-const imageResponses = (type: string) => ({
+export const imageResponses = (type: string) => ({
   200: Type.Unsafe<Buffer>({ description: `The image (${type}).`, content: undefined }),
   304: Type.Null({ description: 'Not modified: the `If-None-Match` ETag still names this image.' }),
   400: Type.Ref('ErrorResponse'),
@@ -80,7 +80,7 @@ const imageResponses = (type: string) => ({
  * stand-in has no check time (`checked_at: ''`): its image depends on the name alone, so it
  * has one cache entry and one ETag instead of a new one per request.
  */
-async function statusFor(
+export async function statusFor(
   status: StatusLookup,
   address: string,
   mode: QueryMode,

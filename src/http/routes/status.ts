@@ -3,7 +3,7 @@ import type { FastifyError } from 'fastify';
 import { Type } from 'typebox';
 import type { Config } from '../../config/index.js';
 import { answerError, publicError } from '../errors.js';
-import { BooleanFlag } from '../schemas.js';
+import { BooleanFlag, EditionParameter } from '../schemas.js';
 import { queryRequest, type StatusAnswers } from '../status-answer.js';
 
 /**
@@ -32,6 +32,7 @@ export const statusRoutes: FastifyPluginAsyncTypebox<{ answers: StatusAnswers; c
         querystring: Type.Object({
           legacy: BooleanFlag('Use the pre-1.7.2 Java ping protocol.'),
           bedrock: BooleanFlag('Use the Bedrock query; the default port becomes 19132.'),
+          edition: EditionParameter,
           query: BooleanFlag(
             'Also run a Query (GS4 full stat, UDP) beside the ping, within the same timeout: adds `queryResult` ' +
               '(player names, plugins, software, map). Cached separately from the plain status.',
@@ -41,7 +42,9 @@ export const statusRoutes: FastifyPluginAsyncTypebox<{ answers: StatusAnswers; c
           ),
         }),
         response: {
-          200: Type.Ref('ServerStatus'),
+          200: Type.Union([Type.Ref('ServerStatus'), Type.Ref('EditionsStatus')], {
+            description: 'A `ServerStatus`; with `edition=auto`, an `EditionsStatus`.',
+          }),
           400: Type.Ref('ErrorResponse'),
           404: Type.Ref('ErrorResponse'),
           429: Type.Ref('ErrorResponse'),
@@ -50,8 +53,8 @@ export const statusRoutes: FastifyPluginAsyncTypebox<{ answers: StatusAnswers; c
       },
     },
     (request, reply) => {
-      const { legacy, bedrock, query, queryPort } = request.query;
-      const ask = { address: request.params.address, legacy, bedrock, query: queryRequest(query, queryPort) };
+      const { legacy, bedrock, edition, query, queryPort } = request.query;
+      const ask = { address: request.params.address, legacy, bedrock, edition, query: queryRequest(query, queryPort) };
       return answers.serve(request.raw, reply.hijack().raw, ask);
     },
   );
