@@ -10,7 +10,7 @@ import { buildApp, type AppDeps } from './http/app.js';
 import { startMetricsServer, type MetricsServer } from './http/metrics.js';
 import { MemoryRateLimitStore, RedisRateLimitStore } from './http/rate-limit.js';
 import { createMetrics } from './metrics/index.js';
-import { IcmpPinger } from './resolve/index.js';
+import { AddressGuard, IcmpPinger, TargetResolver } from './resolve/index.js';
 import type { DependencyHealth } from './http/routes/health.js';
 import { RedisDailySecret } from './redis/daily-secret.js';
 import { SharedRedis } from './redis/shared-redis.js';
@@ -18,6 +18,8 @@ import { BackgroundRefresher, Blocklist, createStatusService, withBlockedFlag } 
 import { RedisStatusCache } from './status/redis-cache.js';
 import { openStore, type StoreOptions } from './store/index.js';
 import type { Store } from './store/types.js';
+import { WatchScheduler } from './watch/scheduler.js';
+import { WatchService, type WatchTiming } from './watch/service.js';
 
 export interface ComposeOptions {
   clock?: Clock;
@@ -28,6 +30,8 @@ export interface ComposeOptions {
   icmp?: ((ip: string, signal: AbortSignal) => Promise<boolean | null>) | null;
   /** The history store's group commit (window, rows per window), for tests; HISTORY_BUFFER_MAX still bounds it. */
   writes?: NonNullable<StoreOptions['writes']>;
+  /** Watch timing below a minute, for tests: check interval, first retry, tick of the loop. */
+  watchTiming?: WatchTiming & { tickMs?: number };
 }
 
 /** The app with every route, its store, status service and (with REDIS_URL) Redis; closing the app closes them. */
@@ -95,8 +99,28 @@ export async function composeApp(config: Config, options: ComposeOptions = {}) {
     redis,
     onError: (error, context) => logError(error, context),
   });
+  const watches = new WatchService({
+    store: store.watches,
+    status,
+    resolver: new TargetResolver({ dnsServers: config.dnsServers, guard: new AddressGuard(config.targetAllowlist), now: () => clock.now() }),
+    clock,
+    settings: config.watches,
+    damping: config.damping,
+    publicUrl: config.publicUrl,
+    ...(options.watchTiming ? { timing: options.watchTiming } : {}),
+    onError: (error, context) => logError(error, context),
+  });
+  const watchScheduler = new WatchScheduler({
+    service: watches,
+    store: store.watches,
+    clock,
+    pingsPerMinute: config.watches.pingsPerMinute,
+    ...(options.watchTiming?.tickMs !== undefined ? { tickMs: options.watchTiming.tickMs } : {}),
+    onError: (error, context) => logError(error, context),
+  });
   const app = await buildApp({
     config,
+    watches,
     clock,
     redis,
     hasher,
@@ -116,6 +140,7 @@ export async function composeApp(config: Config, options: ComposeOptions = {}) {
     app.log[state === 'ok' ? 'info' : 'warn']({ reason }, state === 'ok' ? 'redis back: shared mode' : 'redis down: local mode');
   app.addHook('onClose', async () => {
     blocklist?.stop();
+    await watchScheduler.stop();
     await refresher.stop();
     await status.recorded();
     pinger?.close();
@@ -128,8 +153,9 @@ export async function composeApp(config: Config, options: ComposeOptions = {}) {
   const startBackground = async () => {
     await blocklist?.start();
     if (config.refreshPingsPerMinute > 0) refresher.start();
+    watchScheduler.start();
   };
-  return { app, store, status, hasher, redis, metrics, metricsServer, blocklist, refresher, startBackground };
+  return { app, store, status, hasher, redis, metrics, metricsServer, blocklist, refresher, watches, watchScheduler, startBackground };
 }
 
 /** The health route's extra fields: database, Redis (`disabled` without REDIS_URL), write buffer. */

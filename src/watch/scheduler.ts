@@ -1,0 +1,83 @@
+/**
+ * The watch loop: every tick it claims the watches due for a check, at most as many as the
+ * budget (WATCH_PINGS_PER_MINUTE, per instance) has saved up, checks them, delivers the events
+ * that are due and, once a minute, deletes unverified watches past their window. A failing
+ * database fails the tick, not the process: checks and deliveries wait in the database and
+ * resume with it, so nothing is lost. `stop()` waits for the tick in flight.
+ */
+import type { Clock } from '../core/clock.js';
+import type { WatchStore } from '../store/watch-store.js';
+import type { WatchService } from './service.js';
+
+export interface WatchSchedulerOptions {
+  service: WatchService;
+  store: WatchStore;
+  clock: Clock;
+  pingsPerMinute: number;
+  /** Time between two ticks (default 1 s). */
+  tickMs?: number;
+  onError?: (error: unknown, context: string) => void;
+}
+
+const EXPIRY_INTERVAL_MS = 60_000;
+
+export class WatchScheduler {
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<void> | undefined;
+  private stopped = true;
+  private tokens = 0;
+  private lastTick = 0;
+  private lastExpiry = 0;
+
+  constructor(private readonly options: WatchSchedulerOptions) {}
+
+  start(): void {
+    if (!this.stopped || this.options.pingsPerMinute <= 0) return;
+    this.stopped = false;
+    this.lastTick = this.options.clock.now();
+    this.tokens = 1;
+    this.schedule();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    await this.running;
+  }
+
+  private schedule(): void {
+    if (this.stopped) return;
+    this.timer = setTimeout(() => {
+      this.running = this.tick()
+        .catch((error: unknown) => this.options.onError?.(error, 'watches'))
+        .finally(() => {
+          this.running = undefined;
+          this.schedule();
+        });
+    }, this.options.tickMs ?? 1_000);
+    this.timer.unref();
+  }
+
+  /** One round: expiry, due checks within the budget, due deliveries. */
+  async tick(): Promise<void> {
+    const { service, store, clock, pingsPerMinute } = this.options;
+    const now = clock.now();
+    if (now - this.lastExpiry >= EXPIRY_INTERVAL_MS) {
+      await service.expire();
+      this.lastExpiry = now;
+    }
+    // A minute's worth of checks at most is saved up.
+    this.tokens = Math.min(pingsPerMinute, this.tokens + ((now - this.lastTick) * pingsPerMinute) / 60_000);
+    this.lastTick = now;
+    const allowed = Math.floor(this.tokens);
+    if (allowed > 0) {
+      const claimed = await store.claimDue(now, allowed, () => now + service.intervalMs);
+      this.tokens -= claimed.length;
+      await Promise.all(
+        claimed.map((watch) => service.check(watch).catch((error: unknown) => this.options.onError?.(error, 'watch check'))),
+      );
+    }
+    await service.deliverDue();
+  }
+}
