@@ -40,6 +40,8 @@ export interface WatchTiming {
   retryBaseMs?: number;
   /** After a stale answer (a refresh under way), when the watch is looked at again (default 10 s). */
   recheckMs?: number;
+  /** Makes verification tokens (default: random); tests give a fixed one that a DNS zone can hold. */
+  verificationToken?: () => string;
 }
 
 export interface WatchServiceDeps {
@@ -94,7 +96,7 @@ export class WatchService {
     const watch: WatchRow = {
       id: randomUUID(),
       token_hash: hashToken(token),
-      verify_token: newVerificationToken(),
+      verify_token: (this.deps.timing?.verificationToken ?? newVerificationToken)(),
       address,
       host: parsed.host,
       edition: input.edition,

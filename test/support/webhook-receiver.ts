@@ -1,0 +1,49 @@
+/**
+ * A webhook receiver on loopback (node:http): records every request it gets, and answers each
+ * with the next status of `answers` (then 204).
+ */
+import { createServer, type IncomingHttpHeaders } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export interface ReceivedRequest {
+  method: string;
+  path: string;
+  headers: IncomingHttpHeaders;
+  body: string;
+}
+
+export interface WebhookReceiver {
+  port: number;
+  url: (path?: string) => string;
+  requests: ReceivedRequest[];
+  /** Statuses to answer the next requests with, in order (default 204). */
+  answers: number[];
+  close: () => Promise<void>;
+}
+
+export async function startWebhookReceiver(): Promise<WebhookReceiver> {
+  const requests: ReceivedRequest[] = [];
+  const answers: number[] = [];
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      requests.push({ method: req.method ?? '', path: req.url ?? '', headers: req.headers, body: Buffer.concat(chunks).toString('utf8') });
+      res.statusCode = answers.shift() ?? 204;
+      res.end();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as AddressInfo).port;
+  return {
+    port,
+    url: (path = '/hook') => `http://127.0.0.1:${port}${path}`,
+    requests,
+    answers,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
