@@ -68,9 +68,12 @@ const HEADLINES: Record<WatchEventKind, string> = {
   test: 'test delivery',
 };
 
+/** At most `max` UTF-16 units (so at most `max` characters however they are counted), never half a surrogate pair. */
 function cut(text: string, max: number): string {
-  const chars = [...text];
-  return chars.length <= max ? text : `${chars.slice(0, max - 1).join('')}…`;
+  if (text.length <= max) return text;
+  let end = max - 1;
+  if (/[\uD800-\uDBFF]/.test(text.charAt(end - 1))) end -= 1;
+  return `${text.slice(0, end)}…`;
 }
 
 /** The Discord webhook body of an event: one embed, every text within Discord's limits. */
@@ -78,7 +81,7 @@ export function discordBody(event: WatchEventBody): Record<string, unknown> {
   const { server } = event;
   const players = server.players_online === null ? 'unknown' : `${server.players_online} / ${server.players_max ?? '?'}`;
   const fields = [
-    { name: 'State', value: server.online ? 'Online' : `Offline${server.error ? ` (${server.error})` : ''}`, inline: true },
+    { name: 'State', value: server.online ? 'Online' : cut(`Offline${server.error ? ` (${server.error})` : ''}`, 200), inline: true },
     { name: 'Players', value: players, inline: true },
     { name: 'Version', value: cut(server.version ?? 'unknown', 200), inline: true },
   ];

@@ -12,6 +12,7 @@ import { composeApp } from '../../src/compose.js';
 import { testConfig } from '../support/app.js';
 import { startJavaServer, type RunningJavaServer } from '../support/minecraft.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.js';
+import { discordValidator } from './discord-schema.js';
 
 type Composed = Awaited<ReturnType<typeof composeApp>>;
 
@@ -213,7 +214,10 @@ describe('verification by TXT record, retries', () => {
       const bodies = hooksFor(created.id).map((h) => h.body);
       expect(bodies.length).toBe(2);
       expect(bodies[0]).toBe(bodies[1]);
-      expect(JSON.parse(bodies[0]!).embeds[0].title).toBe(`watch.observer.test:${server.port} went offline`);
+      const discord = JSON.parse(bodies[0]!);
+      expect(discord.embeds[0].title).toBe(`watch.observer.test:${server.port} went offline`);
+      const validate = discordValidator();
+      expect(validate(discord), JSON.stringify(validate.errors)).toBe(true);
     } finally {
       await server.close();
     }
