@@ -212,7 +212,8 @@ export class WatchService {
     } catch (error) {
       // A name gone from DNS, or now resolving to a refused address: the server is not reachable.
       if (error instanceof HostNotFoundError || error instanceof TargetRefusedError) {
-        return { online: false, stale: false, error: error instanceof HostNotFoundError ? 'host not found' : 'address refused' } as ServerStatus;
+        const failed = { online: false, stale: false, checked_at: new Date(this.deps.clock.now()).toISOString() };
+        return { ...failed, error: error instanceof HostNotFoundError ? 'host not found' : 'address refused' } as ServerStatus;
       }
       if (error instanceof ObserverError) return null;
       throw error;
@@ -235,11 +236,19 @@ export class WatchService {
       await this.deps.store.setNextCheck(watch.id, now + this.recheckMs);
       return;
     }
+    // The time of the ping the answer represents: an answer no newer than the last one used
+    // (another instance's cache may be older) tells nothing new and is not used.
+    const checkedAt = Number.isFinite(Date.parse(status.checked_at)) ? Date.parse(status.checked_at) : now;
+    if (watch.last_checked_at !== null && checkedAt <= watch.last_checked_at) {
+      await this.deps.store.setNextCheck(watch.id, now + this.recheckMs);
+      return;
+    }
     const memory = { state: watch.state as WatchState, failures: watch.failures, fail_since: watch.fail_since, above: watch.above };
     const seen = { online: status.online, players: status.players?.online ?? null };
-    const next = nextMemory(memory, seen, watch.players_at_least, this.deps.damping, now);
-    const event = next.event === null ? null : { kind: next.event, body: this.eventBody(watch, next.event, watch.sequence + 1, snapshotOf(status), now), now };
-    await this.deps.store.saveObservation(watch, { ...next.memory, last_checked_at: now }, event);
+    const next = nextMemory(memory, seen, watch.players_at_least, this.deps.damping, checkedAt);
+    const event =
+      next.event === null ? null : { kind: next.event, body: this.eventBody(watch, next.event, watch.sequence + 1, snapshotOf(status), checkedAt), now };
+    await this.deps.store.saveObservation(watch, { ...next.memory, last_checked_at: checkedAt }, event);
   }
 
   private eventBody(watch: WatchRow, kind: WatchEventKind, sequence: number, server: ServerSnapshot, now: number): string {

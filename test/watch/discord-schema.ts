@@ -6,7 +6,7 @@
  * text of 2048, an author name of 256; 6000 characters in all of them together per message
  * (the `embedCharacters` keyword). Webhook embeds have no `type`, `provider` or `video`.
  */
-import Ajv from 'ajv';
+import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 
 const Field = {
@@ -83,8 +83,8 @@ function embedCharacters(embeds: EmbedText[]): number {
 }
 
 export function discordValidator() {
-  const ajv = new Ajv({ allErrors: true, strict: true, strictRequired: false });
-  addFormats(ajv);
+  const ajv = new Ajv2020({ allErrors: true, strict: true, strictRequired: false });
+  (addFormats as unknown as (a: Ajv2020) => void)(ajv);
   ajv.addKeyword({
     keyword: 'embedCharacters',
     type: 'array',
