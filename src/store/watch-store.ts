@@ -7,7 +7,7 @@
  *    and its event row (primary key: watch, sequence) is inserted in the same transaction;
  *  - a delivery attempt is claimed by a lease on the event row.
  */
-import type { Kysely, Selectable } from 'kysely';
+import type { Insertable, Kysely, Selectable } from 'kysely';
 import type { Database, WatchDeliveriesTable, WatchEventsTable, WatchesTable } from './schema.js';
 
 export type WatchRow = Selectable<WatchesTable>;
@@ -24,15 +24,7 @@ export interface WatchObservation {
 }
 
 /** One delivery attempt, for the log. */
-export interface DeliveryAttempt {
-  watch_id: string;
-  sequence: number;
-  kind: string;
-  attempt: number;
-  at: number;
-  status_code: number | null;
-  error: string | null;
-}
+export type DeliveryAttempt = Omit<Insertable<WatchDeliveriesTable>, 'id'>;
 
 export class WatchStore {
   constructor(private readonly db: Kysely<Database>) {}

@@ -47,3 +47,13 @@ export async function startWebhookReceiver(): Promise<WebhookReceiver> {
       }),
   };
 }
+
+/** Polls `check` every 25 ms until it holds or `ms` have passed; the last answer. */
+export async function until(check: () => boolean | Promise<boolean>, ms = 20_000): Promise<boolean> {
+  const end = Date.now() + ms;
+  while (Date.now() < end) {
+    if (await check()) return true;
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  return check();
+}

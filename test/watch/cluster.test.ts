@@ -8,7 +8,7 @@ import { testConfig } from '../support/app.js';
 import { uniqueDatabase } from '../support/instances.js';
 import { startJavaServer, type RunningJavaServer } from '../support/minecraft.js';
 import { POSTGRES_URL } from '../support/services.js';
-import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.js';
+import { startWebhookReceiver, until, type WebhookReceiver } from '../support/webhook-receiver.js';
 
 type Composed = Awaited<ReturnType<typeof composeApp>>;
 const TOKEN = 'observer-0000000000000cluster';
@@ -48,15 +48,6 @@ afterAll(async () => {
   await receiver?.close();
   await database?.drop();
 });
-
-async function until(check: () => boolean | Promise<boolean>, ms = 20_000): Promise<boolean> {
-  const end = Date.now() + ms;
-  while (Date.now() < end) {
-    if (await check()) return true;
-    await new Promise((r) => setTimeout(r, 25));
-  }
-  return check();
-}
 
 describe('two instances over one PostgreSQL', () => {
   it('deliver each event once', async () => {

@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { composeApp } from '../../src/compose.js';
 import { testConfig } from '../support/app.js';
 import { startJavaServer, type RunningJavaServer } from '../support/minecraft.js';
-import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.js';
+import { startWebhookReceiver, until, type WebhookReceiver } from '../support/webhook-receiver.js';
 import { discordValidator } from './discord-schema.js';
 
 type Composed = Awaited<ReturnType<typeof composeApp>>;
@@ -44,15 +44,6 @@ async function observer(env: Record<string, string> = {}, verificationToken?: ()
   });
   opened.push(composed);
   return composed;
-}
-
-async function until(check: () => boolean | Promise<boolean>, ms = 15_000): Promise<boolean> {
-  const end = Date.now() + ms;
-  while (Date.now() < end) {
-    if (await check()) return true;
-    await new Promise((r) => setTimeout(r, 25));
-  }
-  return check();
 }
 
 interface Created {

@@ -126,20 +126,18 @@ export const watchRoutes: FastifyPluginAsyncTypebox<{ watches: WatchService; has
     },
   );
 
+  /** The options of a route on one watch: general tier, the id parameter, the bearer token. */
+  const managedRoute = <R extends Record<number, unknown>>(summary: string, description: string, response: R) => ({
+    config: tierConfig('general'),
+    schema: { summary, description, tags: ['watches'], security, params: WatchParams, response: { ...errorResponses, ...managed, ...response } },
+  });
+  const authorised = (request: { params: { id: string } } & FastifyRequest) => watches.authorised(request.params.id, bearer(request));
+
   app.get(
     '/watches/:id',
-    {
-      config: tierConfig('general'),
-      schema: {
-        summary: 'A watch: state, verification, recent deliveries',
-        tags: ['watches'],
-        security,
-        params: WatchParams,
-        response: { 200: Watch, ...errorResponses, ...managed },
-      },
-    },
+    managedRoute('A watch: state, verification, recent deliveries', 'Never shows the management token or the signing secret.', { 200: Watch }),
     async (request, reply) => {
-      const watch = await watches.authorised(request.params.id, bearer(request));
+      const watch = await authorised(request);
       reply.header('Cache-Control', 'no-store');
       return watches.view(watch);
     },
@@ -147,38 +145,22 @@ export const watchRoutes: FastifyPluginAsyncTypebox<{ watches: WatchService; has
 
   app.delete(
     '/watches/:id',
-    {
-      config: tierConfig('general'),
-      schema: {
-        summary: 'End a watch',
-        description: 'Deletes the watch, its pending deliveries and its log.',
-        tags: ['watches'],
-        security,
-        params: WatchParams,
-        response: { 204: Type.Null(), ...errorResponses, ...managed },
-      },
-    },
+    managedRoute('End a watch', 'Deletes the watch, its pending deliveries and its log.', { 204: Type.Null() }),
     async (request, reply) => {
-      await watches.delete(await watches.authorised(request.params.id, bearer(request)));
+      await watches.delete(await authorised(request));
       return reply.code(204).send(null);
     },
   );
 
   app.post(
     '/watches/:id/verify',
-    {
-      config: tierConfig('general'),
-      schema: {
-        summary: 'Look for the owner\'s proof now',
-        description: 'Checks the MOTD (as the status cache has it, up to STATUS_CACHE_TTL old) and the TXT record now.',
-        tags: ['watches'],
-        security,
-        params: WatchParams,
-        response: { 200: Watch, ...errorResponses, ...managed },
-      },
-    },
+    managedRoute(
+      'Look for the owner\'s proof now',
+      'Checks the MOTD (as the status cache has it, up to STATUS_CACHE_TTL old) and the TXT record now.',
+      { 200: Watch },
+    ),
     async (request, reply) => {
-      const watch = await watches.verifyNow(await watches.authorised(request.params.id, bearer(request)));
+      const watch = await watches.verifyNow(await authorised(request));
       reply.header('Cache-Control', 'no-store');
       return watches.view(watch);
     },
@@ -186,19 +168,12 @@ export const watchRoutes: FastifyPluginAsyncTypebox<{ watches: WatchService; has
 
   app.post(
     '/watches/:id/test',
-    {
-      config: tierConfig('general'),
-      schema: {
-        summary: 'Send a test delivery',
-        description: 'One delivery of event `test` (sequence 0), not retried; a 409 `not_verified` before verification.',
-        tags: ['watches'],
-        security,
-        params: WatchParams,
-        response: { 200: TestResult, ...errorResponses, ...managed, 409: Type.Ref('ErrorResponse') },
-      },
-    },
+    managedRoute('Send a test delivery', 'One delivery of event `test` (sequence 0), not retried; a 409 `not_verified` before verification.', {
+      200: TestResult,
+      409: Type.Ref('ErrorResponse'),
+    }),
     async (request, reply) => {
-      const result = await watches.test(await watches.authorised(request.params.id, bearer(request)));
+      const result = await watches.test(await authorised(request));
       reply.header('Cache-Control', 'no-store');
       return { delivered: result.error === null, status_code: result.statusCode, error: result.error };
     },
