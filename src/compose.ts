@@ -107,6 +107,7 @@ export async function composeApp(config: Config, options: ComposeOptions = {}) {
     settings: config.watches,
     damping: config.damping,
     publicUrl: config.publicUrl,
+    pingTimeoutMs: config.pingTimeoutMs,
     ...(options.watchTiming ? { timing: options.watchTiming } : {}),
     onError: (error, context) => logError(error, context),
   });

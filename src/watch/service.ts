@@ -52,6 +52,8 @@ export interface WatchServiceDeps {
   settings: WatchSettings;
   damping: DampingSettings;
   publicUrl: string | null;
+  /** PING_TIMEOUT_MS: how long a verification waits for the refresh a stale answer started. */
+  pingTimeoutMs: number;
   timing?: WatchTiming;
   onError?: (error: unknown, context: string) => void;
 }
@@ -190,7 +192,7 @@ export class WatchService {
 
   /** `motd` when the server's MOTD holds the token, `dns` when `_observer.<host>` has the record, else null. */
   private async proof(watch: WatchRow): Promise<'motd' | 'dns' | null> {
-    const status = await this.look(watch);
+    const status = await this.freshLook(watch);
     if (status && status.online && status.motd && (status.motd.clean.includes(watch.verify_token) || status.motd.raw.includes(watch.verify_token))) {
       return 'motd';
     }
@@ -202,6 +204,20 @@ export class WatchService {
       this.deps.onError?.(error, 'watch verification');
     }
     return null;
+  }
+
+  /**
+   * The server's status, waiting (within PING_TIMEOUT_MS) for the refresh a stale answer
+   * started: an owner who just put the token in the MOTD is answered from that refresh.
+   */
+  private async freshLook(watch: WatchRow): Promise<ServerStatus | null> {
+    const deadline = Date.now() + this.deps.pingTimeoutMs + 500;
+    let status = await this.look(watch);
+    while (status?.stale && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      status = await this.look(watch);
+    }
+    return status;
   }
 
   /** The server's status as the status service answers it; null when it refuses (busy, budget spent). */
