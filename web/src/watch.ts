@@ -57,7 +57,7 @@ function message(error: unknown): string {
 /** The section under a server's card. */
 export function watchSection(target: Target): HTMLElement {
   const section = h('section', { class: 'panel watch', 'aria-labelledby': 'watch-title' });
-  const status = h('p', { class: 'watch-status', role: 'status', 'aria-live': 'polite' });
+  const status = h('p', { class: 'watch-status', 'aria-live': 'polite' });
   const kind = h('select', { id: 'watch-kind', name: 'kind' }, h('option', { value: 'discord' }, 'Discord webhook'), h('option', { value: 'json' }, 'JSON (signed)'));
   const hook = h('input', { id: 'watch-url', name: 'url', type: 'url', required: true, maxlength: 2048, placeholder: 'https://discord.com/api/webhooks/…', autocomplete: 'off', 'aria-describedby': 'watch-url-hint' });
   const form = h(
