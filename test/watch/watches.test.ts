@@ -239,3 +239,17 @@ describe('unverified watches per client', () => {
     expect(third.json().error).toBe('too_many_unverified');
   });
 });
+
+describe('browser clients on other origins', () => {
+  it('may send DELETE with a bearer token (preflight)', async () => {
+    const o = await observer();
+    const res = await o.app.inject({
+      method: 'OPTIONS',
+      url: '/api/v1/watches/00000000-0000-4000-8000-000000000000',
+      headers: { origin: 'https://panel.example.net', 'access-control-request-method': 'DELETE', 'access-control-request-headers': 'authorization' },
+    });
+    expect(res.statusCode).toBe(204);
+    expect(res.headers['access-control-allow-methods']).toContain('DELETE');
+    expect(res.headers['access-control-allow-headers']).toBe('authorization');
+  });
+});
