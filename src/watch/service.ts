@@ -163,8 +163,8 @@ export class WatchService {
         verified_at: iso(watch.verified_at),
         expires_at: iso(watch.expires_at),
         token: watch.verify_token,
-        txt_name: `_observer.${watch.host}`,
-        txt_value: verificationRecord(watch.verify_token),
+        txt_name: isIpHost(watch.host) ? null : `_observer.${watch.host}`,
+        txt_value: isIpHost(watch.host) ? null : verificationRecord(watch.verify_token),
       },
       state: watch.state as WatchState,
       last_checked_at: iso(watch.last_checked_at),
@@ -196,7 +196,7 @@ export class WatchService {
     if (status && status.online && status.motd && (status.motd.clean.includes(watch.verify_token) || status.motd.raw.includes(watch.verify_token))) {
       return 'motd';
     }
-    if (/^[0-9.]+$/.test(watch.host) || watch.host.includes(':')) return null;
+    if (isIpHost(watch.host)) return null;
     try {
       const records = await this.deps.resolver.txt(`_observer.${watch.host}`, AbortSignal.timeout(DNS_DEADLINE_MS));
       if (records.some((r) => r.trim() === verificationRecord(watch.verify_token))) return 'dns';
@@ -369,6 +369,11 @@ export class WatchService {
   expire(): Promise<number> {
     return this.deps.store.expireUnverified(this.deps.clock.now());
   }
+}
+
+/** A server given by IP address has no name to hold a TXT record. */
+function isIpHost(host: string): boolean {
+  return /^[0-9.]+$/.test(host) || host.includes(':');
 }
 
 /** A 4xx other than 408 and 429 will not change by itself: the delivery is given up. */

@@ -10,7 +10,7 @@ import type { Target } from './routes.js';
 
 interface WatchView {
   id: string;
-  verification: { verified: boolean; method: string | null; token: string; txt_name: string; txt_value: string; expires_at: string | null };
+  verification: { verified: boolean; method: string | null; token: string; txt_name: string | null; txt_value: string | null; expires_at: string | null };
   state: string;
 }
 
@@ -80,7 +80,7 @@ export function watchSection(target: Target): HTMLElement {
     call<CreatedWatch>('POST', 'api/v1/watches', null, body).then(
       (created) => {
         form.remove();
-        section.append(manage(created, status));
+        status.before(manage(created, status));
       },
       (error: unknown) => {
         hook.setAttribute('aria-invalid', 'true');
@@ -138,11 +138,15 @@ function manage(created: CreatedWatch, status: HTMLElement): HTMLElement {
     secret('Management token', token, `Send it as "Authorization: Bearer <token>" to GET or DELETE ${url(path)}.`),
     created.signing_secret ? secret('Signing secret', created.signing_secret, 'X-Observer-Signature is sha256= and the HMAC-SHA256 of the body under this secret.') : null,
     h('h3', {}, 'Prove you run the server'),
-    h('p', {}, 'Either put this token anywhere in the server\'s MOTD (it may go once verified):'),
+    h('p', {}, `${verification.txt_name ? 'Either put' : 'Put'} this token anywhere in the server's MOTD (it may go once verified):`),
     secret('Verification token', verification.token, 'For example at the end of motd= in server.properties, then restart.'),
-    h('p', {}, 'or publish this TXT record:'),
-    secret('TXT record name', verification.txt_name, 'The record\'s host name.'),
-    secret('TXT record value', verification.txt_value, 'The record\'s text.'),
+    ...(verification.txt_name && verification.txt_value
+      ? [
+          h('p', {}, 'or publish this TXT record:'),
+          secret('TXT record name', verification.txt_name, 'The record\'s host name.'),
+          secret('TXT record value', verification.txt_value, 'The record\'s text.'),
+        ]
+      : []),
     verifiedLine,
     h('div', { class: 'watch-actions' }, check, test),
   );
