@@ -14,7 +14,7 @@ export interface WatchSchedulerOptions {
   store: WatchStore;
   clock: Clock;
   pingsPerMinute: number;
-  /** Time between two ticks (default 1 s). */
+  /** Time between two ticks (default 5 s). */
   tickMs?: number;
   onError?: (error: unknown, context: string) => void;
 }
@@ -55,7 +55,7 @@ export class WatchScheduler {
           this.running = undefined;
           this.schedule();
         });
-    }, this.options.tickMs ?? 1_000);
+    }, this.options.tickMs ?? 5_000);
     this.timer.unref();
   }
 
