@@ -24,7 +24,6 @@ const EXPIRY_INTERVAL_MS = 60_000;
 export class WatchScheduler {
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<void> | undefined;
-  private stopped = true;
   private tokens = 0;
   private lastTick = 0;
   private lastExpiry = 0;
@@ -32,31 +31,22 @@ export class WatchScheduler {
   constructor(private readonly options: WatchSchedulerOptions) {}
 
   start(): void {
-    if (!this.stopped || this.options.pingsPerMinute <= 0) return;
-    this.stopped = false;
+    if (this.timer !== undefined || this.options.pingsPerMinute <= 0) return;
     this.lastTick = this.options.clock.now();
     this.tokens = 1;
-    this.schedule();
+    // A tick that is still running when the next is due lets that one pass.
+    this.timer = setInterval(() => {
+      this.running ??= this.tick()
+        .catch((error: unknown) => this.options.onError?.(error, 'watches'))
+        .finally(() => (this.running = undefined));
+    }, this.options.tickMs ?? 5_000);
+    this.timer.unref();
   }
 
   async stop(): Promise<void> {
-    this.stopped = true;
-    clearTimeout(this.timer);
+    clearInterval(this.timer);
     this.timer = undefined;
     await this.running;
-  }
-
-  private schedule(): void {
-    if (this.stopped) return;
-    this.timer = setTimeout(() => {
-      this.running = this.tick()
-        .catch((error: unknown) => this.options.onError?.(error, 'watches'))
-        .finally(() => {
-          this.running = undefined;
-          this.schedule();
-        });
-    }, this.options.tickMs ?? 5_000);
-    this.timer.unref();
   }
 
   /** One round: expiry, due checks within the budget, due deliveries. */

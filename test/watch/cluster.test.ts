@@ -25,8 +25,8 @@ beforeAll(async () => {
   const config = testConfig({
     DATABASE_URL: database.url,
     STATUS_CACHE_TTL: '1',
-    DAMPING_FAILURES: '1',
-    PING_TIMEOUT_MS: '1000',
+    DAMPING_FAILURES: '2',
+    PING_TIMEOUT_MS: '5000',
     WATCH_PINGS_PER_MINUTE: '6000',
     WATCH_SECRET: 'cluster-secret-cluster-secret-cluster-secret',
   });

@@ -21,7 +21,7 @@ beforeAll(async () => {
   postgres = await startPrivatePostgres();
   receiver = await startWebhookReceiver();
   server = await startJavaServer({ motd: `outage ${TOKEN}`, onlinePlayers: 1 });
-  const config = testConfig({ DATABASE_URL: postgres.url, STATUS_CACHE_TTL: '1', DAMPING_FAILURES: '1', PING_TIMEOUT_MS: '1000', WATCH_PINGS_PER_MINUTE: '6000' });
+  const config = testConfig({ DATABASE_URL: postgres.url, STATUS_CACHE_TTL: '1', DAMPING_FAILURES: '2', PING_TIMEOUT_MS: '5000', WATCH_PINGS_PER_MINUTE: '6000' });
   observer = await composeApp(config, {
     logger: false,
     icmp: null,

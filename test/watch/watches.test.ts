@@ -16,7 +16,7 @@ import { discordValidator } from './discord-schema.js';
 
 type Composed = Awaited<ReturnType<typeof composeApp>>;
 
-const ENV = { STATUS_CACHE_TTL: '1', DAMPING_FAILURES: '1', PING_TIMEOUT_MS: '1000', RATE_LIMIT_GENERAL: '1000', WATCH_PINGS_PER_MINUTE: '6000' };
+const ENV = { STATUS_CACHE_TTL: '1', DAMPING_FAILURES: '1', PING_TIMEOUT_MS: '5000', RATE_LIMIT_GENERAL: '1000', WATCH_PINGS_PER_MINUTE: '6000' };
 const TIMING = { intervalMs: 150, retryBaseMs: 100, recheckMs: 100, tickMs: 50 };
 /** The token the TXT record of watch.observer.test holds (test/fixtures/dnsmasq.conf). */
 const DNS_TOKEN = 'observer-00000000000000dns1';
