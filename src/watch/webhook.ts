@@ -8,7 +8,7 @@
 import { request as httpRequest, type IncomingMessage, type RequestOptions } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
-import { BadRequestError, HostNotFoundError, ProbeError, TargetRefusedError } from '../core/errors.js';
+import { BadRequestError, HostNotFoundError, ObserverError, ProbeError, TargetRefusedError } from '../core/errors.js';
 import { parseAddress, type ResolvedTarget } from '../resolve/index.js';
 import type { ParsedAddress } from '../resolve/address.js';
 
@@ -57,7 +57,8 @@ export function parseWebhookUrl(text: string): URL {
 
 /**
  * Resolves the URL's host and checks every address with the guard. Refused: 400
- * `webhook_refused`; a name without records: 400 `webhook_not_found`; DNS failing: ProbeError.
+ * `webhook_refused`; a name without records: 400 `webhook_not_found`; DNS failing: 503
+ * `webhook_dns_failure`.
  */
 export async function resolveWebhook(url: URL, resolver: WebhookResolver, signal: AbortSignal): Promise<WebhookTarget> {
   const port = url.port !== '' ? url.port : url.protocol === 'https:' ? '443' : '80';
@@ -78,6 +79,12 @@ export async function resolveWebhook(url: URL, resolver: WebhookResolver, signal
       );
     }
     if (error instanceof HostNotFoundError) throw new BadRequestError('webhook_not_found', 'The webhook URL\'s host name has no DNS records.');
+    if (error instanceof ProbeError) {
+      throw new ObserverError('webhook_dns_failure', 503, 'The webhook URL\'s host name could not be resolved just now. Please retry shortly.', {
+        cause: error,
+        headers: { 'Retry-After': '30' },
+      });
+    }
     throw error;
   }
 }
@@ -139,7 +146,7 @@ function outcome(statusCode: number | null): WebhookResult {
 /** A short reason for the delivery log: never an address or a raw exception text. */
 export function failureReason(error: unknown): string {
   if (error instanceof ProbeError) return error.message;
-  if (error instanceof BadRequestError) return error.code;
+  if (error instanceof ObserverError) return error.code;
   const code = (error as NodeJS.ErrnoException | null)?.code;
   const name = (error as Error | null)?.name;
   if (name === 'TimeoutError' || name === 'AbortError' || code === 'ABORT_ERR') return 'timed out';

@@ -75,6 +75,9 @@ describe('webhook targets', () => {
     const bad = await create(o, { address: 'mc.observer.test', edition: 'java', webhook: { kind: 'json', url: 'ftp://example.net/' } });
     expect(bad.statusCode).toBe(400);
     expect(bad.json().error).toBe('invalid_webhook');
+    const missing = await create(o, { address: 'mc.observer.test', edition: 'java', webhook: { kind: 'json', url: 'http://missing.observer.test/hook' } });
+    expect(missing.statusCode).toBe(400);
+    expect(missing.json().error).toBe('webhook_not_found');
     expect(receiver.requests.length).toBe(before);
   });
 });

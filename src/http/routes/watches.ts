@@ -112,10 +112,10 @@ export const watchRoutes: FastifyPluginAsyncTypebox<{ watches: WatchService; has
           '(and when `players_at_least` is reached). Nothing is sent before verification; unverified watches ' +
           'expire after WATCH_VERIFY_HOURS. The management token (and, for `json`, the signing secret) is shown once. ' +
           'A webhook URL on a non-public address is a 400 `webhook_refused`; too many unverified watches for one ' +
-          'client, a 409 `too_many_unverified`.',
+          'client, a 409 `too_many_unverified`; a webhook host name DNS cannot resolve just now, a 503 `webhook_dns_failure`.',
         tags: ['watches'],
         body: CreateWatch,
-        response: { 201: CreatedWatch, ...errorResponses, 409: Type.Ref('ErrorResponse') },
+        response: { 201: CreatedWatch, ...errorResponses, 409: Type.Ref('ErrorResponse'), 503: Type.Ref('ErrorResponse') },
       },
     },
     async (request, reply) => {
