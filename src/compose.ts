@@ -116,6 +116,7 @@ export async function composeApp(config: Config, options: ComposeOptions = {}) {
     store: store.watches,
     clock,
     pingsPerMinute: config.watches.pingsPerMinute,
+    counter: budgetCounter,
     ...(options.watchTiming?.tickMs !== undefined ? { tickMs: options.watchTiming.tickMs } : {}),
     onError: (error, context) => logError(error, context),
   });

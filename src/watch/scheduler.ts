@@ -6,7 +6,8 @@
  * resume with it, so nothing is lost. `stop()` waits for the tick in flight.
  */
 import type { Clock } from '../core/clock.js';
-import type { WatchStore } from '../store/watch-store.js';
+import type { WindowCounter } from '../core/rate-window.js';
+import type { WatchRow, WatchStore } from '../store/watch-store.js';
 import type { WatchService } from './service.js';
 
 export interface WatchSchedulerOptions {
@@ -14,6 +15,11 @@ export interface WatchSchedulerOptions {
   store: WatchStore;
   clock: Clock;
   pingsPerMinute: number;
+  /**
+   * Where the checks of the minute are counted against WATCH_PINGS_PER_MINUTE for every
+   * instance together (the rate limiter's Redis store); without it, this instance's pace alone.
+   */
+  counter?: WindowCounter;
   /** Time between two ticks (default 5 s). */
   tickMs?: number;
   onError?: (error: unknown, context: string) => void;
@@ -64,10 +70,29 @@ export class WatchScheduler {
     if (allowed > 0) {
       const claimed = await store.claimDue(now, allowed, () => now + service.intervalMs);
       this.tokens -= claimed.length;
-      await Promise.all(
-        claimed.map((watch) => service.check(watch).catch((error: unknown) => this.options.onError?.(error, 'watch check'))),
-      );
+      const within = await this.withinBudget(claimed);
+      await Promise.all(within.map((watch) => service.check(watch).catch((error: unknown) => this.options.onError?.(error, 'watch check'))));
     }
     await service.deliverDue();
+  }
+
+  /**
+   * The claimed watches the minute's shared budget still has room for; the others are checked
+   * again when the minute is over. A failing counter lets them all through.
+   */
+  private async withinBudget(claimed: WatchRow[]): Promise<WatchRow[]> {
+    const { counter, pingsPerMinute, store, clock } = this.options;
+    if (!counter || claimed.length === 0) return claimed;
+    let counted;
+    try {
+      counted = await counter.hit('watch-pings', 60_000, pingsPerMinute, claimed.length);
+    } catch (error) {
+      this.options.onError?.(error, 'watch budget');
+      return claimed;
+    }
+    const over = Math.min(claimed.length, Math.max(0, counted.count - pingsPerMinute));
+    const later = claimed.slice(claimed.length - over);
+    for (const watch of later) await store.setNextCheck(watch.id, clock.now() + counted.resetMs);
+    return claimed.slice(0, claimed.length - over);
   }
 }
