@@ -9,9 +9,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sql } from 'kysely';
 import { afterAll, describe, expect, it } from 'vitest';
-import { openStore, type HistoryStore, type WatchRow } from '../../src/store/index.js';
+import { openStore, type HistoryStore } from '../../src/store/index.js';
 import { uniqueDatabase } from '../support/instances.js';
 import { POSTGRES_URL } from '../support/services.js';
+import { watchRow } from '../support/watch-rows.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'observer-watch-store-'));
 const cleanups: Array<() => Promise<void>> = [];
@@ -19,34 +20,6 @@ afterAll(async () => {
   for (const cleanup of cleanups.reverse()) await cleanup();
   rmSync(dir, { recursive: true, force: true });
 });
-
-function watchRow(id: string, overrides: Partial<WatchRow> = {}): WatchRow {
-  return {
-    id,
-    token_hash: 'h',
-    verify_token: 't',
-    address: 'mc.observer.test',
-    host: 'mc.observer.test',
-    edition: 'java',
-    webhook_kind: 'json',
-    webhook_url: 'http://127.0.0.1:1/',
-    players_at_least: null,
-    public_url: 'http://127.0.0.1',
-    client_hash: 'c',
-    created_at: 0,
-    expires_at: 1_000,
-    verified_at: null,
-    verified_by: null,
-    next_check_at: 100,
-    last_checked_at: null,
-    state: 'unknown',
-    failures: 0,
-    fail_since: null,
-    above: 0,
-    sequence: 0,
-    ...overrides,
-  };
-}
 
 const backends: Array<[string, () => Promise<HistoryStore>]> = [
   [

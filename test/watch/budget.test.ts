@@ -12,6 +12,7 @@ import { testConfig } from '../support/app.js';
 import { FakeClock } from '../support/clock.js';
 import { startJavaServer, type RunningJavaServer } from '../support/minecraft.js';
 import { startOwnRedis } from '../support/redis-process.js';
+import { watchRow } from '../support/watch-rows.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'observer-watch-budget-'));
 let server: RunningJavaServer;
@@ -28,12 +29,9 @@ type Composed = Awaited<ReturnType<typeof composeApp>>;
 /** Verified watches of the fixture server, all due. */
 async function insertDue(o: Composed, ids: string[]): Promise<void> {
   for (const id of ids) {
-    await o.store.watches.insert({
-      id, token_hash: 'h', verify_token: 't', address: `127.0.0.1:${server.port}`, host: '127.0.0.1', edition: 'java',
-      webhook_kind: 'json', webhook_url: 'http://127.0.0.1:1/', players_at_least: null, public_url: 'http://127.0.0.1',
-      client_hash: 'c', created_at: 0, expires_at: null, verified_at: 1, verified_by: 'motd', next_check_at: 0,
-      last_checked_at: null, state: 'unknown', failures: 0, fail_since: null, above: 0, sequence: 0,
-    });
+    await o.store.watches.insert(
+      watchRow(id, { address: `127.0.0.1:${server.port}`, host: '127.0.0.1', expires_at: null, verified_at: 1, verified_by: 'motd', next_check_at: 0 }),
+    );
   }
 }
 
