@@ -11,14 +11,16 @@ import { buildApp, type AppDeps } from './http/app.js';
 import { startMetricsServer, type MetricsServer } from './http/metrics.js';
 import { MemoryRateLimitStore, RedisRateLimitStore } from './http/rate-limit.js';
 import { createMetrics, type Metrics, type MetricsSources } from './metrics/index.js';
-import { IcmpPinger } from './resolve/index.js';
+import { AddressGuard, IcmpPinger, TargetResolver } from './resolve/index.js';
 import type { DependencyHealth } from './http/routes/health.js';
 import { RedisDailySecret } from './redis/daily-secret.js';
 import { SharedRedis } from './redis/shared-redis.js';
 import { BackgroundRefresher, Blocklist, createStatusService, withBlockedFlag, type StatusService } from './status/index.js';
 import { RedisStatusCache } from './status/redis-cache.js';
 import { openStore, type StoreOptions } from './store/index.js';
-import type { Store } from './store/types.js';
+import type { HistoryStore, Store } from './store/types.js';
+import { WatchScheduler } from './watch/scheduler.js';
+import { WatchService, type WatchTiming } from './watch/service.js';
 
 export interface ComposeOptions {
   clock?: Clock;
@@ -29,6 +31,8 @@ export interface ComposeOptions {
   icmp?: ((ip: string, signal: AbortSignal) => Promise<boolean | null>) | null;
   /** The history store's group commit (window, rows per window), for tests; HISTORY_BUFFER_MAX still bounds it. */
   writes?: NonNullable<StoreOptions['writes']>;
+  /** Watch timing below a minute, for tests: check interval, first retry, tick of the loop. */
+  watchTiming?: WatchTiming & { tickMs?: number };
 }
 
 /**
@@ -100,8 +104,10 @@ export async function composeApp(config: Config, options: ComposeOptions = {}) {
   });
   const { status, budgetCounter } = statusService(config, { clock, store, redis, metrics, echo: icmp.echo, log });
   const { blocklist, refresher, startBackground } = backgroundWork(config, { status, clock, redis, log });
+  const { watches, watchScheduler } = watchWork(config, options, { status, store, clock, budgetCounter, log });
   const app = await buildApp({
     config,
+    watches,
     clock,
     redis,
     hasher,
@@ -119,6 +125,7 @@ export async function composeApp(config: Config, options: ComposeOptions = {}) {
   app.log.info({ icmp: icmp.mode.mode, detail: icmp.mode.detail || undefined }, `icmp: ${icmp.mode.mode}`);
   app.addHook('onClose', async () => {
     blocklist?.stop();
+    await watchScheduler.stop();
     await refresher.stop();
     await status.recorded();
     icmp.pinger?.close();
@@ -127,7 +134,11 @@ export async function composeApp(config: Config, options: ComposeOptions = {}) {
     await store.close();
     await redis?.close();
   });
-  return { app, store, status, hasher, redis, metrics, metricsServer, blocklist, refresher, startBackground };
+  const start = async () => {
+    await startBackground();
+    watchScheduler.start();
+  };
+  return { app, store, status, hasher, redis, metrics, metricsServer, blocklist, refresher, watches, watchScheduler, startBackground: start };
 }
 
 /**
@@ -181,6 +192,37 @@ function backgroundWork(config: Config, parts: { status: StatusService; clock: C
     if (config.refreshPingsPerMinute > 0) refresher.start();
   };
   return { blocklist, refresher, startBackground };
+}
+
+/** Watches (docs/api.md, "Watches"): the service the routes use and the loop that checks watched servers. */
+function watchWork(
+  config: Config,
+  options: ComposeOptions,
+  parts: { status: StatusService; store: HistoryStore; clock: Clock; budgetCounter: ReturnType<typeof statusService>['budgetCounter']; log: BackgroundLog },
+) {
+  const { status, store, clock, budgetCounter, log } = parts;
+  const watches = new WatchService({
+    store: store.watches,
+    status,
+    resolver: new TargetResolver({ dnsServers: config.dnsServers, guard: new AddressGuard(config.targetAllowlist), now: () => clock.now() }),
+    clock,
+    settings: config.watches,
+    damping: config.damping,
+    publicUrl: config.publicUrl,
+    pingTimeoutMs: config.pingTimeoutMs,
+    ...(options.watchTiming ? { timing: options.watchTiming } : {}),
+    onError: (error, context) => log.error(error, context),
+  });
+  const watchScheduler = new WatchScheduler({
+    service: watches,
+    store: store.watches,
+    clock,
+    pingsPerMinute: config.watches.pingsPerMinute,
+    counter: budgetCounter,
+    ...(options.watchTiming?.tickMs !== undefined ? { tickMs: options.watchTiming.tickMs } : {}),
+    onError: (error, context) => log.error(error, context),
+  });
+  return { watches, watchScheduler };
 }
 
 /** The health route's extra fields: database, Redis (`disabled` without REDIS_URL), write buffer. */

@@ -26,6 +26,7 @@ export type {
   TrendPage,
   TrendServer,
 } from './types.js';
+export { WatchStore, type WatchRow, type WatchEventRow, type WatchDeliveryRow, type WatchObservation, type DeliveryAttempt } from './watch-store.js';
 export { InvalidCursorError } from './errors.js';
 export { StoreUnavailableError } from './read-fallback.js';
 export { TREND_SCORE_FORMULA } from './ranking.js';
@@ -44,8 +45,10 @@ export async function openStore(
   const db = new Kysely<Database>({ dialect });
   // The SQLite writer prepares its statements on the migrated schema, so it is made lazily.
   let sqliteWriter: BatchWriter | null = null;
+  // The SQLite writer runs on Kysely's one connection, so it waits for a Kysely transaction in
+  // progress (the watches') instead of writing into it.
   const writer: BatchWriter = sqlite
-    ? (batch) => (sqliteWriter ??= createSqliteBatchWriter(sqlite.database))(batch)
+    ? (batch) => db.connection().execute(async () => (sqliteWriter ??= createSqliteBatchWriter(sqlite.database))(batch))
     : createPostgresBatchWriter(db);
   const store = new KyselyHistoryStore(db, database.kind, config.checkRetentionDays, clock, writer, options);
   try {
