@@ -2,7 +2,7 @@
  * Migrations defined in code (no files to ship or find at run time), applied by Kysely's
  * Migrator at start. Append new entries; never edit one that has shipped.
  */
-import { sql, type Kysely, type Migration, type MigrationProvider } from 'kysely';
+import { sql, type CreateTableBuilder, type Kysely, type Migration, type MigrationProvider } from 'kysely';
 import type { Dialect } from './schema.js';
 
 export function migrationProvider(dialect: Dialect): MigrationProvider {
@@ -87,73 +87,79 @@ export function migrationProvider(dialect: Dialect): MigrationProvider {
   return { getMigrations: async () => migrations };
 }
 
+/** A column: name, type, and `required` (NOT NULL), `key` (primary key) or a NOT NULL default. */
+type Column = [name: string, type: 'text' | 'integer' | 'bigint', constraint?: 'required' | 'key' | number];
+
+function withColumns(table: CreateTableBuilder<string, string>, columns: Column[]): CreateTableBuilder<string, string> {
+  return columns.reduce(
+    (t, [name, type, constraint]) =>
+      t.addColumn(name, type, (c) =>
+        constraint === 'key' ? c.primaryKey() : constraint === 'required' ? c.notNull() : constraint === undefined ? c : c.notNull().defaultTo(constraint),
+      ),
+    table,
+  );
+}
+
 /** Watches (docs/api.md, "Watches"): the watch, its events (one row per event: the claim), its delivery log. */
 async function createWatchTables(db: Kysely<unknown>, dialect: Dialect): Promise<void> {
-  await db.schema
-    .createTable('watches')
-    .addColumn('id', 'text', (c) => c.primaryKey())
-    .addColumn('token_hash', 'text', (c) => c.notNull())
-    .addColumn('verify_token', 'text', (c) => c.notNull())
-    .addColumn('address', 'text', (c) => c.notNull())
-    .addColumn('host', 'text', (c) => c.notNull())
-    .addColumn('edition', 'text', (c) => c.notNull())
-    .addColumn('webhook_kind', 'text', (c) => c.notNull())
-    .addColumn('webhook_url', 'text', (c) => c.notNull())
-    .addColumn('players_at_least', 'integer')
-    .addColumn('public_url', 'text', (c) => c.notNull())
-    .addColumn('client_hash', 'text', (c) => c.notNull())
-    .addColumn('created_at', 'bigint', (c) => c.notNull())
-    .addColumn('expires_at', 'bigint')
-    .addColumn('verified_at', 'bigint')
-    .addColumn('verified_by', 'text')
-    .addColumn('next_check_at', 'bigint', (c) => c.notNull())
-    .addColumn('last_checked_at', 'bigint')
-    .addColumn('state', 'text', (c) => c.notNull())
-    .addColumn('failures', 'integer', (c) => c.notNull().defaultTo(0))
-    .addColumn('fail_since', 'bigint')
-    .addColumn('above', 'integer', (c) => c.notNull().defaultTo(0))
-    .addColumn('sequence', 'integer', (c) => c.notNull().defaultTo(0))
-    .execute();
+  const watches: Column[] = [
+    ['id', 'text', 'key'],
+    ...(['token_hash', 'verify_token', 'address', 'host', 'edition', 'webhook_kind', 'webhook_url'] as const).map((name): Column => [name, 'text', 'required']),
+    ['players_at_least', 'integer'],
+    ['public_url', 'text', 'required'],
+    ['client_hash', 'text', 'required'],
+    ['created_at', 'bigint', 'required'],
+    ['expires_at', 'bigint'],
+    ['verified_at', 'bigint'],
+    ['verified_by', 'text'],
+    ['next_check_at', 'bigint', 'required'],
+    ['last_checked_at', 'bigint'],
+    ['state', 'text', 'required'],
+    ['failures', 'integer', 0],
+    ['fail_since', 'bigint'],
+    ['above', 'integer', 0],
+    ['sequence', 'integer', 0],
+  ];
+  await withColumns(db.schema.createTable('watches'), watches).execute();
   // The scheduler's walk: watches due for a check (verified or not).
   await db.schema.createIndex('watches_due').on('watches').columns(['next_check_at']).execute();
   // Unverified watches per client, and their expiry.
   await db.schema.createIndex('watches_client').on('watches').columns(['client_hash', 'verified_at']).execute();
 
   // One row per (watch, sequence): inserting it is the claim of the event, whatever the instance.
-  await db.schema
-    .createTable('watch_events')
-    .addColumn('watch_id', 'text', (c) => c.notNull())
-    .addColumn('sequence', 'integer', (c) => c.notNull())
-    .addColumn('kind', 'text', (c) => c.notNull())
-    .addColumn('body', 'text', (c) => c.notNull())
-    .addColumn('created_at', 'bigint', (c) => c.notNull())
-    .addColumn('attempts', 'integer', (c) => c.notNull().defaultTo(0))
-    .addColumn('next_attempt_at', 'bigint')
-    .addColumn('lease_until', 'bigint', (c) => c.notNull().defaultTo(0))
-    .addColumn('outcome', 'text')
-    .addPrimaryKeyConstraint('watch_events_pk', ['watch_id', 'sequence'])
-    .execute();
+  const eventKey: Column[] = [
+    ['watch_id', 'text', 'required'],
+    ['sequence', 'integer', 'required'],
+    ['kind', 'text', 'required'],
+  ];
+  const events: Column[] = [
+    ...eventKey,
+    ['body', 'text', 'required'],
+    ['created_at', 'bigint', 'required'],
+    ['attempts', 'integer', 0],
+    ['next_attempt_at', 'bigint'],
+    ['lease_until', 'bigint', 0],
+    ['outcome', 'text'],
+  ];
+  await withColumns(db.schema.createTable('watch_events'), events).addPrimaryKeyConstraint('watch_events_pk', ['watch_id', 'sequence']).execute();
   await db.schema.createIndex('watch_events_pending').on('watch_events').columns(['next_attempt_at']).execute();
 
-  await db.schema
+  const deliveries: Column[] = [
+    ...eventKey,
+    ['attempt', 'integer', 'required'],
+    ['at', 'bigint', 'required'],
+    ['status_code', 'integer'],
+    ['error', 'text'],
+  ];
+  const deliveryTable = db.schema
     .createTable('watch_deliveries')
-    .addColumn('id', dialect === 'postgres' ? 'bigint' : 'integer', (c) =>
-      dialect === 'postgres' ? c.primaryKey().generatedAlwaysAsIdentity() : c.primaryKey(),
-    )
-    .addColumn('watch_id', 'text', (c) => c.notNull())
-    .addColumn('sequence', 'integer', (c) => c.notNull())
-    .addColumn('kind', 'text', (c) => c.notNull())
-    .addColumn('attempt', 'integer', (c) => c.notNull())
-    .addColumn('at', 'bigint', (c) => c.notNull())
-    .addColumn('status_code', 'integer')
-    .addColumn('error', 'text')
-    .execute();
+    .addColumn('id', dialect === 'postgres' ? 'bigint' : 'integer', (c) => (dialect === 'postgres' ? c.primaryKey().generatedAlwaysAsIdentity() : c.primaryKey()));
+  await withColumns(deliveryTable, deliveries).execute();
   await db.schema.createIndex('watch_deliveries_watch').on('watch_deliveries').columns(['watch_id', 'id']).execute();
 
   // The signing key of watches when WATCH_SECRET is not set: made once, shared by every instance.
-  await db.schema
-    .createTable('watch_keys')
-    .addColumn('name', 'text', (c) => c.primaryKey())
-    .addColumn('value', 'text', (c) => c.notNull())
-    .execute();
+  await withColumns(db.schema.createTable('watch_keys'), [
+    ['name', 'text', 'key'],
+    ['value', 'text', 'required'],
+  ]).execute();
 }

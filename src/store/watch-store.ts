@@ -31,13 +31,7 @@ export class WatchStore {
 
   /** Unverified watches a client (its hashed key) holds. */
   async unverifiedCount(clientHash: string): Promise<number> {
-    const row = await this.db
-      .selectFrom('watches')
-      .select((eb) => eb.fn.countAll<number>().as('n'))
-      .where('client_hash', '=', clientHash)
-      .where('verified_at', 'is', null)
-      .executeTakeFirstOrThrow();
-    return Number(row.n);
+    return this.countUnset('watches', 'client_hash', clientHash, 'verified_at');
   }
 
   async insert(watch: WatchRow): Promise<void> {
@@ -214,11 +208,17 @@ export class WatchStore {
 
   /** Events of a watch not yet delivered nor given up. */
   async pendingCount(watchId: string): Promise<number> {
+    return this.countUnset('watch_events', 'watch_id', watchId, 'outcome');
+  }
+
+  /** Rows of `table` whose `column` is `value` and whose `unset` column is null. */
+  private async countUnset(table: 'watches' | 'watch_events', column: string, value: string, unset: string): Promise<number> {
+    const { ref } = this.db.dynamic;
     const row = await this.db
-      .selectFrom('watch_events')
+      .selectFrom(table)
       .select((eb) => eb.fn.countAll<number>().as('n'))
-      .where('watch_id', '=', watchId)
-      .where('outcome', 'is', null)
+      .where(ref(column), '=', value)
+      .where(ref(unset), 'is', null)
       .executeTakeFirstOrThrow();
     return Number(row.n);
   }

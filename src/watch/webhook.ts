@@ -110,13 +110,8 @@ export function postWebhook(
     signal: AbortSignal.timeout(timeoutMs),
     agent: false,
   };
-  return new Promise((resolve) => {
-    let settled = false;
-    const finish = (result: WebhookResult) => {
-      if (settled) return;
-      settled = true;
-      resolve(result);
-    };
+  // The first outcome settles the promise; later ones (close after end) change nothing.
+  return new Promise((finish: (result: WebhookResult) => void) => {
     const onResponse = (response: IncomingMessage) => {
       const statusCode = response.statusCode ?? null;
       let read = 0;
