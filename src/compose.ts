@@ -9,7 +9,6 @@ import { systemClock, type Clock } from './core/clock.js';
 import { buildApp, type AppDeps } from './http/app.js';
 import { startMetricsServer, type MetricsServer } from './http/metrics.js';
 import { MemoryRateLimitStore, RedisRateLimitStore } from './http/rate-limit.js';
-import { createMetrics } from './metrics/index.js';
 import { IcmpPinger } from './resolve/index.js';
 import type { DependencyHealth } from './http/routes/health.js';
 import { RedisDailySecret } from './redis/daily-secret.js';
@@ -60,7 +59,7 @@ export async function composeApp(config: Config, options: ComposeOptions = {}) {
   // Metrics only when they are served (METRICS_TOKEN or METRICS_PORT): otherwise no cost per request.
   const metrics =
     config.metricsToken !== null || config.metricsPort !== null
-      ? createMetrics({
+      ? (await import('./metrics/index.js')).createMetrics({
           pingsInFlight: () => status.activePings,
           history: () => store.health(),
           redis: () => redis?.health() ?? null,

@@ -4,7 +4,7 @@
  * size (measured with bench/images.ts).
  */
 import type { Canvas } from '@napi-rs/canvas';
-import sharp from 'sharp';
+import sharp from './sharp.js';
 
 export async function encodePng(canvas: Canvas): Promise<Buffer> {
   const { width, height } = canvas;
