@@ -4,6 +4,7 @@
  * returns; tests build the same thing.
  */
 import type { Config } from './config/index.js';
+import { cacheBudget } from './core/cache-budget.js';
 import { ClientHasher } from './core/client-hash.js';
 import { systemClock, type Clock } from './core/clock.js';
 import { buildApp, type AppDeps } from './http/app.js';
@@ -13,7 +14,7 @@ import { IcmpPinger } from './resolve/index.js';
 import type { DependencyHealth } from './http/routes/health.js';
 import { RedisDailySecret } from './redis/daily-secret.js';
 import { SharedRedis } from './redis/shared-redis.js';
-import { BackgroundRefresher, Blocklist, createStatusService, withBlockedFlag } from './status/index.js';
+import { BackgroundRefresher, Blocklist, MemoryStatusCache, createStatusService, withBlockedFlag } from './status/index.js';
 import { RedisStatusCache } from './status/redis-cache.js';
 import { openStore, type StoreOptions } from './store/index.js';
 import type { Store } from './store/types.js';
@@ -32,6 +33,7 @@ export interface ComposeOptions {
 /** The app with every route, its store, status service and (with REDIS_URL) Redis; closing the app closes them. */
 export async function composeApp(config: Config, options: ComposeOptions = {}) {
   const clock = options.clock ?? systemClock;
+  const budget = cacheBudget(config.cacheMemoryMb);
   let logError: (error: unknown, context: string) => void = (error, context) =>
     process.stderr.write(`observer: ${context}: ${String(error)}\n`);
   let logRedis: (state: string, reason: string) => void = (state, reason) =>
@@ -67,14 +69,18 @@ export async function composeApp(config: Config, options: ComposeOptions = {}) {
       : null;
   // Pings per target IP and new servers per client, counted like the rate limits: in Redis
   // across instances, else here.
-  const budgetCounter = redis ? new RedisRateLimitStore(redis, 'observer:', () => clock.now()) : new MemoryRateLimitStore(() => clock.now());
+  const budgetCounter = redis
+    ? new RedisRateLimitStore(redis, 'observer:', () => clock.now(), { maxBytes: budget.budgets })
+    : new MemoryRateLimitStore(() => clock.now(), { maxBytes: budget.budgets });
   const status = createStatusService({
     config,
     clock,
     store,
     budgetCounter,
     ...(metrics ? { observe: { ping: (mode, online, seconds) => metrics.observePing(mode, online, seconds), cacheResult: (result) => metrics.observeCacheResult(result) } } : {}),
-    ...(redis ? { cache: new RedisStatusCache(redis, { now: () => clock.now() }) } : {}),
+    ...(redis
+      ? { cache: new RedisStatusCache(redis, { now: () => clock.now(), local: new MemoryStatusCache({ maxBytes: budget.statuses, now: () => clock.now() }) }) }
+      : {}),
     icmp: options.icmp !== undefined ? options.icmp : pinger && ((ip, signal) => pinger.echo(ip, signal)),
     onError: (error, context) => logError(error, context),
   });
@@ -92,6 +98,7 @@ export async function composeApp(config: Config, options: ComposeOptions = {}) {
     pingsPerMinute: Math.max(1, config.refreshPingsPerMinute),
     ttlSeconds: config.statusCacheTtlSeconds,
     redis,
+    maxBytes: budget.refresher,
     onError: (error, context) => logError(error, context),
   });
   const app = await buildApp({

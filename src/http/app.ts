@@ -10,6 +10,7 @@ import { createServer as createHttpServer } from 'node:http';
 import Fastify, { LogController } from 'fastify';
 import ipaddr from 'ipaddr.js';
 import type { Config } from '../config/index.js';
+import { cacheBudget } from '../core/cache-budget.js';
 import { ClientHasher } from '../core/client-hash.js';
 import { systemClock, type Clock } from '../core/clock.js';
 import { ObserverError } from '../core/errors.js';
@@ -23,6 +24,7 @@ import { limitConnectionsPerClient, registerBodyRefusal, serverTimeouts } from '
 import { lazyChildLogger } from './request-logger.js';
 import { registerMetricsRoute } from './metrics.js';
 import type { Metrics } from '../metrics/index.js';
+import { RenderCache } from '../render/index.js';
 import { mediaLookupOptions, type RenderGate } from './ping-budget.js';
 import { FastStatus, type TrustProxy } from './fast-status.js';
 import { MemoryRateLimitStore, RedisRateLimitStore, registerRateLimit, tierCharger, tierConfig, tierHook, type RateLimitStore } from './rate-limit.js';
@@ -93,12 +95,13 @@ export async function buildApp(deps: AppDeps) {
   registerBooleanFlags(app);
   if (config.maintenanceMode) registerMaintenanceGate(app, config);
 
+  const budget = cacheBudget(config.cacheMemoryMb);
   const rateLimits = {
     limits: config.rateLimits,
     hasher,
     store: deps.redis
-      ? new RedisRateLimitStore(deps.redis, undefined, () => clock.now())
-      : new MemoryRateLimitStore(() => clock.now()),
+      ? new RedisRateLimitStore(deps.redis, undefined, () => clock.now(), { maxBytes: budget.clientWindows })
+      : new MemoryRateLimitStore(() => clock.now(), { maxBytes: budget.clientWindows }),
     onError: (error: unknown) => app.log.warn({ err: error }, 'rate limit store failed; request let through'),
   };
   registerRateLimit(app, rateLimits);
@@ -135,7 +138,7 @@ export async function buildApp(deps: AppDeps) {
       if (deps.status) {
         await api.register(statusRoutes, { status: deps.status, config, hasher, admitPing });
         await api.register(bulkRoutes, { status: deps.status, config, hasher, admitPing });
-        await api.register(imageRoutes, { status: deps.status, config, lookupOptions, renderGate });
+        await api.register(imageRoutes, { status: deps.status, config, lookupOptions, renderGate, cache: new RenderCache({ maxBytes: budget.renders }) });
         await api.register(widgetRoutes, { status: deps.status, config, lookupOptions, renderGate });
       }
       if (deps.store) {

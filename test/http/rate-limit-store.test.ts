@@ -32,4 +32,21 @@ describe('MemoryRateLimitStore', () => {
     expect(store.hit('status:steady', 60_000, 1_000).count).toBe(22);
     store.close();
   });
+
+  it('bounded by bytes (its share of CACHE_MEMORY_MB), keeps the windows that fit, the least recently seen going first', () => {
+    const clock = new FakeClock();
+    // About 190 bytes a window for keys of this length: room for some 50.
+    const store = new MemoryRateLimitStore(() => clock.now(), { maxBytes: 10_000 });
+    store.hit('status:steady', 60_000, 1_000);
+    for (let i = 0; i < 1_000; i += 1) {
+      store.hit(`status:flood${i}`, 60_000, 1_000);
+      if (i % 20 === 0) store.hit('status:steady', 60_000, 1_000);
+    }
+    expect(store.size).toBeGreaterThan(40);
+    expect(store.size).toBeLessThanOrEqual(60);
+    expect(store.hit('status:steady', 60_000, 1_000).count).toBe(52);
+    // A client not seen since the flood began was let go: it starts again.
+    expect(store.hit('status:flood0', 60_000, 1_000).count).toBe(1);
+    store.close();
+  });
 });
