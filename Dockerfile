@@ -68,4 +68,4 @@ HEALTHCHECK --interval=30s --timeout=5s --start-period=30s --retries=3 \
 # node, which stops accepting, finishes the requests in flight and exits 0. The young
 # generation size is the one `npm start` uses.
 ENTRYPOINT ["/usr/local/bin/observer-entrypoint"]
-CMD ["node", "--max-semi-space-size=32", "dist/main.js"]
+CMD ["node", "--max-semi-space-size=32", "--expose-gc", "dist/main.js"]

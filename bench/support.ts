@@ -3,8 +3,8 @@
  * generator does not share an event loop with the server it measures. Every run is bounded
  * in time and sends traffic to loopback only.
  */
-import { execFile, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { execFile, execFileSync, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
@@ -215,4 +215,58 @@ export function serviceEnv(port: number, dataDir: string, settings: Record<strin
     env[pair.slice(0, at)] = pair.slice(at + 1);
   }
   return env;
+}
+
+/** A cgroup v1 memory group for one child process (the limit a container runtime would set). */
+export interface MemoryCgroup {
+  /** Runs `command` inside the group: the shell joins it, then execs the command. */
+  spawnArgs(command: string[]): [string, string[]];
+  /** Peak memory the group used (RSS and page cache), times the limit was hit, OOM kills. */
+  usage(): { maxBytes: number; failcnt: number; oomKills: number };
+  remove(): void;
+}
+
+const CGROUP_ROOT = '/sys/fs/cgroup/memory';
+
+/**
+ * Creates a cgroup v1 memory group limited to `limitBytes` (swap included), or returns the
+ * reason it cannot (not root, no v1 memory controller).
+ */
+export function memoryCgroup(name: string, limitBytes: number): MemoryCgroup | string {
+  if (process.getuid?.() !== 0) return 'not root';
+  if (!existsSync(join(CGROUP_ROOT, 'memory.limit_in_bytes'))) return `no cgroup v1 memory controller at ${CGROUP_ROOT}`;
+  const dir = join(CGROUP_ROOT, name);
+  try {
+    mkdirSync(dir);
+    writeFileSync(join(dir, 'memory.limit_in_bytes'), String(limitBytes));
+    // Swap counts against the limit too, where the kernel accounts it.
+    if (existsSync(join(dir, 'memory.memsw.limit_in_bytes'))) writeFileSync(join(dir, 'memory.memsw.limit_in_bytes'), String(limitBytes));
+  } catch (error) {
+    try {
+      rmdirSync(dir);
+    } catch {
+      // not created
+    }
+    return `cannot set up ${dir}: ${(error as Error).message}`;
+  }
+  const read = (file: string) => readFileSync(join(dir, file), 'utf8');
+  return {
+    spawnArgs: (command) => ['/bin/sh', ['-c', `echo $$ > ${join(dir, 'cgroup.procs')} && exec "$@"`, 'sh', ...command]],
+    usage: () => ({
+      maxBytes: Number(read('memory.max_usage_in_bytes')),
+      failcnt: Number(read('memory.failcnt')),
+      oomKills: Number(/oom_kill (\d+)/.exec(read('memory.oom_control'))?.[1] ?? 0),
+    }),
+    remove: () => {
+      // The group can only go once its processes have: retry briefly.
+      for (let i = 0; i < 50; i++) {
+        try {
+          rmdirSync(dir);
+          return;
+        } catch {
+          execFileSync('sleep', ['0.1']);
+        }
+      }
+    },
+  };
 }

@@ -47,7 +47,20 @@ try {
   await app.listen({ port: config.port, host: config.host });
   // After listen: a slow blocklist download must not delay serving (`blocked` is null until then).
   void startBackground();
+  releaseStartupMemory();
 } catch (error) {
   app.log.error({ err: error }, 'could not listen');
   process.exit(1);
 }
+
+/**
+ * Start-up (modules, schemas, migrations) grows V8's young generation to its largest, and V8
+ * keeps those pages until it sees the process idle, which a service with timers rarely looks.
+ * One full collection once start-up is over gives them back (docs/performance.md#memory). It
+ * needs `--expose-gc`, which the start script passes; without it nothing happens.
+ */
+function releaseStartupMemory(): void {
+  const gc = (globalThis as { gc?: (options: { type: 'major'; execution: 'async' }) => void }).gc;
+  if (gc) setTimeout(() => gc({ type: 'major', execution: 'async' }), 10_000).unref();
+}
+
