@@ -37,7 +37,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { freePort, memoryCgroup, serviceEnv, startFlags, waitForHealth } from './support.js';
+import { freePort, memoryCgroup, serviceEnv, startFlags, startNodeOptions, waitForHealth } from './support.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
@@ -253,7 +253,7 @@ const phases: Phase[] = [
   { name: 'uncached status (a new name per request)', path: `/api/v1/status/{n}.any.observer.test:${mcPort}`, connections: 64, distinct: true },
 ].filter((phase) => phase.name.includes(process.env.BENCH_ONLY ?? ''));
 
-console.log(`== Observer (node ${observerArgs.join(' ')}, as npm start runs it; default config) vs baseline (Fastify + minecraft-server-util + lru-cache)`);
+console.log(`== Observer (NODE_OPTIONS=${observerEnv.NODE_OPTIONS ?? ''} node ${observerArgs.join(' ')}, as npm start runs it; default config) vs baseline (Fastify + minecraft-server-util + lru-cache)`);
 console.log(`   ${ROUNDS} interleaved rounds of ${SECONDS} s per side and phase after a 1 s warm-up; figures are the mean of the rounds\n`);
 
 const results: Record<string, Record<string, Array<Measured>>> = {};
@@ -367,7 +367,14 @@ async function runSmall(): Promise<void> {
     return;
   }
   const port = await freePort();
-  const env = { ...observerEnv, PORT: String(port), DATABASE_URL: `sqlite:${join(dataDir, 'small', 'observer.db')}`, ...SMALL_CONTAINER.env };
+  // As `npm start` would with these settings: its NODE_OPTIONS, then the container's.
+  const env = {
+    ...observerEnv,
+    PORT: String(port),
+    DATABASE_URL: `sqlite:${join(dataDir, 'small', 'observer.db')}`,
+    ...SMALL_CONTAINER.env,
+    NODE_OPTIONS: startNodeOptions(ROOT, SMALL_CONTAINER.env.NODE_OPTIONS),
+  };
   const [command, args] = group.spawnArgs([process.execPath, ...observerArgs]);
   const small = spawn(command, args, { cwd: ROOT, env, stdio: ['ignore', 'ignore', 'pipe'] });
   let smallStderr = '';

@@ -8,6 +8,7 @@ import { existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from 'n
 import net from 'node:net';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 
 const require = createRequire(import.meta.url);
 const autocannonBin = join(dirname(require.resolve('autocannon/package.json')), 'autocannon.js');
@@ -187,16 +188,30 @@ export async function waitForHealth(base: string, child: ChildProcess): Promise<
 
 /** Node's flags exactly as `npm start` passes them (package.json's start script). */
 export function startFlags(root: string): string[] {
-  const startScript = (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start;
+  const startScript = startScriptOf(root);
   const flags = /\bnode((?: --?[\w-]+(?:=\S+)?)*) dist\/main\.js$/.exec(startScript)?.[1]?.trim().split(' ').filter(Boolean);
   if (!flags) throw new Error(`cannot read node's flags from the start script: ${startScript}`);
   return flags;
 }
 
 /**
+ * The NODE_OPTIONS `npm start` gives node: the start script's own, then the caller's
+ * (`extra`, which win where they repeat a flag).
+ */
+export function startNodeOptions(root: string, extra = ''): string {
+  const own = /NODE_OPTIONS=\\?"([^"$\\]*?)\s*\$\{NODE_OPTIONS:-\}\\?"/.exec(startScriptOf(root))?.[1] ?? '';
+  return `${own} ${extra}`.trim();
+}
+
+function startScriptOf(root: string): string {
+  return (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start;
+}
+
+/**
  * The environment a benchmark starts Observer with: the defaults plus only the test network's
  * settings (the loopback DNS server and allowlist, a SQLite file in `dataDir`), then the
- * benchmark's own `settings`, then BENCH_OBSERVER_ENV (`A=1,B=2`) for experiments.
+ * benchmark's own `settings`, then BENCH_OBSERVER_ENV (`A=1,B=2`) for experiments. NODE_OPTIONS
+ * is the start script's, followed by any given here (as `npm start` does).
  */
 export function serviceEnv(port: number, dataDir: string, settings: Record<string, string> = {}): Record<string, string> {
   const env: Record<string, string> = {
@@ -214,6 +229,9 @@ export function serviceEnv(port: number, dataDir: string, settings: Record<strin
     const at = pair.indexOf('=');
     env[pair.slice(0, at)] = pair.slice(at + 1);
   }
+  // The start script's NODE_OPTIONS, as `npm start` passes them, then the settings' own.
+  const nodeOptions = startNodeOptions(join(dirname(fileURLToPath(import.meta.url)), '..'), env.NODE_OPTIONS);
+  if (nodeOptions) env.NODE_OPTIONS = nodeOptions;
   return env;
 }
 

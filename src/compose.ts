@@ -3,6 +3,7 @@
  * implementation serves (SQLite or PostgreSQL, memory or Redis). main.ts starts what this
  * returns; tests build the same thing.
  */
+import { getHeapStatistics } from 'node:v8';
 import type { Config } from './config/index.js';
 import { cacheBudget } from './core/cache-budget.js';
 import { ClientHasher } from './core/client-hash.js';
@@ -116,6 +117,14 @@ export async function composeApp(config: Config, options: ComposeOptions = {}) {
   const metricsServer: MetricsServer | null =
     metrics && config.metricsPort !== null ? await startMetricsServer(metrics, config.metricsPort) : null;
   logError = (error, context) => app.log.warn({ err: error, context }, 'background error');
+  // The caches' budget must leave the heap room for everything else (docs/performance.md#memory).
+  const heapLimit = getHeapStatistics().heap_size_limit;
+  if (config.cacheMemoryMb * 1024 * 1024 > heapLimit / 3) {
+    app.log.warn(
+      { cacheMemoryMb: config.cacheMemoryMb, heapLimitMb: Math.round(heapLimit / 1024 / 1024) },
+      'CACHE_MEMORY_MB is more than a third of the heap limit: raise --max-old-space-size (NODE_OPTIONS) or lower CACHE_MEMORY_MB',
+    );
+  }
   // Said once, at start: which ICMP mode serves the `icmp` field.
   app.log.info({ icmp: icmpMode.mode, detail: icmpMode.detail || undefined }, `icmp: ${icmpMode.mode}`);
   logRedis = (state, reason) =>
