@@ -4,6 +4,7 @@
  * returns; tests build the same thing.
  */
 import { getHeapStatistics } from 'node:v8';
+import type { FastifyInstance } from 'fastify';
 import type { Config } from './config/index.js';
 import { cacheBudget } from './core/cache-budget.js';
 import { ClientHasher } from './core/client-hash.js';
@@ -11,11 +12,12 @@ import { systemClock, type Clock } from './core/clock.js';
 import { buildApp, type AppDeps } from './http/app.js';
 import { startMetricsServer, type MetricsServer } from './http/metrics.js';
 import { MemoryRateLimitStore, RedisRateLimitStore } from './http/rate-limit.js';
+import type { Metrics, MetricsSources } from './metrics/index.js';
 import { IcmpPinger } from './resolve/index.js';
 import type { DependencyHealth } from './http/routes/health.js';
 import { RedisDailySecret } from './redis/daily-secret.js';
 import { SharedRedis } from './redis/shared-redis.js';
-import { BackgroundRefresher, Blocklist, MemoryStatusCache, createStatusService, withBlockedFlag } from './status/index.js';
+import { BackgroundRefresher, Blocklist, MemoryStatusCache, createStatusService, withBlockedFlag, type StatusService } from './status/index.js';
 import { RedisStatusCache } from './status/redis-cache.js';
 import { openStore, type StoreOptions } from './store/index.js';
 import type { Store } from './store/types.js';
@@ -31,77 +33,79 @@ export interface ComposeOptions {
   writes?: NonNullable<StoreOptions['writes']>;
 }
 
+/**
+ * Where background errors and Redis's state changes are reported: stderr until the app exists,
+ * then the app's log.
+ */
+function backgroundLog() {
+  const log = {
+    error: (error: unknown, context: string) => {
+      process.stderr.write(`observer: ${context}: ${String(error)}\n`);
+    },
+    redis: (state: string, reason: string) => {
+      process.stderr.write(`observer: redis ${state}: ${reason}\n`);
+    },
+    /** From now on, into the app's log. */
+    attach(app: FastifyInstance) {
+      log.error = (error, context) => app.log.warn({ err: error, context }, 'background error');
+      log.redis = (state, reason) =>
+        app.log[state === 'ok' ? 'info' : 'warn']({ reason }, state === 'ok' ? 'redis back: shared mode' : 'redis down: local mode');
+    },
+  };
+  return log;
+}
+type BackgroundLog = ReturnType<typeof backgroundLog>;
+
+/** Shared Redis with REDIS_URL; the instance starts on its local fallbacks if Redis does not answer at once. */
+async function connectRedis(config: Config, log: BackgroundLog): Promise<SharedRedis | null> {
+  if (!config.redisUrl) return null;
+  const redis = new SharedRedis(config.redisUrl, {
+    commandTimeoutMs: config.redisCommandTimeoutMs,
+    onStateChange: (state, reason) => log.redis(state, reason),
+  });
+  await redis.ready(1_000);
+  return redis;
+}
+
+/** One pinger for the process, two raw sockets shared by every echo, per the ICMP setting; or the one given; or none. */
+function icmpEcho(config: Config, options: ComposeOptions, log: BackgroundLog) {
+  const pinger =
+    options.icmp === undefined && config.icmp === 'auto'
+      ? new IcmpPinger({ timeoutMs: Math.min(2000, config.pingTimeoutMs), onError: (error) => log.error(error, 'icmp') })
+      : null;
+  const mode = pinger?.start() ?? { mode: options.icmp === undefined ? 'off' : 'injected', detail: '' };
+  const echo = options.icmp !== undefined ? options.icmp : pinger && ((ip: string, signal: AbortSignal) => pinger.echo(ip, signal));
+  return { pinger, mode, echo };
+}
+
+/**
+ * Metrics only when they are served (METRICS_TOKEN or METRICS_PORT): otherwise no cost per
+ * request, and prom-client is not loaded.
+ */
+async function metricsFor(config: Config, sources: MetricsSources): Promise<Metrics | null> {
+  if (config.metricsToken === null && config.metricsPort === null) return null;
+  return (await import('./metrics/index.js')).createMetrics(sources);
+}
+
 /** The app with every route, its store, status service and (with REDIS_URL) Redis; closing the app closes them. */
 export async function composeApp(config: Config, options: ComposeOptions = {}) {
   const clock = options.clock ?? systemClock;
-  const budget = cacheBudget(config.cacheMemoryMb);
-  let logError: (error: unknown, context: string) => void = (error, context) =>
-    process.stderr.write(`observer: ${context}: ${String(error)}\n`);
-  let logRedis: (state: string, reason: string) => void = (state, reason) =>
-    process.stderr.write(`observer: redis ${state}: ${reason}\n`);
-  const redis = config.redisUrl
-    ? new SharedRedis(config.redisUrl, {
-        commandTimeoutMs: config.redisCommandTimeoutMs,
-        onStateChange: (state, reason) => logRedis(state, reason),
-      })
-    : null;
-  // Start on the local fallbacks if Redis does not answer at once; the breaker switches over.
-  await redis?.ready(1_000);
+  const log = backgroundLog();
+  const redis = await connectRedis(config, log);
   const store = await openStore(config, clock, {
-    onError: (error) => logError(error, 'history store'),
+    onError: (error) => log.error(error, 'history store'),
     writes: { ...options.writes, maxRows: config.historyBufferMax },
   });
-  // One pinger for the process: two raw sockets shared by every echo (ICMP=off: none).
-  const pinger =
-    options.icmp === undefined && config.icmp === 'auto'
-      ? new IcmpPinger({ timeoutMs: Math.min(2000, config.pingTimeoutMs), onError: (error) => logError(error, 'icmp') })
-      : null;
-  const icmpMode = pinger?.start() ?? { mode: options.icmp === undefined ? 'off' : 'injected', detail: '' };
-  const hasher = new ClientHasher(clock, redis ? new RedisDailySecret(redis) : null, (error) => logError(error, 'daily secret'));
+  const icmp = icmpEcho(config, options, log);
+  const hasher = new ClientHasher(clock, redis ? new RedisDailySecret(redis) : null, (error) => log.error(error, 'daily secret'));
   await hasher.ready();
-  // Metrics only when they are served (METRICS_TOKEN or METRICS_PORT): otherwise no cost per request.
-  const metrics =
-    config.metricsToken !== null || config.metricsPort !== null
-      ? (await import('./metrics/index.js')).createMetrics({
-          pingsInFlight: () => status.activePings,
-          history: () => store.health(),
-          redis: () => redis?.health() ?? null,
-        })
-      : null;
-  // Pings per target IP and new servers per client, counted like the rate limits: in Redis
-  // across instances, else here.
-  const budgetCounter = redis
-    ? new RedisRateLimitStore(redis, 'observer:', () => clock.now(), { maxBytes: budget.budgets })
-    : new MemoryRateLimitStore(() => clock.now(), { maxBytes: budget.budgets });
-  const status = createStatusService({
-    config,
-    clock,
-    store,
-    budgetCounter,
-    ...(metrics ? { observe: { ping: (mode, online, seconds) => metrics.observePing(mode, online, seconds), cacheResult: (result) => metrics.observeCacheResult(result) } } : {}),
-    ...(redis
-      ? { cache: new RedisStatusCache(redis, { now: () => clock.now(), local: new MemoryStatusCache({ maxBytes: budget.statuses, now: () => clock.now() }) }) }
-      : {}),
-    icmp: options.icmp !== undefined ? options.icmp : pinger && ((ip, signal) => pinger.echo(ip, signal)),
-    onError: (error, context) => logError(error, context),
+  const metrics = await metricsFor(config, {
+    pingsInFlight: () => status.activePings,
+    history: () => store.health(),
+    redis: () => redis?.health() ?? null,
   });
-  const blocklist = config.blocklistSource
-    ? new Blocklist({
-        source: config.blocklistSource,
-        refreshMinutes: config.blocklistRefreshMinutes,
-        onError: (error, context) => logError(error, context),
-      })
-    : null;
-  const refresher = new BackgroundRefresher({
-    status,
-    clock,
-    windowMinutes: config.refreshWindowMinutes,
-    pingsPerMinute: Math.max(1, config.refreshPingsPerMinute),
-    ttlSeconds: config.statusCacheTtlSeconds,
-    redis,
-    maxBytes: budget.refresher,
-    onError: (error, context) => logError(error, context),
-  });
+  const { status, budgetCounter } = statusService(config, { clock, store, redis, metrics, echo: icmp.echo, log });
+  const { blocklist, refresher, startBackground } = backgroundWork(config, { status, clock, redis, log });
   const app = await buildApp({
     config,
     clock,
@@ -116,35 +120,90 @@ export async function composeApp(config: Config, options: ComposeOptions = {}) {
   });
   const metricsServer: MetricsServer | null =
     metrics && config.metricsPort !== null ? await startMetricsServer(metrics, config.metricsPort) : null;
-  logError = (error, context) => app.log.warn({ err: error, context }, 'background error');
-  // The caches' budget must leave the heap room for everything else (docs/performance.md#memory).
-  const heapLimit = getHeapStatistics().heap_size_limit;
-  if (config.cacheMemoryMb * 1024 * 1024 > heapLimit / 3) {
-    app.log.warn(
-      { cacheMemoryMb: config.cacheMemoryMb, heapLimitMb: Math.round(heapLimit / 1024 / 1024) },
-      'CACHE_MEMORY_MB is more than a third of the heap limit: raise --max-old-space-size (NODE_OPTIONS) or lower CACHE_MEMORY_MB',
-    );
-  }
+  log.attach(app);
+  warnOnCacheBudget(app, config);
   // Said once, at start: which ICMP mode serves the `icmp` field.
-  app.log.info({ icmp: icmpMode.mode, detail: icmpMode.detail || undefined }, `icmp: ${icmpMode.mode}`);
-  logRedis = (state, reason) =>
-    app.log[state === 'ok' ? 'info' : 'warn']({ reason }, state === 'ok' ? 'redis back: shared mode' : 'redis down: local mode');
+  app.log.info({ icmp: icmp.mode.mode, detail: icmp.mode.detail || undefined }, `icmp: ${icmp.mode.mode}`);
   app.addHook('onClose', async () => {
     blocklist?.stop();
     await refresher.stop();
     await status.recorded();
-    pinger?.close();
+    icmp.pinger?.close();
     budgetCounter.close();
     await metricsServer?.close();
     await store.close();
     await redis?.close();
   });
-  /** Background work main.ts starts once the app listens: the blocklist's loads and the refresher. */
+  return { app, store, status, hasher, redis, metrics, metricsServer, blocklist, refresher, startBackground };
+}
+
+/**
+ * The status service, with its caches in Redis when shared, and the counter of its budgets:
+ * pings per target IP and new servers per client, counted like the rate limits (in Redis
+ * across instances, else here).
+ */
+function statusService(
+  config: Config,
+  parts: { clock: Clock; store: Store; redis: SharedRedis | null; metrics: Metrics | null; echo: ReturnType<typeof icmpEcho>['echo']; log: BackgroundLog },
+) {
+  const { clock, store, redis, metrics, echo, log } = parts;
+  const budget = cacheBudget(config.cacheMemoryMb);
+  const budgetCounter = redis
+    ? new RedisRateLimitStore(redis, 'observer:', () => clock.now(), { maxBytes: budget.budgets })
+    : new MemoryRateLimitStore(() => clock.now(), { maxBytes: budget.budgets });
+  // With Redis, the local copy that serves while Redis is away holds the statuses' share.
+  const local = () => new MemoryStatusCache({ maxBytes: budget.statuses, now: () => clock.now() });
+  const status = createStatusService({
+    config,
+    clock,
+    store,
+    budgetCounter,
+    ...(metrics ? { observe: { ping: (mode, online, seconds) => metrics.observePing(mode, online, seconds), cacheResult: (result) => metrics.observeCacheResult(result) } } : {}),
+    ...(redis ? { cache: new RedisStatusCache(redis, { now: () => clock.now(), local: local() }) } : {}),
+    icmp: echo,
+    onError: (error, context) => log.error(error, context),
+  });
+  return { status, budgetCounter };
+}
+
+/**
+ * Mojang's blocklist (with BLOCKLIST_SOURCE) and the background refresher, and the start of
+ * their work, which main.ts calls once the app listens.
+ */
+function backgroundWork(config: Config, parts: { status: StatusService; clock: Clock; redis: SharedRedis | null; log: BackgroundLog }) {
+  const { status, clock, redis, log } = parts;
+  const blocklist = config.blocklistSource
+    ? new Blocklist({
+        source: config.blocklistSource,
+        refreshMinutes: config.blocklistRefreshMinutes,
+        onError: (error, context) => log.error(error, context),
+      })
+    : null;
+  const refresher = new BackgroundRefresher({
+    status,
+    clock,
+    windowMinutes: config.refreshWindowMinutes,
+    pingsPerMinute: Math.max(1, config.refreshPingsPerMinute),
+    ttlSeconds: config.statusCacheTtlSeconds,
+    redis,
+    maxBytes: cacheBudget(config.cacheMemoryMb).refresher,
+    onError: (error, context) => log.error(error, context),
+  });
   const startBackground = async () => {
     await blocklist?.start();
     if (config.refreshPingsPerMinute > 0) refresher.start();
   };
-  return { app, store, status, hasher, redis, metrics, metricsServer, blocklist, refresher, startBackground };
+  return { blocklist, refresher, startBackground };
+}
+
+/** The caches' budget must leave the heap room for everything else (docs/performance.md#memory). */
+function warnOnCacheBudget(app: FastifyInstance, config: Config): void {
+  const heapLimit = getHeapStatistics().heap_size_limit;
+  if (config.cacheMemoryMb * 1024 * 1024 <= heapLimit / 3) return;
+  app.log.warn(
+    { cacheMemoryMb: config.cacheMemoryMb, heapLimitMb: Math.round(heapLimit / 1024 / 1024) },
+    'CACHE_MEMORY_MB is more than a third of the heap limit: raise --max-old-space-size (NODE_OPTIONS) or lower CACHE_MEMORY_MB',
+  );
 }
 
 /** The health route's extra fields: database, Redis (`disabled` without REDIS_URL), write buffer. */

@@ -68,8 +68,9 @@ export class TargetRateLimitedError extends ObserverError {
 }
 
 /**
- * Why a Minecraft query failed. `message` is the short, safe summary the API shows in
- * `error`; it never contains an address, a stack or a raw exception text.
+ * Why a Minecraft query failed: the `error_code` of an offline status (docs/api.md, "Why a
+ * server is offline"). `message` is the short, safe summary the API shows in `error`; it never
+ * contains an address, a stack or a raw exception text.
  */
 export type ProbeFailure =
   | 'timeout'
@@ -78,7 +79,15 @@ export type ProbeFailure =
   | 'unreachable'
   | 'invalid_response'
   | 'response_too_large'
-  | 'dns_failure';
+  | 'dns_failure'
+  | 'dns_not_found'
+  | 'srv_invalid';
+
+/** An offline status's `error_code`: a probe failure, or an unexpected error in a client. */
+export type ErrorCode = ProbeFailure | 'internal_error';
+
+/** `queryResult.error_code`: the Query's own failure, or `query_unavailable` without a Query client. */
+export type QueryErrorCode = ErrorCode | 'query_unavailable';
 
 const probeMessages: Record<ProbeFailure, string> = {
   timeout: 'timed out',
@@ -88,7 +97,21 @@ const probeMessages: Record<ProbeFailure, string> = {
   invalid_response: 'invalid response',
   response_too_large: 'response too large',
   dns_failure: 'DNS lookup failed',
+  dns_not_found: 'SRV target not found',
+  srv_invalid: 'no usable SRV record',
 };
+
+/** Every `error_code` with its `error` sentence, in the order the API documents them. */
+export const ERROR_MESSAGES: Readonly<Record<ErrorCode, string>> = { ...probeMessages, internal_error: 'query failed' };
+
+/** The code of an `error` sentence; `internal_error` for one that is not in the list. */
+export function errorCodeOf(message: string | null): ErrorCode {
+  const found = Object.entries(ERROR_MESSAGES).find(([, text]) => text === message);
+  return found ? (found[0] as ErrorCode) : 'internal_error';
+}
+
+/** Every `queryResult.error_code` with its `error` sentence. */
+export const QUERY_ERROR_MESSAGES: Readonly<Record<QueryErrorCode, string>> = { ...ERROR_MESSAGES, query_unavailable: 'query not available' };
 
 export class ProbeError extends Error {
   readonly code: ProbeFailure;

@@ -1,4 +1,5 @@
 /** Shared domain types: the shapes every layer agrees on. */
+import type { ErrorCode } from './errors.js';
 
 export type QueryMode = 'java' | 'legacy' | 'bedrock';
 export type Edition = 'java' | 'bedrock';
@@ -68,6 +69,8 @@ export interface ServerStatus {
   icmp: boolean | null;
   online: boolean;
   error: string | null;
+  /** Why the ping failed, one value of a documented enum; null when online. */
+  error_code: ErrorCode | null;
   version: { name: string; protocol: number } | null;
   players: { online: number; max: number; sample: PlayerSample[] } | null;
   motd: Motd | null;
@@ -96,6 +99,7 @@ export function offlineStatus(query: ServerStatus['query'], fields: Partial<Serv
     icmp: null,
     online: false,
     error: null,
+    error_code: null,
     version: null,
     players: null,
     motd: null,
@@ -114,5 +118,5 @@ export function offlineStatus(query: ServerStatus['query'], fields: Partial<Serv
  * name alone, so an image of it has one cache entry and one ETag.
  */
 export function unknownHostStatus(query: ServerStatus['query']): ServerStatus {
-  return offlineStatus(query, { error: 'unknown host' });
+  return offlineStatus(query, { error: 'unknown host', error_code: 'dns_not_found' });
 }

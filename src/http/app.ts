@@ -17,7 +17,7 @@ import { ObserverError } from '../core/errors.js';
 import { SERVICE_NAME, SERVICE_VERSION } from '../core/service-info.js';
 import { registerBooleanFlags } from './boolean-flags.js';
 import { Admission } from './admission.js';
-import { clientKeyOf } from './client-key.js';
+import { clientAddress, clientKeyOf, type TrustProxy } from './client-key.js';
 import { registerCors, registerPreflight } from './cors.js';
 import { registerErrorHandling, registerNotFound } from './errors.js';
 import { limitConnectionsPerClient, registerBodyRefusal, serverTimeouts } from './limits.js';
@@ -26,20 +26,31 @@ import { registerMetricsRoute } from './metrics.js';
 import type { Metrics } from '../metrics/index.js';
 import { RenderCache } from '../render/index.js';
 import { mediaLookupOptions, type RenderGate } from './ping-budget.js';
-import { FastStatus, type TrustProxy } from './fast-status.js';
-import { MemoryRateLimitStore, RedisRateLimitStore, registerRateLimit, tierCharger, tierConfig, tierHook, type RateLimitStore } from './rate-limit.js';
+import { FastStatus } from './fast-status.js';
+import {
+  MemoryRateLimitStore,
+  RedisRateLimitStore,
+  registerRateLimit,
+  tierCharger,
+  tierConfig,
+  tierHook,
+  type RateLimitOptions,
+} from './rate-limit.js';
+import { registerRequestRecording, requestRecorder, type RecordRequest } from './request-record.js';
+import { StatusAnswers } from './status-answer.js';
 import type { SharedRedis } from '../redis/shared-redis.js';
 import type { StatusLookup } from '../status/types.js';
 import type { Store } from '../store/types.js';
 import { healthBody, healthRoutes, type DependencyHealth } from './routes/health.js';
 import { historyRoutes } from './routes/history.js';
 import { imageRoutes } from './routes/images.js';
+import { badgeRoutes } from './routes/badges.js';
 import { statusRoutes } from './routes/status.js';
 import { widgetRoutes } from './routes/widget.js';
 import { ServerHistory, uptimeRoutes } from './routes/uptime.js';
 import { pageRoutes } from './routes/pages.js';
 import { bulkRoutes } from './routes/bulk.js';
-import { BulkError, BulkResponse, ErrorResponse, HealthResponse, Motd, QueryResult, ServerStatus } from './schemas.js';
+import { BulkError, BulkResponse, EditionsStatus, ErrorCode, ErrorResponse, HealthResponse, Motd, QueryErrorCode, QueryResult, ServerStatus } from './schemas.js';
 
 export const API_PREFIX = '/api/v1';
 /** Requests slower than this are logged as warnings by default (AppDeps.slowRequestMs). */
@@ -82,38 +93,15 @@ export async function buildApp(deps: AppDeps) {
   const { config } = deps;
   const clock = deps.clock ?? systemClock;
   const hasher = deps.hasher ?? new ClientHasher(clock);
-  // Requests the fast status path answers never reach Fastify (see fast-status.ts).
+  // Requests the front answers never reach Fastify (see fast-status.ts).
   const front: { fast: FastStatus | null } = { fast: null };
   const health = healthBody(clock, deps.health);
   const app = createServer(deps, front);
   warnOnOpenTrustProxy(app, config);
 
-  // First, so that every plugin context below inherits the one error shape.
-  registerErrorHandling(app);
-  for (const schema of SHARED_SCHEMAS) app.addSchema(schema);
-  registerCors(app);
-  registerBooleanFlags(app);
-  if (config.maintenanceMode) registerMaintenanceGate(app, config);
-
-  const budget = cacheBudget(config.cacheMemoryMb);
-  const rateLimits = {
-    limits: config.rateLimits,
-    hasher,
-    store: deps.redis
-      ? new RedisRateLimitStore(deps.redis, undefined, () => clock.now(), { maxBytes: budget.clientWindows })
-      : new MemoryRateLimitStore(() => clock.now(), { maxBytes: budget.clientWindows }),
-    onError: (error: unknown) => app.log.warn({ err: error }, 'rate limit store failed; request let through'),
-  };
-  registerRateLimit(app, rateLimits);
-  // Preflights and unknown paths draw on the general tier like any other request.
-  registerPreflight(app, tierConfig('general'));
-  registerNotFound(app, tierHook(rateLimits, 'general'));
-  registerBodyRefusal(app);
-  const admission = new Admission(config.admission);
-  app.addHook('onClose', (_instance, done) => {
-    admission.close();
-    done();
-  });
+  registerBasics(app, config);
+  const rateLimits = registerLimits(app, deps, hasher, clock);
+  const admission = registerAdmission(app, config);
   const admitPing = () => admission.admitPing();
   const renderGate: RenderGate = (request, work) => admission.render(clientKeyOf(request, hasher), work);
   // Pings caused by image and widget requests draw on the status tier (http/ping-budget.ts).
@@ -121,24 +109,19 @@ export async function buildApp(deps: AppDeps) {
   const lookupOptions = mediaLookupOptions(tierCharger(rateLimits), hasher, admitPing);
 
   await registerDocs(app);
-  registerRequestAccounting(app, deps);
-  if (deps.metrics) registerRequestMetrics(app, deps.metrics, config);
-  if (deps.status && !config.maintenanceMode && !requestLinesLogged(deps)) {
-    front.fast = fastStatus(app, deps, { status: deps.status, hasher, store: rateLimits.store, health, admitPing });
-    // Once closing, every request goes to Fastify, which answers 503 on kept-alive connections.
-    app.addHook('preClose', (done) => {
-      front.fast = null;
-      done();
-    });
-  }
+  const record = registerRecording(app, deps);
+  const answers = deps.status ? statusAnswers(app, config, { status: deps.status, hasher, rateLimits, admitPing }) : null;
+  if (answers) openFront(app, deps, front, { answers, health, record });
 
   await app.register(
     async (api) => {
       await api.register(healthRoutes, { body: health });
-      if (deps.status) {
-        await api.register(statusRoutes, { status: deps.status, config, hasher, admitPing });
+      if (deps.status && answers) {
+        await api.register(statusRoutes, { answers, config });
         await api.register(bulkRoutes, { status: deps.status, config, hasher, admitPing });
-        await api.register(imageRoutes, { status: deps.status, config, lookupOptions, renderGate, cache: new RenderCache({ maxBytes: budget.renders }) });
+        const renders = new RenderCache({ maxBytes: cacheBudget(config.cacheMemoryMb).renders });
+        await api.register(imageRoutes, { status: deps.status, config, lookupOptions, renderGate, cache: renders });
+        await api.register(badgeRoutes, { status: deps.status, config, lookupOptions });
         await api.register(widgetRoutes, { status: deps.status, config, lookupOptions, renderGate });
       }
       if (deps.store) {
@@ -156,8 +139,50 @@ export async function buildApp(deps: AppDeps) {
   return app;
 }
 
+/** The error shape, shared schemas, CORS, boolean flags and the maintenance gate: what every route meets. */
+function registerBasics(app: App, config: Config): void {
+  // First, so that every plugin context below inherits the one error shape.
+  registerErrorHandling(app);
+  for (const schema of SHARED_SCHEMAS) app.addSchema(schema);
+  registerCors(app);
+  registerBooleanFlags(app);
+  if (config.maintenanceMode) registerMaintenanceGate(app, config);
+}
+
+/**
+ * The per-client rate limits, their store (Redis's when shared), and the requests that are
+ * charged without a route of their own: preflights and unknown paths (general tier). Requests
+ * with a body where none is taken are refused (413).
+ */
+function registerLimits(app: App, deps: AppDeps, hasher: ClientHasher, clock: Clock): RateLimitOptions {
+  const windows = cacheBudget(deps.config.cacheMemoryMb).clientWindows;
+  const rateLimits: RateLimitOptions = {
+    limits: deps.config.rateLimits,
+    hasher,
+    store: deps.redis
+      ? new RedisRateLimitStore(deps.redis, undefined, () => clock.now(), { maxBytes: windows })
+      : new MemoryRateLimitStore(() => clock.now(), { maxBytes: windows }),
+    onError: (error: unknown) => app.log.warn({ err: error }, 'rate limit store failed; request let through'),
+  };
+  registerRateLimit(app, rateLimits);
+  registerPreflight(app, tierConfig('general'));
+  registerNotFound(app, tierHook(rateLimits, 'general'));
+  registerBodyRefusal(app);
+  return rateLimits;
+}
+
+/** Admission of renders and pings against the service's load (http/admission.ts), released on close. */
+function registerAdmission(app: App, config: Config): Admission {
+  const admission = new Admission(config.admission);
+  app.addHook('onClose', (_instance, done) => {
+    admission.close();
+    done();
+  });
+  return admission;
+}
+
 /** Schemas referenced by `$ref` from more than one route. */
-const SHARED_SCHEMAS = [ErrorResponse, HealthResponse, Motd, QueryResult, ServerStatus, ServerHistory, BulkError, BulkResponse];
+const SHARED_SCHEMAS = [ErrorResponse, HealthResponse, ErrorCode, QueryErrorCode, Motd, QueryResult, ServerStatus, EditionsStatus, ServerHistory, BulkError, BulkResponse];
 
 /**
  * Whose X-Forwarded-For is believed, as Fastify's `trustProxy`. `true`: one proxy hop, the
@@ -203,7 +228,7 @@ function createServer(deps: AppDeps, front: { fast: FastStatus | null }) {
     ajv: { customOptions: { coerceTypes: 'array', removeAdditional: false, useDefaults: true } },
     bodyLimit: config.http.bodyLimitBytes,
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 1000 },
-    // Fastify's own HTTP/1 server, with the fast status path in front of its handler.
+    // Fastify's own HTTP/1 server, with the front (fast-status.ts) before its handler.
     serverFactory: (handler, fastifyOptions) => {
       const options = fastifyOptions as { connectionTimeout?: number };
       const server = createHttpServer(serverTimeouts(config), (req, res) => {
@@ -217,40 +242,52 @@ function createServer(deps: AppDeps, front: { fast: FastStatus | null }) {
   }).withTypeProvider<TypeBoxTypeProvider>();
 }
 
-/** The fast status path, reporting to the same accounting and metrics as the hooks below. */
-function fastStatus(
-  app: App,
-  deps: AppDeps,
-  parts: { status: StatusLookup; hasher: ClientHasher; store: RateLimitStore; health: () => string; admitPing: () => void },
-) {
-  const { config, store, metrics } = deps;
-  const route = `${API_PREFIX}/status/:address`;
-  const healthRoute = `${API_PREFIX}/status`;
-  // What registerRequestAccounting logs of a request without LOG_REQUESTS (the fast path is off with it).
-  const slowRequestMs = deps.slowRequestMs ?? SLOW_REQUEST_MS;
-  const logSlow = (path: string, statusCode: number, seconds: number) => {
-    if (deps.logger === false || seconds * 1000 <= slowRequestMs) return;
-    app.log.warn(requestLine(path, 'GET', statusCode, seconds * 1000), 'slow request');
-  };
-  return new FastStatus({
-    ...parts,
-    trustProxy: trustProxyOf(config),
-    rateLimit: { store: parts.store, limit: config.rateLimits.status },
-    prefix: API_PREFIX,
-    onAnswered: (statusCode, seconds) => {
-      store?.count({ totalRequests: 1, apiRequests: 1 });
-      metrics?.observeRequest(route, 'GET', statusCode, seconds);
-      logSlow(route, statusCode, seconds);
-    },
-    // Health is not an API request in /stats: `apiRequests` counts requests under /api/v1 but
-    // health (docs/api.md, "Statistics").
-    onHealth: (seconds) => {
-      store?.count({ totalRequests: 1, apiRequests: 0 });
-      metrics?.observeRequest(healthRoute, 'GET', 200, seconds);
-      logSlow(healthRoute, 200, seconds);
-    },
+/** The one writer of status answers, for the route and the front alike (status-answer.ts). */
+function statusAnswers(app: App, config: Config, parts: { status: StatusLookup; hasher: ClientHasher; rateLimits: RateLimitOptions; admitPing: () => void }) {
+  const { status, hasher, rateLimits, admitPing } = parts;
+  return new StatusAnswers({
+    status,
+    hasher,
+    clientAddress: clientAddress(trustProxyOf(config)),
+    rateLimit: { store: rateLimits.store, limit: rateLimits.limits.status, onError: rateLimits.onError! },
+    admitPing,
     onError: (error) => app.log.error({ err: error }, error instanceof ObserverError ? 'request failed' : 'unexpected error'),
   });
+}
+
+/**
+ * The front (fast-status.ts) in front of Fastify's handler, unless in maintenance or with an
+ * access line per request. Once closing, every request goes to Fastify, which answers 503 on
+ * kept-alive connections.
+ */
+function openFront(app: App, deps: AppDeps, front: { fast: FastStatus | null }, parts: { answers: StatusAnswers; health: () => string; record: RecordRequest | null }) {
+  if (deps.config.maintenanceMode || requestLinesLogged(deps)) return;
+  front.fast = new FastStatus({
+    ...parts,
+    prefix: API_PREFIX,
+    log: app.log,
+    onError: (error) => app.log.error({ err: error }, 'unexpected error'),
+  });
+  app.addHook('preClose', (done) => {
+    front.fast = null;
+    done();
+  });
+}
+
+/** Every request Fastify answers is recorded (request-record.ts); the recorder, for the front's. */
+function registerRecording(app: App, deps: AppDeps): RecordRequest | null {
+  const { config, metrics } = deps;
+  const record = requestRecorder({
+    prefix: API_PREFIX,
+    store: deps.store,
+    metrics,
+    logging: deps.logger !== false,
+    logRequests: requestLinesLogged(deps),
+    slowRequestMs: deps.slowRequestMs ?? SLOW_REQUEST_MS,
+  });
+  if (record) registerRequestRecording(app, record);
+  if (metrics && config.metricsToken !== null) registerMetricsRoute(app, { metrics, token: config.metricsToken });
+  return record;
 }
 
 type App = ReturnType<typeof createServer>;
@@ -330,54 +367,6 @@ function optionalDefaults<T extends OpenApiDocument>(document: T): T {
 function requestLinesLogged(deps: AppDeps): boolean {
   const { config, logger } = deps;
   return logger !== false && config.logRequests && ['trace', 'debug', 'info'].includes(logger?.level ?? config.logLevel);
-}
-
-/** A request's log fields: the route template, never the URL (no addresses in the log). */
-function requestLine(route: string | null, method: string, statusCode: number, elapsedMs: number) {
-  return { route, method, statusCode, durationMs: Math.round(elapsedMs * 100) / 100 };
-}
-
-/**
- * Counts every request for /stats and logs what must be logged. One access line per request
- * only when LOG_REQUESTS is set (docs/configuration.md): a line per request at info level
- * costs a large share of a cached answer's CPU. Slow requests are always logged, as warnings;
- * errors and warnings are logged where they happen.
- */
-function registerRequestAccounting(app: App, deps: AppDeps): void {
-  const store = deps.store;
-  const logging = deps.logger !== false;
-  const logRequests = requestLinesLogged(deps);
-  const slowRequestMs = deps.slowRequestMs ?? SLOW_REQUEST_MS;
-  if (store || logging) {
-    const statusPaths = new Set([`${API_PREFIX}/status`, `${API_PREFIX}/status/`]);
-    app.addHook('onResponse', (request, reply, done) => {
-      if (store) {
-        const url = request.url;
-        const query = url.indexOf('?');
-        const path = query === -1 ? url : url.slice(0, query);
-        const api = path.startsWith(`${API_PREFIX}/`) && !statusPaths.has(path);
-        store.count({ totalRequests: 1, apiRequests: api ? 1 : 0 });
-      }
-      if (logging) {
-        const slow = reply.elapsedTime > slowRequestMs;
-        if (logRequests || slow) {
-          const line = requestLine(request.routeOptions.url ?? null, request.method, reply.statusCode, reply.elapsedTime);
-          if (slow) request.log.warn(line, 'slow request');
-          else request.log.info(line, 'request completed');
-        }
-      }
-      done();
-    });
-  }
-}
-
-/** Requests by route template and status (never the URL: bounded labels, no addresses). */
-function registerRequestMetrics(app: App, metrics: Metrics, config: Config): void {
-  app.addHook('onResponse', (request, reply, done) => {
-    metrics.observeRequest(request.routeOptions.url ?? null, request.method, reply.statusCode, reply.elapsedTime / 1000);
-    done();
-  });
-  if (config.metricsToken !== null) registerMetricsRoute(app, { metrics, token: config.metricsToken });
 }
 
 export { SERVICE_NAME, SERVICE_VERSION };

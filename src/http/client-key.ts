@@ -1,4 +1,5 @@
 import type { IncomingMessage } from 'node:http';
+import proxyAddr from '@fastify/proxy-addr';
 import type { FastifyRequest } from 'fastify';
 import type { ClientHasher } from '../core/client-hash.js';
 
@@ -9,8 +10,7 @@ type Holder = { [KEY]?: string; [LOOKUP_KEY]?: string };
 
 /**
  * The opaque key of the request's client (see ClientHasher), computed once per request: the
- * rate limiter and the distinct-client count use the same one. Kept on the raw request, so that
- * the fast status path (fast-status.ts) hands its key on when Fastify takes a request over.
+ * rate limiter and the distinct-client count use the same one.
  */
 export function clientKeyOf(request: FastifyRequest, hasher: ClientHasher): string {
   const holder = request.raw as unknown as Holder;
@@ -23,6 +23,15 @@ export function lookupKeyOf(request: FastifyRequest, hasher: ClientHasher): stri
   return (holder[LOOKUP_KEY] ??= hasher.lookupKey(request.ip));
 }
 
-export function rememberClientKey(raw: IncomingMessage, key: string): void {
-  (raw as unknown as Holder)[KEY] = key;
+/** Whose `X-Forwarded-For` is believed: what Fastify's `trustProxy` option is given. */
+export type TrustProxy = false | ((address: string, hop: number) => boolean) | string[];
+
+/** The client's address of a raw request, as Fastify's `request.ip` gives it under the same `trustProxy`. */
+export function clientAddress(trustProxy: TrustProxy): (req: IncomingMessage) => string {
+  if (trustProxy === false) return (req) => req.socket.remoteAddress ?? '';
+  const trust = typeof trustProxy === 'function' ? trustProxy : proxyAddr.compile(trustProxy);
+  return (req) => {
+    const addresses = proxyAddr.all(req, trust);
+    return addresses[addresses.length - 1] ?? '';
+  };
 }

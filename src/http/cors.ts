@@ -7,8 +7,8 @@ import type { FastifyInstance } from 'fastify';
  * for the bulk look-up (`POST /status/bulk`). No credentials are ever involved.
  *
  * Hand-written rather than @fastify/cors: with a fixed `*` policy there is nothing to decide
- * per request, so the headers are one static set; the plugin's per-request work is a visible
- * share of the health endpoint's throughput (bench/health.ts shows it).
+ * per request, so the headers are one static set, which the status answers and health also
+ * write themselves (status-answer.ts, routes/health.ts).
  */
 export const CORS_HEADERS: Readonly<Record<string, string>> = {
   'access-control-allow-origin': '*',

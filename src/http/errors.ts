@@ -43,31 +43,37 @@ const FASTIFY_CLIENT_ERRORS: Record<string, [string, string]> = {
   FST_ERR_CTP_INVALID_JSON_BODY: ['invalid_body', 'The request body is not valid JSON.'],
 };
 
+/**
+ * Any error as a client sees it: an ObserverError as it is; a failed validation, a 400
+ * `invalid_parameter` naming the parameter; Fastify's other client errors, their status with a
+ * code and sentence; anything else, a 500 `internal_error` (its detail stays in the log).
+ */
+export function publicError(error: FastifyError | ObserverError): ObserverError {
+  if (error instanceof ObserverError) return error;
+  if (error.validation) {
+    const issue = error.validation[0] as ValidationIssue | undefined;
+    return new ObserverError('invalid_parameter', 400, issue ? describeValidation(issue, error.validationContext) : 'The request is invalid.');
+  }
+  const status = error.statusCode ?? 500;
+  if (status >= 400 && status < 500) {
+    // Fastify's own client errors (bad JSON, unsupported media type, ...) carry safe messages;
+    // the common ones get a code and a sentence of our own.
+    const known = FASTIFY_CLIENT_ERRORS[error.code ?? ''];
+    const code = known?.[0] ?? (error.code ?? 'bad_request').replace(/^FST_ERR_/, '').toLowerCase();
+    return new ObserverError(code, status, known?.[1] ?? error.message);
+  }
+  return new ObserverError('internal_error', 500, 'An unexpected error occurred.', { cause: error });
+}
+
+/** The app's error handler: the error in the one shape, and a 5xx logged. */
+export function answerError(error: FastifyError | ObserverError, request: FastifyRequest, reply: FastifyReply) {
+  const answer = publicError(error);
+  if (answer.statusCode >= 500) request.log.error({ err: error }, error instanceof ObserverError ? 'request failed' : 'unexpected error');
+  return reply.code(answer.statusCode).headers(answer.headers).send(errorBody(answer.code, answer.message));
+}
+
 export function registerErrorHandling(app: FastifyInstance): void {
-  app.setErrorHandler((error: FastifyError | ObserverError, request: FastifyRequest, reply: FastifyReply) => {
-    if (error instanceof ObserverError) {
-      if (error.statusCode >= 500) request.log.error({ err: error }, 'request failed');
-      return reply.code(error.statusCode).headers(error.headers).send(errorBody(error.code, error.message));
-    }
-    const fastifyError = error as FastifyError;
-    if (fastifyError.validation) {
-      const issue = fastifyError.validation[0] as ValidationIssue | undefined;
-      const message = issue
-        ? describeValidation(issue, fastifyError.validationContext)
-        : 'The request is invalid.';
-      return reply.code(400).send(errorBody('invalid_parameter', message));
-    }
-    const status = fastifyError.statusCode ?? 500;
-    if (status >= 400 && status < 500) {
-      // Fastify's own client errors (bad JSON, unsupported media type, ...) carry safe messages;
-      // the common ones get a code and a sentence of our own.
-      const known = FASTIFY_CLIENT_ERRORS[fastifyError.code ?? ''];
-      const code = known?.[0] ?? (fastifyError.code ?? 'bad_request').replace(/^FST_ERR_/, '').toLowerCase();
-      return reply.code(status).send(errorBody(code, known?.[1] ?? fastifyError.message));
-    }
-    request.log.error({ err: error }, 'unexpected error');
-    return reply.code(500).send(errorBody('internal_error', 'An unexpected error occurred.'));
-  });
+  app.setErrorHandler(answerError);
 }
 
 /** 404 in the one error shape for unknown routes; `preHandler` charges them (a rate-limit tier). */

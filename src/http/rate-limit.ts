@@ -8,11 +8,9 @@
  * and a 429 adds Retry-After. The key is the client's opaque hash (ClientHasher), never an IP.
  *
  * Hand-written rather than @fastify/rate-limit: that plugin only emits the older draft's
- * RateLimit-Limit/-Remaining/-Reset headers (rewriting them on every answer costs a visible
- * share of a cached status answer), and a fixed window is a few lines in memory and one
- * script call in Redis.
+ * RateLimit-Limit/-Remaining/-Reset headers, and a fixed window is a few lines in memory and
+ * one script call in Redis.
  */
-import type { IncomingMessage } from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ClientHasher } from '../core/client-hash.js';
 import { ObserverError } from '../core/errors.js';
@@ -297,21 +295,6 @@ interface RateLimitCommands {
   observerRateLimitHit(key: string, windowMs: string, hits: string): Promise<unknown>;
 }
 
-const CHARGED = Symbol('observer.statusCharge');
-type ChargeHolder = { [CHARGED]?: WindowCount | Promise<WindowCount> };
-
-/** The fast status path (fast-status.ts) counted this request's status unit before handing it to Fastify. */
-export function handOverCharge(raw: IncomingMessage, counted: WindowCount | Promise<WindowCount>): void {
-  (raw as unknown as ChargeHolder)[CHARGED] = counted;
-}
-
-function takeCharge(raw: IncomingMessage): WindowCount | Promise<WindowCount> | undefined {
-  const holder = raw as unknown as ChargeHolder;
-  const charge = holder[CHARGED];
-  if (charge !== undefined) delete holder[CHARGED];
-  return charge;
-}
-
 /**
  * `RateLimit` tells one client its remaining budget, so it never goes out on an answer shared
  * caches may store (`Cache-Control: public`): a CDN would replay it to every client. Such
@@ -330,7 +313,7 @@ export function rateLimitHeaders(tier: RateTier, limit: number, counted: WindowC
 }
 
 /** The 429 of a tier whose window is spent, with its RateLimit headers and Retry-After. */
-function rateLimitError(tier: RateTier, limit: number, counted: WindowCount): ObserverError {
+export function rateLimitError(tier: RateTier, limit: number, counted: WindowCount): ObserverError {
   const reset = Math.max(1, Math.ceil(counted.resetMs / 1000));
   return new ObserverError('rate_limited', 429, `Rate limit exceeded: at most ${limit} requests per minute. Retry in ${reset} seconds.`, {
     headers: { ...rateLimitHeaders(tier, limit, counted), 'Retry-After': String(reset) },
@@ -386,10 +369,9 @@ export function tierHook(options: RateLimitOptions, tier: RateTier, rateUnits?: 
   };
 
   return (request, reply, done) => {
-    // A request the fast status path handed over was counted there already.
-    let result: WindowCount | Promise<WindowCount> | undefined = tier === 'status' ? takeCharge(request.raw) : undefined;
+    let result: WindowCount | Promise<WindowCount>;
     try {
-      result ??= store.hit(`${tier}:${clientKeyOf(request, hasher)}`, WINDOW_MS, limit, rateUnits ? rateUnits(request) : 1);
+      result = store.hit(`${tier}:${clientKeyOf(request, hasher)}`, WINDOW_MS, limit, rateUnits ? rateUnits(request) : 1);
     } catch (error) {
       options.onError?.(error);
       return done();

@@ -3,6 +3,7 @@
  * documents the endpoint in the OpenAPI document.
  */
 import { Type, type Static } from 'typebox';
+import { ERROR_MESSAGES, QUERY_ERROR_MESSAGES, type ErrorCode as ErrorCodeValue, type QueryErrorCode as QueryErrorCodeValue } from '../core/errors.js';
 
 export const ErrorResponse = Type.Object(
   {
@@ -60,6 +61,23 @@ export const errorResponses = {
 
 const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) => Type.Union([schema, Type.Null()]);
 
+const codeList = (codes: Readonly<Record<string, string>>) =>
+  Object.entries(codes)
+    .map(([code, message]) => `\`${code}\` (${message})`)
+    .join(', ');
+
+/** `error_code` of an offline status: why its ping failed (docs/api.md, "Why a server is offline"). */
+export const ErrorCode = Type.Enum(Object.keys(ERROR_MESSAGES) as ErrorCodeValue[], {
+  $id: 'ErrorCode',
+  description: `Why the ping failed, beside the \`error\` sentence: ${codeList(ERROR_MESSAGES)}. Null when online.`,
+});
+
+/** `queryResult.error_code`: why the Query failed. */
+export const QueryErrorCode = Type.Enum(Object.keys(QUERY_ERROR_MESSAGES) as QueryErrorCodeValue[], {
+  $id: 'QueryErrorCode',
+  description: `Why the Query failed: the codes of \`ErrorCode\`, and \`query_unavailable\` where this instance cannot send a Query.`,
+});
+
 export const Motd = Type.Object(
   {
     raw: Type.String({ description: 'With § formatting codes (JSON chat components converted to them).' }),
@@ -105,6 +123,7 @@ export const ServerStatus = Type.Object(
     ),
     online: Type.Boolean({ description: 'True when the Minecraft ping this body represents completed.' }),
     error: Nullable(Type.String({ description: 'Short, safe summary of a failed query, e.g. `timed out`.' })),
+    error_code: Nullable(Type.Ref('ErrorCode')),
     version: Nullable(Type.Object({ name: Type.String(), protocol: Type.Integer() })),
     players: Nullable(
       Type.Object({
@@ -118,7 +137,8 @@ export const ServerStatus = Type.Object(
     roundTripLatency: Nullable(Type.Number({ minimum: 0, description: 'Milliseconds.' })),
     stale: Type.Boolean({
       description:
-        'True when this body is the last successful ping served instead of a fresh one (stale-while-revalidate, or the service is saturated).',
+        'True when this body is the last successful ping served instead of a fresh one (stale-while-revalidate, the ' +
+        'service is saturated, or flap damping: then `failing` is set).',
     }),
     checked_at: Type.String({ format: 'date-time', description: 'Time of the ping this body represents.' }),
     srvRecord: Nullable(Type.Object({}, { additionalProperties: true })),
@@ -131,6 +151,21 @@ export const ServerStatus = Type.Object(
       ),
     ),
     queryResult: Type.Optional(Type.Ref('QueryResult')),
+    failing: Type.Optional(
+      Type.Object(
+        {
+          since: Type.String({ format: 'date-time', description: 'Time of the first failed ping of the streak.' }),
+          failures: Type.Integer({ minimum: 1, description: 'Failed pings in a row since the last success.' }),
+          error: Nullable(Type.String({ description: 'The latest failure\'s `error`.' })),
+          error_code: Nullable(Type.Ref('ErrorCode')),
+        },
+        {
+          description:
+            'Only on a damped answer (flap damping): the server stopped answering after a recent success, and this body ' +
+            'is that success (`stale: true`) until `DAMPING_FAILURES` failures in a row or `DAMPING_MINUTES` have passed.',
+        },
+      ),
+    ),
   },
   {
     $id: 'ServerStatus',
@@ -167,7 +202,10 @@ export const QueryResult = Type.Union(
       { additionalProperties: false },
     ),
     Type.Object(
-      { error: Type.String({ description: 'Why the query failed: `timed out`, `connection refused`, `invalid response`, …' }) },
+      {
+        error: Type.String({ description: 'Why the query failed: `timed out`, `connection refused`, `invalid response`, …' }),
+        error_code: Type.Ref('QueryErrorCode'),
+      },
       { additionalProperties: false },
     ),
   ],
@@ -176,6 +214,34 @@ export const QueryResult = Type.Union(
     description:
       'Only with `?query=true`. The status fields stay as the ping gave them; a server with query disabled gives `{ "error": … }` and stays `online`.',
   },
+);
+
+/** `edition` of a status request (docs/api.md, "Both editions in one look-up"). */
+export const EditionParameter = Type.Optional(
+  Type.Enum(['java', 'bedrock', 'auto'], {
+    description:
+      '`java` (the default; with `legacy=true`, the legacy ping), `bedrock` (as `bedrock=true`), or `auto`: ask the Java ' +
+      'and the Bedrock ping at once and answer an `EditionsStatus`. An explicit port applies to both editions. A flag ' +
+      'that contradicts it (`auto` with `legacy` or `bedrock`, `java` with `bedrock`, `bedrock` with `legacy`) is a 400.',
+  }),
+);
+
+/** The answer of `edition=auto`: which editions answered, and each edition's status. */
+export const EditionsStatus = Type.Object(
+  {
+    query: Type.Object({
+      host: Type.String({ description: 'Normalised host as queried.' }),
+      port: Nullable(Type.Integer({ minimum: 1, maximum: 65535, description: 'The explicit port, used by both editions; null without one.' })),
+      edition: Type.Literal('auto'),
+    }),
+    online: Type.Boolean({ description: 'True when at least one edition answered.' }),
+    editions: Type.Array(Type.Union([Type.Literal('java'), Type.Literal('bedrock')]), {
+      description: 'The editions whose ping completed (`online` in their status), Java first: what the server speaks.',
+    }),
+    java: Type.Ref('ServerStatus', { description: 'As `GET /status/{address}` answers (the same cache entry).' }),
+    bedrock: Type.Ref('ServerStatus', { description: 'As `GET /status/{address}?bedrock=true` answers (the same cache entry).' }),
+  },
+  { $id: 'EditionsStatus', additionalProperties: false },
 );
 
 /** One bulk entry that could not be looked up: same codes as the single endpoint. */
@@ -196,6 +262,7 @@ export const BulkRequest = Type.Object(
           address: Type.String({ minLength: 1, maxLength: 255, description: 'As in `/status/{address}`.' }),
           bedrock: Type.Optional(Type.Boolean({ default: false })),
           legacy: Type.Optional(Type.Boolean({ default: false })),
+          edition: EditionParameter,
           query: Type.Optional(Type.Boolean({ default: false, description: 'Also run a Query (`queryResult`).' })),
           queryPort: Type.Optional(Type.Integer({ minimum: 1, maximum: 65535 })),
         },
@@ -210,7 +277,7 @@ export type BulkRequest = Static<typeof BulkRequest>;
 
 export const BulkResponse = Type.Object(
   {
-    results: Type.Array(Type.Union([Type.Ref('ServerStatus'), Type.Ref('BulkError')]), {
+    results: Type.Array(Type.Union([Type.Ref('ServerStatus'), Type.Ref('EditionsStatus'), Type.Ref('BulkError')]), {
       description: 'One per requested server, in the same order.',
     }),
   },

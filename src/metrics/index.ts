@@ -49,33 +49,71 @@ export function createMetrics(sources: MetricsSources = {}): Metrics {
   // Process memory, CPU, handles and event-loop delay (nodejs_eventloop_lag_* from
   // perf_hooks.monitorEventLoopDelay), registered in our registry only.
   collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: 20 });
+  const requests = requestMetrics(registry);
+  const pings = pingMetrics(registry, sources);
+  registerHistoryMetrics(registry, sources);
+  return {
+    registry,
+    contentType: registry.contentType,
+    observeRequest(route, method, statusCode, seconds) {
+      const labels = {
+        route: route ?? 'unmatched',
+        method: METHODS.has(method) ? method : 'OTHER',
+        status: String(statusCode),
+      };
+      requests.count.inc(labels);
+      requests.seconds.observe(labels, seconds);
+    },
+    observePing(edition, online, seconds) {
+      const labels = { edition: EDITIONS.has(edition) ? edition : 'other', outcome: online ? 'online' : 'offline' };
+      pings.count.inc(labels);
+      pings.seconds.observe(labels, seconds);
+    },
+    observeCacheResult(result) {
+      pings.cacheResults.inc({ result });
+    },
+    scrape: () => registry.metrics(),
+  };
+}
 
-  const requests = new Counter({
-    name: 'observer_http_requests_total',
-    help: 'HTTP requests answered, by route template, method and status code.',
-    labelNames: ['route', 'method', 'status'] as const,
-    registers: [registry],
-  });
-  const requestSeconds = new Histogram({
-    name: 'observer_http_request_duration_seconds',
-    help: 'Time from receiving a request to the end of its response, by route template, method and status code.',
-    labelNames: ['route', 'method', 'status'] as const,
-    buckets: REQUEST_BUCKETS,
-    registers: [registry],
-  });
-  const pings = new Counter({
-    name: 'observer_pings_total',
-    help: 'Pings performed (resolve, connect, query), by edition (java, legacy, bedrock) and outcome (online, offline).',
-    labelNames: ['edition', 'outcome'] as const,
-    registers: [registry],
-  });
-  const pingSeconds = new Histogram({
-    name: 'observer_ping_duration_seconds',
-    help: 'Duration of a ping from resolution to answer or failure, by edition and outcome.',
-    labelNames: ['edition', 'outcome'] as const,
-    buckets: PING_BUCKETS,
-    registers: [registry],
-  });
+/** A counter of events and a histogram of their durations, with the same labels. */
+function countAndDuration<L extends string>(
+  registry: Registry,
+  count: { name: string; help: string },
+  duration: { name: string; help: string; buckets: number[] },
+  labelNames: readonly L[],
+) {
+  return {
+    count: new Counter({ ...count, labelNames, registers: [registry] }),
+    seconds: new Histogram({ ...duration, labelNames, registers: [registry] }),
+  };
+}
+
+/** Requests by route template, method and status code: a count and a duration histogram. */
+function requestMetrics(registry: Registry) {
+  return countAndDuration(
+    registry,
+    { name: 'observer_http_requests_total', help: 'HTTP requests answered, by route template, method and status code.' },
+    {
+      name: 'observer_http_request_duration_seconds',
+      help: 'Time from receiving a request to the end of its response, by route template, method and status code.',
+      buckets: REQUEST_BUCKETS,
+    },
+    ['route', 'method', 'status'],
+  );
+}
+
+/** Pings by edition and outcome, how look-ups were answered, and the pings in flight. */
+function pingMetrics(registry: Registry, sources: MetricsSources) {
+  const { count, seconds } = countAndDuration(
+    registry,
+    {
+      name: 'observer_pings_total',
+      help: 'Pings performed (resolve, connect, query), by edition (java, legacy, bedrock) and outcome (online, offline).',
+    },
+    { name: 'observer_ping_duration_seconds', help: 'Duration of a ping from resolution to answer or failure, by edition and outcome.', buckets: PING_BUCKETS },
+    ['edition', 'outcome'],
+  );
   const cacheResults = new Counter({
     name: 'observer_status_cache_results_total',
     help: 'Status look-ups by how they were answered: HIT (fresh cache), MISS (a ping), STALE (last success).',
@@ -83,7 +121,6 @@ export function createMetrics(sources: MetricsSources = {}): Metrics {
     registers: [registry],
   });
   for (const result of ['HIT', 'MISS', 'STALE']) cacheResults.inc({ result }, 0);
-
   new Gauge({
     name: 'observer_pings_in_flight',
     help: 'Pings in flight right now (requests sharing a ping count once).',
@@ -92,8 +129,11 @@ export function createMetrics(sources: MetricsSources = {}): Metrics {
       this.set(sources.pingsInFlight?.() ?? 0);
     },
   });
+  return { count, seconds, cacheResults };
+}
 
-  // The history store: its queue, its overflow and its state.
+/** The history store's queue, its overflow and its state, and Redis's state, read at scrape time. */
+function registerHistoryMetrics(registry: Registry, sources: MetricsSources): void {
   const readHistory = (): StoreHealth | null => {
     try {
       return sources.history?.() ?? null;
@@ -120,6 +160,14 @@ export function createMetrics(sources: MetricsSources = {}): Metrics {
       droppedSeen = Math.max(droppedSeen, dropped);
     },
   });
+  registerDependencyState(registry, () => [
+    ['database', readHistory()?.state ?? null],
+    ['redis', sources.redis?.() ?? null],
+  ]);
+}
+
+/** One gauge per dependency and state: 1 for its current state, 0 for the others. */
+function registerDependencyState(registry: Registry, current: () => Array<['database' | 'redis', DependencyState | null]>): void {
   new Gauge({
     name: 'observer_dependency_state',
     help: 'State of each configured dependency: 1 for its current state (ok, degraded, down), 0 for the others.',
@@ -127,37 +175,10 @@ export function createMetrics(sources: MetricsSources = {}): Metrics {
     registers: [registry],
     collect() {
       this.reset();
-      const states: Array<['database' | 'redis', DependencyState | null]> = [
-        ['database', readHistory()?.state ?? null],
-        ['redis', sources.redis?.() ?? null],
-      ];
-      for (const [dependency, current] of states) {
-        if (current === null) continue;
-        for (const state of STATES) this.set({ dependency, state }, state === current ? 1 : 0);
+      for (const [dependency, state] of current()) {
+        if (state === null) continue;
+        for (const each of STATES) this.set({ dependency, state: each }, each === state ? 1 : 0);
       }
     },
   });
-
-  return {
-    registry,
-    contentType: registry.contentType,
-    observeRequest(route, method, statusCode, seconds) {
-      const labels = {
-        route: route ?? 'unmatched',
-        method: METHODS.has(method) ? method : 'OTHER',
-        status: String(statusCode),
-      };
-      requests.inc(labels);
-      requestSeconds.observe(labels, seconds);
-    },
-    observePing(edition, online, seconds) {
-      const labels = { edition: EDITIONS.has(edition) ? edition : 'other', outcome: online ? 'online' : 'offline' };
-      pings.inc(labels);
-      pingSeconds.observe(labels, seconds);
-    },
-    observeCacheResult(result) {
-      cacheResults.inc({ result });
-    },
-    scrape: () => registry.metrics(),
-  };
 }

@@ -2,9 +2,8 @@
  * Gradients drawn as solid one-pixel bands instead of canvas gradients.
  *
  * Skia dithers gradients: every pixel gets a little noise, which PNG's deflate cannot
- * compress (a 600x180 modern banner was 46 KB and took 10 ms to encode). A horizontal
- * gradient of solid columns makes every row a copy of the one above, which deflate stores as
- * back-references: the same banner is a fraction of the size and encodes several times faster.
+ * compress. A horizontal gradient of solid columns makes every row a copy of the one above,
+ * which deflate stores as back-references: a smaller file, faster to encode.
  */
 import { createCanvas, type Canvas, type SKRSContext2D } from '@napi-rs/canvas';
 import { mixColors } from './color.js';

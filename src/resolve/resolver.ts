@@ -13,9 +13,10 @@
  *    as the vanilla client does (it treats any SRV failure as "no SRV record"); when the name
  *    then has no A/AAAA either, it is a DNS failure, not a 404, and is not remembered: the SRV
  *    record may well exist;
- *  - the DNS servers fail for the addresses too (or an SRV target has none):
- *    ProbeError('dns_failure'). Both ProbeErrors are offline results for the status service,
- *    not HTTP errors.
+ *  - the DNS servers fail for the addresses too: ProbeError('dns_failure'); an SRV target
+ *    without addresses: ProbeError('dns_not_found'); SRV records none of which can be used
+ *    (target "." or port 0, or a target that is not a host name): ProbeError('srv_invalid').
+ *    These ProbeErrors are offline results for the status service, not HTTP errors.
  *
  * Order of `ips` (connectionOrder): one address per family first, IPv4 then IPv6, then the
  * families alternate (RFC 8305 §4), each in the order the DNS server gave, cut to
@@ -120,10 +121,9 @@ export class TargetResolver {
     const expires = this.notFound.get(negativeKey);
     if (expires !== undefined && this.now() < expires) throw new HostNotFoundError(address.host);
 
-    // One shared c-ares channel: under load its UDP socket stays open across look-ups, where a
-    // channel per query opened, connected and closed a socket for every look-up (about half
-    // the CPU of a look-up; see bench/service.ts). An aborted query stops waiting at once; its
-    // look-ups end on their own within the channel's timeout and tries.
+    // One shared c-ares channel, so that its UDP socket stays open across look-ups instead of
+    // one socket per look-up. An aborted query stops waiting at once; its look-ups end on
+    // their own within the channel's timeout and tries.
     let onAbort!: () => void;
     const aborted = new Promise<never>((_, reject) => {
       onAbort = () => reject(new ProbeError('timeout', { cause: signal.reason }));
@@ -183,10 +183,10 @@ export class TargetResolver {
     const chosen = chooseSrv(records);
     if (chosen === null) {
       // Only "." targets (RFC 2782: the service is decidedly not available) or port 0.
-      throw new ProbeError('unreachable');
+      throw new ProbeError('srv_invalid');
     }
     const target = parseDnsName(chosen.name);
-    if (target === null) throw new ProbeError('dns_failure', { cause: new InvalidAddressError('bad SRV target') });
+    if (target === null) throw new ProbeError('srv_invalid', { cause: new InvalidAddressError('bad SRV target') });
     const srvRecord: SrvRecord = {
       name: srvName,
       target: target.host,
@@ -199,7 +199,7 @@ export class TargetResolver {
       const found = await this.lookupAddresses(resolver, target.host);
       throwIfAborted(signal);
       // The user's name exists (it has an SRV record), so a dangling target is not a 404.
-      if (found === 'no-records') throw new ProbeError('dns_failure');
+      if (found === 'no-records') throw new ProbeError('dns_not_found');
       ips = found;
     } else {
       ips = [target.host];

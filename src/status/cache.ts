@@ -1,5 +1,6 @@
 import { LRUCache } from 'lru-cache';
 import type { ServerStatus } from '../core/types.js';
+import type { FailureStreak } from './damping.js';
 
 /** A status as it was produced by one ping, with the time it was checked. */
 export interface StoredStatus {
@@ -12,6 +13,8 @@ export interface StoredStatus {
 export interface CacheEntry {
   latest: StoredStatus;
   lastSuccess: StoredStatus | null;
+  /** Failures in a row since `lastSuccess`, for flap damping; absent or null after a success. */
+  streak?: FailureStreak | null;
 }
 
 /** A claim's outcome: the owner token (null when another instance holds it) and the entry then. */

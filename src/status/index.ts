@@ -21,7 +21,16 @@ export { BackgroundRefresher } from './refresher.js';
 export interface StatusServiceOptions {
   config: Pick<
     Config,
-    'cacheMemoryMb' | 'dnsServers' | 'targetAllowlist' | 'statusCacheTtlSeconds' | 'pingTimeoutMs' | 'maxConcurrentPings' | 'lookupMaxAddresses' | 'targetPingsPerMinute' | 'newServersPerClientPerDay'
+    | 'cacheMemoryMb'
+    | 'dnsServers'
+    | 'targetAllowlist'
+    | 'statusCacheTtlSeconds'
+    | 'pingTimeoutMs'
+    | 'maxConcurrentPings'
+    | 'lookupMaxAddresses'
+    | 'targetPingsPerMinute'
+    | 'newServersPerClientPerDay'
+    | 'damping'
   >;
   clock: Clock;
   store?: Store | null;
@@ -60,6 +69,7 @@ export function createStatusService(options: StatusServiceOptions): StatusServic
     ttlSeconds: config.statusCacheTtlSeconds,
     pingTimeoutMs: config.pingTimeoutMs,
     maxConcurrentPings: config.maxConcurrentPings,
+    damping: config.damping,
     ...(options.onError ? { onError: options.onError } : {}),
     ...(options.observe ? { observe: options.observe } : {}),
     ...(options.budgetCounter ? budgets(options.budgetCounter, config, options.onError) : {}),

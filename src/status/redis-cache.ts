@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
+import { errorCodeOf } from '../core/errors.js';
 import type { SharedRedis } from '../redis/shared-redis.js';
+import type { FailureStreak } from './damping.js';
 import { MemoryStatusCache, type CacheEntry, type CacheReadOptions, type StatusCache, type StoredStatus, type Claim } from './cache.js';
 
 /** How long the in-process L1 trusts an entry read from (or written to) Redis. */
@@ -34,7 +36,16 @@ function commands(redis: SharedRedis['client']): StatusCacheCommands {
 function isStored(value: unknown): value is StoredStatus {
   if (typeof value !== 'object' || value === null) return false;
   const { status, checkedAt } = value as Partial<StoredStatus>;
-  return typeof checkedAt === 'number' && typeof status === 'object' && status !== null;
+  if (typeof checkedAt !== 'number' || typeof status !== 'object' || status === null) return false;
+  // Written by a version without `error_code`: the code its `error` sentence stands for.
+  if (status.error_code === undefined) status.error_code = status.online ? null : errorCodeOf(status.error);
+  return true;
+}
+
+function isStreak(value: unknown): value is FailureStreak {
+  if (typeof value !== 'object' || value === null) return false;
+  const { failures, since } = value as Partial<FailureStreak>;
+  return Number.isInteger(failures) && typeof since === 'number';
 }
 
 /**
@@ -43,7 +54,7 @@ function isStored(value: unknown): value is StoredStatus {
  */
 export function decodeEntry(json: string | null): CacheEntry | undefined {
   if (json === null) return undefined;
-  let stored: { latest?: unknown; lastSuccess?: unknown };
+  let stored: { latest?: unknown; lastSuccess?: unknown; streak?: unknown };
   try {
     stored = JSON.parse(json) as typeof stored;
   } catch {
@@ -52,7 +63,7 @@ export function decodeEntry(json: string | null): CacheEntry | undefined {
   if (typeof stored !== 'object' || stored === null || !isStored(stored.latest)) return undefined;
   const lastSuccess = stored.lastSuccess === 'latest' ? stored.latest : stored.lastSuccess;
   if (lastSuccess !== null && !isStored(lastSuccess)) return undefined;
-  return { latest: stored.latest, lastSuccess };
+  return { latest: stored.latest, lastSuccess, streak: isStreak(stored.streak) ? stored.streak : null };
 }
 
 /**
@@ -116,7 +127,7 @@ export class RedisStatusCache implements StatusCache {
     await this.local.set(key, entry, ttlMs);
     // The last success is usually the latest result: store it once.
     const lastSuccess = entry.lastSuccess === entry.latest ? 'latest' : entry.lastSuccess;
-    const json = JSON.stringify({ latest: entry.latest, lastSuccess });
+    const json = JSON.stringify({ latest: entry.latest, lastSuccess, streak: entry.streak ?? null });
     const token = release === undefined || release === LOCAL_CLAIM ? '' : release;
     await this.redis.tryRun(
       (r) => commands(r).observerStatusSet(this.prefix + key, this.lockKey(key), json, String(Math.max(1, Math.ceil(ttlMs))), token),

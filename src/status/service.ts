@@ -10,7 +10,16 @@
  *  - concurrent requests for one target share one ping (a Map of promises, deleted on settle).
  */
 import { LRUCache } from 'lru-cache';
-import { HostNotFoundError, ObserverError, ProbeError, TargetRateLimitedError, TargetRefusedError } from '../core/errors.js';
+import {
+  ERROR_MESSAGES,
+  HostNotFoundError,
+  ObserverError,
+  ProbeError,
+  QUERY_ERROR_MESSAGES,
+  TargetRateLimitedError,
+  TargetRefusedError,
+  type ErrorCode,
+} from '../core/errors.js';
 import type { Clock } from '../core/clock.js';
 import { settleWithin } from '../core/settle-within.js';
 import { roundLatency, type ProbeTarget } from '../protocol/target.js';
@@ -21,8 +30,10 @@ import type { StatusCache, StoredStatus, CacheEntry } from './cache.js';
 import { serverId } from './server-id.js';
 import type { LookupOptions, QueryRequest, StatusAnswer, StatusLookup } from './types.js';
 import type { QueryResult } from '../protocol/query.js';
+import type { QueryFailure } from './types.js';
 import type { NewServerAllowance, TargetBudget } from './budgets.js';
 import { HistoryRecorder } from './recorder.js';
+import { addFailure, dampingHolds, type DampingSettings, type FailureStreak } from './damping.js';
 
 export type { ProbeTarget };
 
@@ -65,6 +76,8 @@ export interface StatusServiceDeps {
   onError?: (error: unknown, context: string) => void;
   /** Metrics hooks: each performed ping, and how each look-up was answered. */
   observe?: StatusObserver;
+  /** Flap damping (DAMPING_FAILURES, DAMPING_MINUTES); without it every failure is answered as it is. */
+  damping?: DampingSettings;
 }
 
 export interface StatusObserver {
@@ -122,7 +135,7 @@ const JOIN_POLL_MAX_MS = 250;
 const JOIN_POLL_MAX_ATTEMPTS = 200;
 
 export class StatusService implements StatusLookup {
-  private readonly inFlight = new Map<string, Promise<StoredStatus>>();
+  private readonly inFlight = new Map<string, Promise<CacheEntry>>();
   private pingsInFlight = 0;
   /** Parsed addresses by the text asked for: a cache hit should not parse the same text again. */
   private readonly parsed = new LRUCache<string, ParsedAddress>({ max: 10_000 });
@@ -130,6 +143,8 @@ export class StatusService implements StatusLookup {
   private readonly recorder: HistoryRecorder | null;
   /** The `stale: true` copy of a stored status, made once per stored status. */
   private readonly staleCopies = new WeakMap<StoredStatus, ServerStatus>();
+  /** The damped answer of a failure (its last success, stale, with `failing`), made once per failure. */
+  private readonly dampedCopies = new WeakMap<StoredStatus, ServerStatus>();
 
   constructor(private readonly deps: StatusServiceDeps) {
     const { store, clock, newServers, onError } = deps;
@@ -175,7 +190,7 @@ export class StatusService implements StatusLookup {
       const decided = this.decide(current, own);
       if (decided) return decided;
       const joined = this.inFlight.has(key);
-      let fresh: StoredStatus;
+      let fresh: CacheEntry;
       try {
         fresh = await this.refresh(own);
       } catch (error) {
@@ -188,7 +203,8 @@ export class StatusService implements StatusLookup {
         if (attempt >= JOINED_REFUSALS_MAX) return this.busy(current?.lastSuccess ?? null);
         continue;
       }
-      return this.answer(fresh, 'MISS', Math.max(0, fresh.checkedAt + this.deps.ttlSeconds * 1000 - this.deps.clock.now()));
+      const { latest } = fresh;
+      return this.damped(fresh) ?? this.answer(latest, 'MISS', Math.max(0, latest.checkedAt + this.deps.ttlSeconds * 1000 - this.deps.clock.now()));
     }
   }
 
@@ -201,7 +217,7 @@ export class StatusService implements StatusLookup {
     const ttlMs = this.deps.ttlSeconds * 1000;
     const now = this.deps.clock.now();
     if (entry && now < entry.latest.checkedAt + ttlMs) {
-      return this.answer(entry.latest, 'HIT', entry.latest.checkedAt + ttlMs - now);
+      return this.damped(entry) ?? this.answer(entry.latest, 'HIT', entry.latest.checkedAt + ttlMs - now);
     }
     const last = entry?.lastSuccess ?? null;
     const saturated = !this.inFlight.has(job.key) && this.pingsInFlight >= this.deps.maxConcurrentPings;
@@ -236,6 +252,23 @@ export class StatusService implements StatusLookup {
     throw error;
   }
 
+  /**
+   * A failure behind a recent success while damping holds (docs/api.md, "Flap damping"): the
+   * last success, stale, with `failing` saying since when and why the server does not answer.
+   */
+  private damped(entry: CacheEntry): StatusAnswer | undefined {
+    const { latest, lastSuccess, streak } = entry;
+    const { damping } = this.deps;
+    if (latest.status.online || !lastSuccess || !streak || !damping || !dampingHolds(streak, damping, this.deps.clock.now())) return undefined;
+    let status = this.dampedCopies.get(latest);
+    if (status === undefined) {
+      status = dampedStatus(lastSuccess.status, latest.status, streak);
+      this.dampedCopies.set(latest, status);
+    }
+    this.deps.observe?.cacheResult?.('STALE');
+    return { status, cache: 'STALE', maxAgeSeconds: 0 };
+  }
+
   private answer(stored: StoredStatus, cache: StatusAnswer['cache'], freshMs: number, stale = false): StatusAnswer {
     let status = stored.status;
     if (stale) {
@@ -255,7 +288,7 @@ export class StatusService implements StatusLookup {
    * here, synchronously, before the first await (a shared cache's claim and reads), so that
    * concurrent look-ups never start more than `maxConcurrentPings` pings.
    */
-  private refresh(job: PingJob): Promise<StoredStatus> {
+  private refresh(job: PingJob): Promise<CacheEntry> {
     const { key } = job;
     const pending = this.inFlight.get(key);
     if (pending) return pending;
@@ -276,7 +309,7 @@ export class StatusService implements StatusLookup {
    * polling with backoff on the injected clock, and fall back to their own ping if it does not
    * land within the ping budget.
    */
-  private async pingOrJoin(job: PingJob): Promise<StoredStatus> {
+  private async pingOrJoin(job: PingJob): Promise<CacheEntry> {
     const { cache, clock } = this.deps;
     const { key } = job;
     if (!cache.claim) return this.pingAndStore(job);
@@ -286,13 +319,13 @@ export class StatusService implements StatusLookup {
     if (token !== null) {
       const claim = { token, previous: seen, released: false };
       try {
-        if (seen && fresh(seen)) return seen.latest;
+        if (seen && fresh(seen)) return seen;
         return await this.pingAndStore(job, claim);
       } finally {
         if (!claim.released) await cache.release?.(key, token);
       }
     }
-    if (seen && fresh(seen)) return seen.latest;
+    if (seen && fresh(seen)) return seen;
     const before = seen?.latest.checkedAt ?? -1;
     const deadline = clock.now() + budget;
     let delay = JOIN_POLL_FIRST_MS;
@@ -302,7 +335,7 @@ export class StatusService implements StatusLookup {
       const entry = await cache.get(key, { skipL1: true });
       // Only the owner's result: newer than what this instance saw, and fresh. An older one (a
       // local copy read while Redis is away) is not an answer.
-      if (entry && entry.latest.checkedAt > before && fresh(entry)) return entry.latest;
+      if (entry && entry.latest.checkedAt > before && fresh(entry)) return entry;
     }
     return this.pingAndStore(job);
   }
@@ -311,7 +344,7 @@ export class StatusService implements StatusLookup {
    * Pings, then caches and records the result. With a claim, the entry read with it stands for
    * the previous one, and the write releases it.
    */
-  private async pingAndStore(job: PingJob, claim?: { token: string; previous: CacheEntry | undefined; released: boolean }): Promise<StoredStatus> {
+  private async pingAndStore(job: PingJob, claim?: { token: string; previous: CacheEntry | undefined; released: boolean }): Promise<CacheEntry> {
     await job.beforePing?.();
     const { key, parsed, mode, id, query } = job;
     const { cache, clock } = this.deps;
@@ -320,6 +353,7 @@ export class StatusService implements StatusLookup {
     const entry: CacheEntry = {
       latest: stored,
       lastSuccess: stored.status.online ? stored : (previous?.lastSuccess ?? null),
+      streak: stored.status.online ? null : this.nextStreak(previous, stored.checkedAt),
     };
     const keepMs = entry.lastSuccess
       ? Math.max(this.deps.ttlSeconds * 1000, entry.lastSuccess.checkedAt + SATURATION_STALE_MS - clock.now())
@@ -327,7 +361,20 @@ export class StatusService implements StatusLookup {
     if (claim) claim.released = true;
     await cache.set(key, entry, keepMs, claim?.token);
     this.recorder?.recordCheck(checkRecord(job, stored), job.clientKey);
-    return stored;
+    return entry;
+  }
+
+  /**
+   * The failure streak after a failure checked at `now`: it goes on from the previous failure's,
+   * and starts only right after a success recent enough to be served stale (within the TTL and
+   * the stale-while-revalidate window): an old success is no evidence the server is up.
+   */
+  private nextStreak(previous: CacheEntry | undefined, now: number): FailureStreak | null {
+    if (!this.deps.damping || !previous?.lastSuccess) return null;
+    if (previous.streak) return addFailure(previous.streak, now);
+    if (!previous.latest.status.online) return null;
+    if (now > previous.lastSuccess.checkedAt + this.deps.ttlSeconds * 1000 + STALE_WHILE_REVALIDATE_MS) return null;
+    return addFailure(null, now);
   }
 
   /** Resolve, guard and ping within one deadline; every failure but 400/404 is `online: false`. */
@@ -367,8 +414,8 @@ export class StatusService implements StatusLookup {
     } catch (error) {
       if (error instanceof HostNotFoundError || error instanceof TargetRefusedError) throw error;
       if (error instanceof ObserverError && error.statusCode < 500) throw error;
-      const message = this.publicError(error, 'resolving');
-      return this.stamp({ ...base, error: message, ...(query ? { queryResult: { error: message } } : {}) });
+      const failure = this.publicError(error, 'resolving');
+      return this.stamp({ ...base, ...failure, ...(query ? { queryResult: { ...failure } } : {}) });
     }
     base.query.port = target.port;
     base.srvRecord = target.srvRecord;
@@ -385,10 +432,10 @@ export class StatusService implements StatusLookup {
     const { result, failure, ip } = await this.pingFirstAnswering(target, mode, signal);
     if (result) base.ip_address = ip;
     if (result && ip !== target.ips[0]) icmp = echo(ip);
-    const queryDone = queried ? settleWithin(queried, QUERY_GRACE_MS, { error: 'timed out' }) : null;
+    const queryDone = queried ? settleWithin(queried, QUERY_GRACE_MS, { error: ERROR_MESSAGES.timeout, error_code: 'timeout' as const }) : null;
     base.icmp = icmp ? await settleWithin(icmp, ICMP_GRACE_MS, false) : null;
     if (queryDone) base.queryResult = await queryDone;
-    if (!result) return this.stamp({ ...base, error: this.publicError(failure, 'pinging') });
+    if (!result) return this.stamp({ ...base, ...this.publicError(failure, 'pinging') });
     return this.stamp({
       ...result.extra,
       ...base,
@@ -431,12 +478,14 @@ export class StatusService implements StatusLookup {
     }
   }
 
-  /** The Query beside the ping, on the same deadline; a failure is `{ error }`, never thrown. */
-  private runQuery(ip: string, port: number, hostname: string, signal: AbortSignal): Promise<QueryResult | { error: string }> {
-    if (!this.deps.queryServer) return Promise.resolve({ error: 'query not available' });
+  /** The Query beside the ping, on the same deadline; a failure is `{ error, error_code }`, never thrown. */
+  private runQuery(ip: string, port: number, hostname: string, signal: AbortSignal): Promise<QueryResult | QueryFailure> {
+    if (!this.deps.queryServer) {
+      return Promise.resolve({ error: QUERY_ERROR_MESSAGES.query_unavailable, error_code: 'query_unavailable' });
+    }
     return this.deps
       .queryServer({ ip, port, hostname, signal })
-      .catch((error: unknown) => ({ error: this.publicError(error, 'querying') }));
+      .catch((error: unknown) => this.publicError(error, 'querying'));
   }
 
   private stamp(status: ServerStatus): StoredStatus {
@@ -445,11 +494,11 @@ export class StatusService implements StatusLookup {
     return { status, checkedAt };
   }
 
-  /** A short, safe summary: the ProbeError's message, never a raw exception text. */
-  private publicError(error: unknown, context: string): string {
-    if (error instanceof ProbeError) return error.message;
+  /** A short, safe summary and its code: the ProbeError's, never a raw exception text. */
+  private publicError(error: unknown, context: string): { error: string; error_code: ErrorCode } {
+    if (error instanceof ProbeError) return { error: error.message, error_code: error.code };
     this.deps.onError?.(error, context);
-    return 'query failed';
+    return { error: ERROR_MESSAGES.internal_error, error_code: 'internal_error' };
   }
 }
 
@@ -466,5 +515,19 @@ function checkRecord({ id, parsed, mode }: PingJob, { status, checkedAt }: Store
     playersMax: status.players?.max ?? null,
     latencyMs: status.roundTripLatency,
     version: status.version?.name ?? null,
+  };
+}
+
+/** The damped answer: the last success, stale, and `failing` (since when, how often, why). */
+function dampedStatus(success: ServerStatus, failure: ServerStatus, streak: FailureStreak): ServerStatus {
+  return {
+    ...success,
+    stale: true,
+    failing: {
+      since: new Date(streak.since).toISOString(),
+      failures: streak.failures,
+      error: failure.error,
+      error_code: failure.error_code,
+    },
   };
 }

@@ -1,3 +1,4 @@
+import type { QueryErrorCode } from '../core/errors.js';
 import type { QueryMode, ServerStatus } from '../core/types.js';
 
 /** How a status answer was produced, for `X-Cache`. */
@@ -40,4 +41,10 @@ export interface QueryRequest {
  */
 export interface StatusLookup {
   lookup(address: string, mode: QueryMode, options?: LookupOptions): Promise<StatusAnswer>;
+}
+
+/** `queryResult` when the Query failed: the safe sentence and its code (docs/api.md, "Query"). */
+export interface QueryFailure {
+  error: string;
+  error_code: QueryErrorCode;
 }

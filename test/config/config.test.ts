@@ -270,3 +270,22 @@ describe('loadConfig: limits a hostile client meets (docs/hostile-clients.md)', 
     }
   });
 });
+
+describe('loadConfig: flap damping (docs/api.md, "Flap damping")', () => {
+  const settings = [
+    ['DAMPING_FAILURES', 'failures', 3, 1, 100],
+    ['DAMPING_MINUTES', 'minutes', 5, 0, 1_440],
+  ] as const;
+
+  it.each(settings)('%s defaults to its documented value and accepts its bounds', (variable, field, fallback, min, max) => {
+    expect(loadConfig({}).damping[field]).toBe(fallback);
+    expect(loadConfig({ [variable]: String(min) }).damping[field]).toBe(min);
+    expect(loadConfig({ [variable]: String(max) }).damping[field]).toBe(max);
+  });
+
+  it.each(settings)('%s refuses one past each bound with one line naming it', (variable, _field, _fallback, min, max) => {
+    for (const value of [String(min - 1), String(max + 1), 'often']) {
+      expect(() => loadConfig({ [variable]: value })).toThrow(`Invalid ${variable}="${value}": expected a whole number from ${min} to ${max}`);
+    }
+  });
+});

@@ -1,28 +1,31 @@
 /**
- * The fast status path (src/http/fast-status.ts) over a real socket, against the whole app as
- * main.ts composes it: a plain status request is answered without Fastify, and must be
+ * The front (src/http/fast-status.ts) over a real socket, against the whole app as main.ts
+ * composes it: a plain status request is answered without Fastify, and must be
  * indistinguishable from the route's own answer (body, headers, rate limit, 429, stale, errors,
  * /stats, metrics). The route's answer for the same cache entry is had by adding a query string
- * (`?legacy=false`), which the fast path leaves to Fastify. app.inject() never reaches the fast
- * path, so every request here is real HTTP.
+ * (`?legacy=false`), which the front leaves to Fastify. app.inject() never reaches the front,
+ * so every request here is real HTTP.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pino } from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { composeApp, type ComposeOptions } from '../../src/compose.js';
 import { ClientHasher } from '../../src/core/client-hash.js';
 import { systemClock } from '../../src/core/clock.js';
 import { ObserverError } from '../../src/core/errors.js';
+import { clientAddress } from '../../src/http/client-key.js';
 import { FastStatus } from '../../src/http/fast-status.js';
 import { MemoryRateLimitStore } from '../../src/http/rate-limit.js';
+import { StatusAnswers } from '../../src/http/status-answer.js';
 import { createStatusService, type StatusLookup } from '../../src/status/index.js';
 import { logCapture, testConfig } from '../support/app.js';
 import { FakeClock } from '../support/clock.js';
 import { startJavaServer, type RunningJavaServer } from '../support/minecraft.js';
-import { parseExposition, value } from '../support/prometheus.js';
+import { parseExposition, samples, value } from '../support/prometheus.js';
 
 let java: RunningJavaServer;
 const dirs: string[] = [];
@@ -114,15 +117,14 @@ describe('the fast status path', () => {
     expect(JSON.parse(long.body.toString())).toMatchObject({ status: 'error', error: 'invalid_parameter' });
   });
 
-  it('keeps each client to its limit: the request past it is the route’s 429, counted once', async () => {
+  it('keeps each client to its limit: the request past it is a 429, answered before Fastify too', async () => {
     const { origin, routed } = await start({ RATE_LIMIT_STATUS: '3', TRUST_PROXY: 'true' });
     const url = `${origin}/api/v1/status/127.0.0.1:${java.port}`;
     const client = { 'x-forwarded-for': '198.51.100.7' };
     const answers = [];
     for (let i = 0; i < 5; i++) answers.push(await get(url, client));
     expect(answers.map((r) => r.status)).toEqual([200, 200, 200, 429, 429]);
-    // Three by the fast path, both 429s by the route.
-    expect(routed).toHaveLength(2);
+    expect(routed).toEqual([]);
     const refused = answers[3]!;
     expect(JSON.parse(refused.body.toString())).toMatchObject({ status: 'error', error: 'rate_limited' });
     expect(refused.headers['retry-after']).toMatch(/^\d+$/);
@@ -132,6 +134,21 @@ describe('the fast status path', () => {
     const other = await get(url, { 'x-forwarded-for': '203.0.113.9' });
     expect(other.status).toBe(200);
     expect(other.headers['x-cache']).toBe('HIT');
+  });
+
+  it('charges a request the route’s schema refuses, and answers it in the same shape', async () => {
+    const { origin } = await start({ RATE_LIMIT_STATUS: '2' });
+    const url = `${origin}/api/v1/status/127.0.0.1:${java.port}?queryPort=none`;
+    const answers = [await get(url), await get(url), await get(url)];
+    expect(answers.map((a) => a.status)).toEqual([400, 400, 429]);
+    expect(JSON.parse(answers[0]!.body.toString())).toMatchObject({ status: 'error', error: 'invalid_parameter', message: expect.stringContaining('queryPort') });
+    expect(answers[0]!.headers.ratelimit).toMatch(/^"status";r=1;t=\d+$/);
+    expect(answers[1]!.headers['access-control-allow-origin']).toBe('*');
+    expect(JSON.parse(answers[2]!.body.toString())).toMatchObject({ status: 'error', error: 'rate_limited' });
+    // HEAD through the route: the GET's headers, no body.
+    const head = await fetch(`${origin}/api/v1/status/127.0.0.1:${java.port}?legacy=false`, { method: 'HEAD' });
+    expect(head.status).toBe(429);
+    expect((await head.arrayBuffer()).byteLength).toBe(0);
   });
 
   it('sends no client’s RateLimit on an answer shared caches may store; its 429 and its errors carry it', async () => {
@@ -209,21 +226,91 @@ describe('the fast status path', () => {
   });
 });
 
-describe('the fast status path when its own answer fails', () => {
-  /** FastStatus alone on a real socket, with the given look-up and after-answer hook. */
-  async function serve(status: StatusLookup, onAnswered: () => void) {
+describe('whichever entrance answers', () => {
+  /** Requests, answers and records (metrics, /stats) by status code; the scrape itself is left out. */
+  async function records(origin: string, store: { flush(): Promise<void> }) {
+    const scrape = await get(`${origin}/metrics`, { authorization: `Bearer ${TOKEN}` });
+    const families = parseExposition(scrape.body.toString());
+    const requests = Object.fromEntries(
+      samples(families, 'observer_http_requests_total')
+        .filter((s) => s.labels?.route !== '/metrics' && s.labels?.route !== '/api/v1/stats')
+        .map((s) => [`${s.labels?.method} ${s.labels?.route} ${s.labels?.status}`, Number(s.value)]),
+    );
+    const durations = Object.fromEntries(
+      samples(families, 'observer_http_request_duration_seconds_count')
+        .filter((s) => s.labels?.route !== '/metrics' && s.labels?.route !== '/api/v1/stats')
+        .map((s) => [`${s.labels?.method} ${s.labels?.route} ${s.labels?.status}`, Number(s.value)]),
+    );
+    const cache = Object.fromEntries(samples(families, 'observer_status_cache_results_total').map((s) => [s.labels?.result, Number(s.value)]));
+    await store.flush();
+    const stats = JSON.parse((await get(`${origin}/api/v1/stats`)).body.toString()) as Record<string, number>;
+    return { requests, durations, cache, stats: { totalRequests: stats.totalRequests, apiRequests: stats.apiRequests, serverQueries: stats.serverQueries } };
+  }
+
+  /** What `after` has more of than `before`, key by key. */
+  function delta<T extends Record<string, Record<string, number | undefined>>>(before: T, after: T) {
+    const out: Record<string, Record<string, number>> = {};
+    for (const [group, values] of Object.entries(after)) {
+      out[group] = {};
+      for (const [key, n] of Object.entries(values)) {
+        const d = (n ?? 0) - (before[group]?.[key] ?? 0);
+        if (d !== 0) out[group]![key] = d;
+      }
+    }
+    return out;
+  }
+
+  const TOKEN = 'entrances-metrics-token-1';
+
+  it('gives the same request the same status, headers and body, and records it the same', async () => {
+    // A fixed clock: max-age and the rate limit's reset read the same on both sides.
+    const clock = new FakeClock(Date.now());
+    const { origin, store, routed } = await start({ RATE_LIMIT_STATUS: '3', TRUST_PROXY: 'true', METRICS_TOKEN: TOKEN }, clock);
+    const target = `127.0.0.1:${java.port}`;
+    expect((await get(`${origin}/api/v1/status/${target}`, { 'x-forwarded-for': '192.0.2.1' })).headers['x-cache']).toBe('MISS');
+    // Two clients with the same history: one by the front, one by Fastify (a query string).
+    const front = { 'x-forwarded-for': '198.51.100.10' };
+    const fastify = { 'x-forwarded-for': '198.51.100.20' };
+    const cases = [target, 'nx-entrances.observer.test', '127.0.0.1:0', target];
+    for (const [i, address] of cases.entries()) {
+      routed.length = 0;
+      const before = await records(origin, store);
+      const viaFront = await get(`${origin}/api/v1/status/${address}`, front);
+      const middle = await records(origin, store);
+      const viaFastify = await get(`${origin}/api/v1/status/${address}?legacy=false`, fastify);
+      const after = await records(origin, store);
+      expect(routed.filter((url) => url.startsWith('/api/v1/status/'))).toEqual([`/api/v1/status/${address}?legacy=false`]);
+      // The fourth status request of each client is over its limit of 3.
+      expect(viaFront.status).toBe([200, 404, 400, 429][i]);
+      expect(viaFastify.status).toBe(viaFront.status);
+      const { date: _d1, ...frontHeaders } = viaFront.headers;
+      const { date: _d2, ...fastifyHeaders } = viaFastify.headers;
+      expect(fastifyHeaders).toEqual(frontHeaders);
+      expect(viaFastify.body.toString()).toBe(viaFront.body.toString());
+      expect(delta(middle, after)).toEqual(delta(before, middle));
+    }
+  });
+});
+
+describe('the front when its own answer fails', () => {
+  /** The front alone on a real socket, with the given look-up and recorder. */
+  async function serve(status: StatusLookup, record: () => void) {
     const errors: unknown[] = [];
-    const fast = new FastStatus({
+    const answers = new StatusAnswers({
       status,
       hasher: new ClientHasher(systemClock),
-      trustProxy: false,
-      rateLimit: { store: new MemoryRateLimitStore(), limit: 100 },
-      prefix: '/api/v1',
-      onAnswered,
-      health: () => '{}',
-      onHealth: () => {},
+      clientAddress: clientAddress(false),
+      rateLimit: { store: new MemoryRateLimitStore(), limit: 100, onError: (error) => errors.push(error) },
       onError: (error) => errors.push(error),
       admitPing: () => {},
+    });
+    const fast = new FastStatus({
+      answers,
+      prefix: '/api/v1',
+      health: () => '{}',
+      record,
+      log: pino({ enabled: false }),
+      onError: (error) => errors.push(error),
     });
     const server = createServer((req, res) => {
       if (!fast.handle(req, res)) res.writeHead(418).end();

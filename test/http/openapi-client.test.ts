@@ -46,6 +46,8 @@ export async function callEveryRoute(origin: string, server: string, apiBase: st
     ['icon/sharp', client.GET('/icon/sharp', { params: { query: { address: server } }, parseAs: 'blob' })],
     ['banner/motd', client.GET('/banner/motd', { params: { query: { motd: '§aHello' } }, parseAs: 'blob' })],
     ['banner', client.GET('/banner/{address}', { params: address, parseAs: 'blob' })],
+    ['badge', client.GET('/badge/{address}', { params: address, parseAs: 'text' })],
+    ['shields', client.GET('/shields/{address}', { params: address })],
     ['widget', client.GET('/widget/{size}/{address}', { params: { path: { size: 'normal', address: server } }, parseAs: 'text' })],
     ['widget font', client.GET('/widget/fonts/{file}', { params: { path: { file: 'inter-latin-400-normal.woff2' } }, parseAs: 'blob' })],
     ['trends', client.GET('/trends')],

@@ -108,7 +108,7 @@ describe('GET /status/{address}?query=true', () => {
     const body = res.json();
     expect(validate('ServerStatus', body)).toEqual([]);
     expect(body.online).toBe(true);
-    expect(body.queryResult).toEqual({ error: 'connection refused' });
+    expect(body.queryResult).toEqual({ error: 'connection refused', error_code: 'connection_refused' });
   });
 
   it('a query port that drops packets: queryResult "timed out" soon after the ping, not at the end of the budget', async () => {
@@ -119,7 +119,7 @@ describe('GET /status/{address}?query=true', () => {
     try {
       const body = (await get(`/api/v1/status/127.0.0.1:${target.port}?query=true`, patient)).json();
       expect(body.online).toBe(true);
-      expect(body.queryResult).toEqual({ error: 'timed out' });
+      expect(body.queryResult).toEqual({ error: 'timed out', error_code: 'timeout' });
       expect(silent.received).toBeGreaterThanOrEqual(1);
     } finally {
       await patient.close();
@@ -375,7 +375,7 @@ describe('composeApp wiring', () => {
       expect(composed.blocklist?.size).toBe(1);
       const body = (await get(`${url}?query=true`, composed.app)).json();
       expect(body.blocked).toBe(true);
-      expect(body.queryResult).toEqual({ error: 'connection refused' });
+      expect(body.queryResult).toEqual({ error: 'connection refused', error_code: 'connection_refused' });
     } finally {
       await composed.app.close();
     }

@@ -142,6 +142,7 @@ export function sampleStatus(overrides: Partial<ServerStatus> = {}): ServerStatu
     icmp: true,
     online: true,
     error: null,
+    error_code: null,
     version: { name: 'Paper 1.21.4', protocol: 769 },
     players: { online: 1234, max: 5000, sample: [] },
     motd: formatMotd('§6§lExample Network §7» §a1.21 §bSkyblock\n§fNew season! §c§nJoin now§r §d§oand have fun'),

@@ -140,12 +140,12 @@ describe('TargetResolver: names without records', () => {
     expect(await failure(resolve('empty.observer.test:25565'))).toBeInstanceOf(HostNotFoundError);
   });
 
-  it('an SRV target without addresses is a DNS failure, not a 404', async () => {
-    expect(await probeFailure(resolve('srvdangling.observer.test'))).toBe('dns_failure');
+  it('an SRV target without addresses is dns_not_found, not a 404', async () => {
+    expect(await probeFailure(resolve('srvdangling.observer.test'))).toBe('dns_not_found');
   });
 
   it('an SRV record with target "." means the service is not available', async () => {
-    expect(await probeFailure(resolve('srvnone.observer.test'))).toBe('unreachable');
+    expect(await probeFailure(resolve('srvnone.observer.test'))).toBe('srv_invalid');
   });
 });
 

@@ -478,10 +478,37 @@ describe('the embed builder', () => {
     await expect.poll(() => o.page.locator('img.banner-preview').getAttribute('src')).toBe(bannerUrl);
     await expect.poll(() => o.page.locator('img.banner-preview').evaluate((el: HTMLImageElement) => el.complete && el.naturalWidth)).toBe(800);
 
+    // Badge options: style, label, colours; its own SVG and the shields.io endpoint follow.
+    const badge = o.page.locator('.builder-part').nth(2);
+    expect(await snippet('badge-url')).toBe(`${front.origin}/api/v1/badge/${address}`);
+    expect(await snippet('shields-url')).toBe(`${front.origin}/api/v1/shields/${address}`);
+    await badge.getByLabel('Style', { exact: true }).selectOption('for-the-badge');
+    await badge.getByLabel('Label', { exact: true }).fill('My server');
+    await badge.getByLabel('Online colour', { exact: true }).fill('#07f');
+    const badgeUrl = await snippet('badge-url');
+    const badgeParams = { style: 'for-the-badge', label: 'My server', onlineColor: '#0077ff' };
+    expect(Object.fromEntries(new URL(badgeUrl).searchParams)).toEqual(badgeParams);
+    expect(new URL(badgeUrl).pathname).toBe(`/api/v1/badge/${address}`);
+    const endpoint = await snippet('shields-url');
+    expect(new URL(endpoint).pathname).toBe(`/api/v1/shields/${address}`);
+    expect(Object.fromEntries(new URL(endpoint).searchParams)).toEqual(badgeParams);
+    const page = `${front.origin}/server/${address}`;
+    const alt = `${goodAddress()} server status`;
+    expect(await snippet('badge-markdown')).toBe(`[![${alt}](${badgeUrl})](${page})`);
+    expect(await snippet('badge-html')).toBe(`<a href="${page}"><img src="${badgeUrl.replace(/&/g, '&amp;')}" alt="${alt}"></a>`);
+    const shields = `https://img.shields.io/endpoint?url=${encodeURIComponent(endpoint)}`;
+    expect(await snippet('shields-markdown')).toBe(`[![${alt}](${shields})](${page})`);
+    expect(await snippet('shields-html')).toBe(`<a href="${page}"><img src="${shields.replace(/&/g, '&amp;')}" alt="${alt}"></a>`);
+    await o.page.locator('img.badge-preview').scrollIntoViewIfNeeded();
+    await expect.poll(() => o.page.locator('img.badge-preview').getAttribute('src')).toBe(badgeUrl);
+    await expect.poll(() => o.page.locator('img.badge-preview').evaluate((el: HTMLImageElement) => el.complete && el.naturalHeight)).toBe(28);
+
     // Every URL a snippet hands out answers 200 with the right content type.
     const urls: Array<[string, RegExp]> = [
       [widgetUrl, /^text\/html/],
       [bannerUrl, /^image\/png$/],
+      [badgeUrl, /^image\/svg\+xml/],
+      [endpoint, /^application\/json/],
       [await snippet('status-url'), /^application\/json/],
       [await snippet('icon-url'), /^image\/png$/],
       [await snippet('page-url'), /^text\/html/],
@@ -619,11 +646,13 @@ describe('accessibility of the stale badge, the history chart and the embed buil
       await o.close();
     });
 
-    it(`the embed builder with its previews (dark and light widget) and an invalid colour, ${scheme} scheme`, async () => {
+    it(`the embed builder with its previews (dark and light widget, banner, badge) and an invalid colour, ${scheme} scheme`, async () => {
       const o = await open(browser, front, `/server/${encodeURIComponent(goodAddress())}`, { colorScheme: scheme, bypassCSP: true });
       await o.page.waitForSelector('.builder');
       await o.page.locator('img.banner-preview').scrollIntoViewIfNeeded();
       await expect.poll(() => o.page.locator('img.banner-preview').evaluate((el: HTMLImageElement) => el.complete && el.naturalWidth > 0)).toBe(true);
+      await o.page.locator('img.badge-preview').scrollIntoViewIfNeeded();
+      await expect.poll(() => o.page.locator('img.badge-preview').evaluate((el: HTMLImageElement) => el.complete && el.naturalWidth > 0)).toBe(true);
       const frame = o.page.frameLocator('iframe.widget-preview');
       await frame.locator('#w').waitFor();
       expect(await seriousViolations(o, true)).toEqual([]);

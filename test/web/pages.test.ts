@@ -114,7 +114,7 @@ describe('assets', () => {
       expect(plain.headers['cache-control']).toBe('public, max-age=31536000, immutable');
       expect(plain.headers['x-content-type-options']).toBe('nosniff');
       expect(plain.headers['content-encoding']).toBeUndefined();
-      expect(plain.headers.vary).toMatch(/Accept-Encoding/);
+      expect(plain.headers.vary).toMatch(/accept-encoding/i);
       const gzip = await app.inject({ method: 'GET', url: `/assets/${file}`, headers: { 'accept-encoding': 'gzip, deflate, br' } });
       expect(gzip.headers['content-encoding']).toBe('gzip');
       expect(gunzipSync(gzip.rawPayload).toString('utf8')).toBe(plain.body);
@@ -123,6 +123,26 @@ describe('assets', () => {
     // The app's JavaScript budget: 50 KiB gzipped.
     const js = await app.inject({ method: 'GET', url: `/assets/${manifest.js}`, headers: { 'accept-encoding': 'gzip' } });
     expect(js.rawPayload.length).toBeLessThanOrEqual(50 * 1024);
+    await app.close();
+  });
+
+  it('honours Accept-Encoding q-values: gzip;q=0 gets the identity body, gzip the gzip twin', async () => {
+    const app = await testApp();
+    const identity = await app.inject({ method: 'GET', url: `/assets/${manifest.js}` });
+    for (const refusing of ['gzip;q=0', 'identity', 'gzip;q=0, deflate;q=0', 'GZIP;q=0.000']) {
+      const answer = await app.inject({ method: 'GET', url: `/assets/${manifest.js}`, headers: { 'accept-encoding': refusing } });
+      expect(answer.statusCode, refusing).toBe(200);
+      expect(answer.headers['content-encoding'], refusing).toBeUndefined();
+      expect(answer.rawPayload.equals(identity.rawPayload), refusing).toBe(true);
+      expect(answer.headers['cache-control']).toBe('public, max-age=31536000, immutable');
+    }
+    for (const accepting of ['gzip', 'gzip;q=0.5', 'br;q=0, gzip;q=0.1', '*']) {
+      const answer = await app.inject({ method: 'GET', url: `/assets/${manifest.js}`, headers: { 'accept-encoding': accepting } });
+      expect(answer.headers['content-encoding'], accepting).toBe('gzip');
+      expect(gunzipSync(answer.rawPayload).equals(identity.rawPayload), accepting).toBe(true);
+      expect(answer.headers['content-type']).toBe('text/javascript; charset=utf-8');
+      expect(answer.headers['cache-control']).toBe('public, max-age=31536000, immutable');
+    }
     await app.close();
   });
 

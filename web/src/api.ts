@@ -32,6 +32,8 @@ export interface ServerStatus {
   checked_at: string;
   /** Java only: on Mojang's blocked-servers list; null (or absent) when the service has no list. */
   blocked?: boolean | null;
+  /** Only while flap damping serves the last success: since when the server has not answered, and why. */
+  failing?: { since: string; failures: number; error: string | null; error_code: string | null };
 }
 
 export interface HistoryBucket {

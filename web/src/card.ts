@@ -9,6 +9,7 @@ const MAX_SAMPLE = 12;
 
 const numbers = new Intl.NumberFormat('en');
 const relative = new Intl.RelativeTimeFormat('en', { numeric: 'auto' });
+const moment = new Intl.DateTimeFormat('en', { dateStyle: 'medium', timeStyle: 'short' });
 
 /** "12 seconds ago", "3 minutes ago". */
 export function ago(iso: string, now = Date.now()): string {
@@ -36,6 +37,15 @@ function sampleNames(status: ServerStatus): HTMLElement | null {
     h('h3', {}, 'Some players online'),
     h('ul', { class: 'names' }, ...names.map((name) => h('li', {}, name.slice(0, 64)))),
   );
+}
+
+/** While flap damping holds: the server stopped answering after a recent success, shown here. */
+function failingNote(status: ServerStatus): HTMLElement | null {
+  const failing = status.failing;
+  if (!failing) return null;
+  const since = h('time', { datetime: failing.since, title: ago(failing.since) }, moment.format(new Date(failing.since)));
+  const reason = failing.error ? ` (${failing.error.slice(0, 80)})` : '';
+  return h('p', { class: 'note failing' }, 'Not answering since ', since, `${reason}: this is its last successful answer.`);
 }
 
 export function statusCard(target: Target, status: ServerStatus): HTMLElement {
@@ -86,9 +96,8 @@ export function statusCard(target: Target, status: ServerStatus): HTMLElement {
     status.blocked === true
       ? h('p', { class: 'note' }, "This server is on Mojang's list of blocked servers: the official Java client refuses to join it.")
       : null,
-    status.stale
-      ? h('p', { class: 'note' }, 'This is the last successful answer, served while a fresh check is under way.')
-      : null,
+    failingNote(status) ??
+      (status.stale ? h('p', { class: 'note' }, 'This is the last successful answer, served while a fresh check is under way.') : null),
     sampleNames(status),
   );
 }

@@ -4,13 +4,13 @@ import { Type } from 'typebox';
 import type { Config } from '../../config/index.js';
 import type { ClientHasher } from '../../core/client-hash.js';
 import { ObserverError } from '../../core/errors.js';
-import { parseQueryMode } from '../../resolve/index.js';
+import { lookupEditions, parseEditionChoice } from '../../status/editions.js';
 import type { StatusLookup } from '../../status/types.js';
 import { lookupKeyOf } from '../client-key.js';
 import { tierConfig } from '../rate-limit.js';
 import { BulkRequest } from '../schemas.js';
 import { statusBody } from '../../status/cache.js';
-import { statusLookupOptions } from './status.js';
+import { queryRequest, statusLookupOptions } from '../status-answer.js';
 
 export const MAX_BULK_ENTRIES = 50;
 /** Pings one bulk request may have in flight at once (cached entries answer without one). */
@@ -49,7 +49,7 @@ export const bulkRoutes: FastifyPluginAsyncTypebox<{ status: StatusLookup; confi
         summary: 'Many server statuses at once',
         description:
           `Up to ${MAX_BULK_ENTRIES} look-ups in one request; \`results\` holds one entry per server, in the same order: ` +
-          'a `ServerStatus`, or `{address, error, message}` with the code the single endpoint would give ' +
+          'a `ServerStatus` (an `EditionsStatus` for an entry with `edition: auto`), or `{address, error, message}` with the code the single endpoint would give ' +
           `(\`invalid_address\`, \`host_not_found\`, \`target_refused\`, …). Each entry counts as one request against the ` +
           `status rate limit; a request that would exceed it is refused (429) before any ping. At most ${BULK_CONCURRENCY} ` +
           `pings run at once per request. Body at most \`HTTP_BODY_LIMIT_BYTES\` (${config.http.bodyLimitBytes} bytes; 413 \`body_too_large\`), ` +
@@ -69,9 +69,10 @@ export const bulkRoutes: FastifyPluginAsyncTypebox<{ status: StatusLookup; confi
       const clientKey = lookupKeyOf(request, hasher);
       const results = await mapBounded(request.body.servers, BULK_CONCURRENCY, async (entry) => {
         try {
-          const mode = parseQueryMode(entry.legacy ?? false, entry.bedrock ?? false);
-          const answer = await status.lookup(entry.address, mode, statusLookupOptions(entry.query, entry.queryPort, clientKey, admitPing));
-          return statusBody(answer.status);
+          const mode = parseEditionChoice(entry.edition, entry.legacy ?? false, entry.bedrock ?? false);
+          const options = statusLookupOptions(clientKey, admitPing, queryRequest(entry.query, entry.queryPort));
+          if (mode === 'auto') return (await lookupEditions(status, entry.address, options)).body;
+          return statusBody((await status.lookup(entry.address, mode, options)).status);
         } catch (error) {
           if (!(error instanceof ObserverError)) throw error;
           return JSON.stringify({ address: entry.address, error: error.code, message: error.message });

@@ -1,7 +1,9 @@
+import type { ServerResponse } from 'node:http';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { Clock } from '../../core/clock.js';
 import { SERVICE_NAME, SERVICE_VERSION } from '../../core/service-info.js';
 import { Type } from 'typebox';
+import { CORS_HEADERS } from '../cors.js';
 
 export type DependencyState = 'ok' | 'degraded' | 'down';
 
@@ -15,7 +17,7 @@ export interface DependencyHealth {
 
 /**
  * The health body, serialised once per change: uptime monitors poll it hard, and it only changes
- * with the clock's millisecond and the dependency states. Shared by the route and the fast path.
+ * with the clock's millisecond and the dependency states. Shared by the route and the front (fast-status.ts).
  */
 export function healthBody(clock: Clock, dependencies?: () => DependencyHealth): () => string {
   let lastMs = -1;
@@ -40,6 +42,15 @@ export function healthBody(clock: Clock, dependencies?: () => DependencyHealth):
   };
 }
 
+/** Header pairs, flat: writeHead takes an array as is. */
+const HEALTH_HEADERS = [...Object.entries(CORS_HEADERS).flat(), 'cache-control', 'no-store', 'content-type', 'application/json; charset=utf-8'];
+
+/** The one writer of health answers, for the route and the front (fast-status.ts) alike. */
+export function writeHealth(res: ServerResponse, body: string): void {
+  res.writeHead(200, [...HEALTH_HEADERS, 'content-length', String(Buffer.byteLength(body))]);
+  res.end(body);
+}
+
 /** GET /status: health for uptime monitors. Never rate-limited, never cached. */
 export const healthRoutes: FastifyPluginAsyncTypebox<{ body: () => string }> = async (app, { body }) => {
   app.get(
@@ -54,9 +65,6 @@ export const healthRoutes: FastifyPluginAsyncTypebox<{ body: () => string }> = a
         response: { 200: Type.Ref('HealthResponse') },
       },
     },
-    async (_request, reply) => {
-      reply.header('Cache-Control', 'no-store').type('application/json; charset=utf-8');
-      return body();
-    },
+    (_request, reply) => writeHealth(reply.hijack().raw, body()),
   );
 };

@@ -6,7 +6,7 @@
  */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { Type } from 'typebox';
+import { Type, type Static } from 'typebox';
 import type { Config } from '../../config/index.js';
 import { BadRequestError, HostNotFoundError } from '../../core/errors.js';
 import { unknownHostStatus, type QueryMode, type ServerStatus } from '../../core/types.js';
@@ -38,7 +38,7 @@ import { BooleanFlag } from '../schemas.js';
 /** Spec: icons are cached 1 day by browsers, 7 days by CDNs. */
 const ICON_CACHE_CONTROL = 'public, max-age=86400, s-maxage=604800';
 
-const HexColor = (description: string, example: string) =>
+export const HexColor = (description: string, example: string) =>
   Type.String({
     pattern: '^#?([0-9a-fA-F]{3}|[0-9a-fA-F]{6})$',
     description: `${description}: #RGB or #RRGGBB, with or without the # (sent as %23).`,
@@ -46,7 +46,7 @@ const HexColor = (description: string, example: string) =>
   });
 
 const ADDRESS_DESCRIPTION = 'host, host:port, IPv4, [IPv6]:port or IPv6';
-const Address = Type.String({ minLength: 1, maxLength: 255, description: ADDRESS_DESCRIPTION });
+export const Address = Type.String({ minLength: 1, maxLength: 255, description: ADDRESS_DESCRIPTION });
 
 /**
  * `/icon/sharp` requires `address`; `/icon/dynamic` takes `address` or its alias `server`, so
@@ -67,7 +67,7 @@ const IconQuery = (size: { min: number; max: number; default: number }, withAlia
     withAlias ? { anyOf: [{ required: ['address'] }, { required: ['server'] }] } : {},
   );
 
-const imageResponses = (type: string) => ({
+export const imageResponses = (type: string) => ({
   200: Type.Unsafe<Buffer>({ description: `The image (${type}).`, content: undefined }),
   304: Type.Null({ description: 'Not modified: the `If-None-Match` ETag still names this image.' }),
   400: Type.Ref('ErrorResponse'),
@@ -80,7 +80,7 @@ const imageResponses = (type: string) => ({
  * stand-in has no check time (`checked_at: ''`): its image depends on the name alone, so it
  * has one cache entry and one ETag instead of a new one per request.
  */
-async function statusFor(
+export async function statusFor(
   status: StatusLookup,
   address: string,
   mode: QueryMode,
@@ -116,61 +116,79 @@ function color(value: string | undefined, fallback: string): string {
   return value === undefined ? fallback : (parseHexColor(value) ?? fallback);
 }
 
-export const imageRoutes: FastifyPluginAsyncTypebox<{
+interface ImageRouteOptions {
   status: StatusLookup;
   config: Config;
   lookupOptions: MediaLookupOptions;
   renderGate: RenderGate;
   cache?: RenderCache;
-}> = async (app, { status, config, lookupOptions, renderGate, cache = new RenderCache() }
-) => {
-  registerRenderFonts();
+}
 
-  /**
-   * The image of `key`, or 304. The ETag is derived from the key, so `If-None-Match` is
-   * compared before anything is rendered: a revalidation costs a status look-up, no render.
-   */
-  async function sendImage(
-    request: FastifyRequest,
-    reply: FastifyReply,
-    image: { key: string; contentType: string; cacheControl: string; render: () => Promise<Buffer> },
-  ) {
+/** An image to send: what it is keyed by, its type and caching, and how to draw it. */
+interface ImageSpec {
+  key: string;
+  contentType: string;
+  cacheControl: string;
+  render: () => Promise<Buffer>;
+}
+
+type SendImage = (request: FastifyRequest, reply: FastifyReply, image: ImageSpec) => Promise<FastifyReply>;
+
+/**
+ * Sends the image of `spec.key`, or 304. The ETag is derived from the key, so `If-None-Match`
+ * is compared before anything is rendered: a revalidation costs a status look-up, no render.
+ */
+function imageSender(cache: RenderCache, renderGate: RenderGate): SendImage {
+  return async (request, reply, image) => {
     const etag = etagOf(image.key);
     reply.header('Cache-Control', image.cacheControl).header('ETag', etag);
     if (matchesIfNoneMatch(request.headers['if-none-match'], etag)) return reply.code(304).send(null);
     // A render not in the cache needs an admission slot (http/admission.ts).
     const { image: rendered, hit } = await cache.getOrRender(image.key, image.contentType, () => renderGate(request, image.render));
     return reply.header('X-Render-Cache', hit ? 'HIT' : 'MISS').type(rendered.contentType).send(rendered.body);
-  }
-  const media = tierConfig('media');
+  };
+}
 
-  async function icon(
-    request: FastifyRequest,
-    reply: FastifyReply,
-    query: { address?: string; server?: string; legacy: boolean; bedrock: boolean },
-    options: IconOptions,
-  ) {
+export const imageRoutes: FastifyPluginAsyncTypebox<ImageRouteOptions> = async (app, options) => {
+  registerRenderFonts();
+  const send = imageSender(options.cache ?? new RenderCache(), options.renderGate);
+  registerIconRoutes(app, options, send);
+  registerMotdBanner(app, send);
+  registerStatusBanner(app, options, send);
+};
+
+type ImageApp = Parameters<FastifyPluginAsyncTypebox>[0];
+type IconQueryValues = { address?: string; server?: string; legacy: boolean; bedrock: boolean };
+
+type SendIcon = (request: FastifyRequest, reply: FastifyReply, query: IconQueryValues, options: IconOptions) => Promise<FastifyReply>;
+
+/** Sends the icon of the server the query names: its favicon, or the default icon. */
+function iconSender({ status, config, lookupOptions }: ImageRouteOptions, send: SendImage): SendIcon {
+  return async (request, reply, query, options) => {
     const address = query.address ?? query.server;
     if (address === undefined) throw new BadRequestError('invalid_parameter', 'The query parameter "address" is required.');
     const mode = parseQueryMode(query.legacy, query.bedrock);
     const { status: s, maxAge } = await statusFor(status, address, mode, config.statusCacheTtlSeconds, lookupOptions(request));
     const favicon = s.online ? s.favicon : null;
-    // Keyed by the favicon's digest: every server with the default icon shares one render.
-    const key = `icon|${faviconKey(s)}|${options.size}|${options.format}|${options.rounded}`;
-    return sendImage(request, reply, {
-      key,
+    return send(request, reply, {
+      // Keyed by the favicon's digest: every server with the default icon shares one render.
+      key: `icon|${faviconKey(s)}|${options.size}|${options.format}|${options.rounded}`,
       contentType: `image/${options.format}`,
       // The default icon standing in for an offline or unknown server lasts as long as that
       // status does, so the real icon shows once the server is back.
       cacheControl: s.online ? ICON_CACHE_CONTROL : `public, max-age=${maxAge}`,
       render: () => renderIcon(favicon, options),
     });
-  }
+  };
+}
 
+/** GET /icon/dynamic and /icon/sharp: the server's favicon, or the default icon. */
+function registerIconRoutes(app: ImageApp, options: ImageRouteOptions, send: SendImage): void {
+  const icon = iconSender(options, send);
   app.get(
     '/icon/dynamic',
     {
-      config: media,
+      config: tierConfig('media'),
       schema: {
         summary: 'Server icon',
         description:
@@ -186,7 +204,7 @@ export const imageRoutes: FastifyPluginAsyncTypebox<{
       },
     },
     async (request, reply) => {
-      const q = request.query as { address?: string; server?: string; size: number; format?: 'png' | 'webp'; legacy: boolean; bedrock: boolean };
+      const q = request.query as IconQueryValues & { size: number; format?: 'png' | 'webp' };
       return icon(request, reply, q, { size: q.size, format: q.format ?? 'png', rounded: false });
     },
   );
@@ -194,7 +212,7 @@ export const imageRoutes: FastifyPluginAsyncTypebox<{
   app.get(
     '/icon/sharp',
     {
-      config: media,
+      config: tierConfig('media'),
       schema: {
         summary: 'Rounded server icon',
         description: "The server's favicon (or the default icon) as a PNG with rounded, transparent corners." + PING_BUDGET_NOTE,
@@ -205,11 +223,14 @@ export const imageRoutes: FastifyPluginAsyncTypebox<{
       },
     },
     async (request, reply) => {
-      const q = request.query as { address?: string; size: number; legacy: boolean; bedrock: boolean };
+      const q = request.query as IconQueryValues & { size: number };
       return icon(request, reply, q, { size: q.size, format: 'png', rounded: true });
     },
   );
+}
 
+/** GET /banner/motd: formatted text drawn as a banner, without any server. */
+function registerMotdBanner(app: ImageApp, send: SendImage): void {
   app.get(
     '/banner/motd',
     {
@@ -233,7 +254,7 @@ export const imageRoutes: FastifyPluginAsyncTypebox<{
       const q = request.query;
       const options = { textColor: color(q.textColor, '#ffffff'), accentColor: color(q.accentColor, '#10b981') };
       // Keyed by its parameters: the same text costs one render, however often it is asked for.
-      return sendImage(request, reply, {
+      return send(request, reply, {
         key: `motd|${digestOf(q.motd)}|${options.textColor}|${options.accentColor}`,
         contentType: 'image/png',
         cacheControl: 'public, max-age=86400',
@@ -241,11 +262,46 @@ export const imageRoutes: FastifyPluginAsyncTypebox<{
       });
     },
   );
+}
 
+const BannerQuery = Type.Object({
+  size: Type.Union([Type.Literal('small'), Type.Literal('normal'), Type.Literal('large')], { default: 'normal' }),
+  style: Type.Union([Type.Literal('modern'), Type.Literal('classic')], { default: 'modern' }),
+  textColor: Type.Optional(HexColor('Primary text colour', '#FFFFFF')),
+  accentColor: Type.Optional(HexColor('Player-count accent colour', '#10B981')),
+  showFavicon: BooleanFlag('Draw the server icon.', true),
+  showMotd: BooleanFlag('Draw the MOTD.', true),
+  showPing: BooleanFlag('Draw the latency.', true),
+  borderRadius: Type.Number({
+    minimum: BORDER_RADIUS.min,
+    maximum: BORDER_RADIUS.max,
+    default: BORDER_RADIUS.default,
+    description: `Corner radius multiplier, ${BORDER_RADIUS.min} to ${BORDER_RADIUS.max}: 1 is ${BORDER_RADIUS.unitPx} px at the normal size.`,
+  }),
+  bedrock: BooleanFlag('Bedrock protocol.'),
+  legacy: BooleanFlag('Legacy Java protocol.'),
+});
+
+/** The banner's drawing options from its query. */
+function bannerOptions(q: Static<typeof BannerQuery>): BannerOptions {
+  return {
+    size: q.size,
+    style: q.style,
+    textColor: color(q.textColor, DEFAULT_BANNER_OPTIONS.textColor),
+    accentColor: color(q.accentColor, DEFAULT_BANNER_OPTIONS.accentColor),
+    showFavicon: q.showFavicon,
+    showMotd: q.showMotd,
+    showPing: q.showPing,
+    borderRadius: q.borderRadius,
+  };
+}
+
+/** GET /banner/{address}: the server's status drawn as a banner. */
+function registerStatusBanner(app: ImageApp, { status, config, lookupOptions }: ImageRouteOptions, send: SendImage): void {
   app.get(
     '/banner/:address',
     {
-      config: media,
+      config: tierConfig('media'),
       schema: {
         summary: 'Status banner',
         description:
@@ -256,48 +312,21 @@ export const imageRoutes: FastifyPluginAsyncTypebox<{
           PING_BUDGET_NOTE,
         tags: ['images'],
         params: Type.Object({ address: Address }),
-        querystring: Type.Object({
-          size: Type.Union([Type.Literal('small'), Type.Literal('normal'), Type.Literal('large')], { default: 'normal' }),
-          style: Type.Union([Type.Literal('modern'), Type.Literal('classic')], { default: 'modern' }),
-          textColor: Type.Optional(HexColor('Primary text colour', '#FFFFFF')),
-          accentColor: Type.Optional(HexColor('Player-count accent colour', '#10B981')),
-          showFavicon: BooleanFlag('Draw the server icon.', true),
-          showMotd: BooleanFlag('Draw the MOTD.', true),
-          showPing: BooleanFlag('Draw the latency.', true),
-          borderRadius: Type.Number({
-            minimum: BORDER_RADIUS.min,
-            maximum: BORDER_RADIUS.max,
-            default: BORDER_RADIUS.default,
-            description: `Corner radius multiplier, ${BORDER_RADIUS.min} to ${BORDER_RADIUS.max}: 1 is ${BORDER_RADIUS.unitPx} px at the normal size.`,
-          }),
-          bedrock: BooleanFlag('Bedrock protocol.'),
-          legacy: BooleanFlag('Legacy Java protocol.'),
-        }),
+        querystring: BannerQuery,
         produces: ['image/png'],
         response: imageResponses('image/png'),
       },
     },
     async (request, reply) => {
-      const q = request.query;
-      const mode = parseQueryMode(q.legacy, q.bedrock);
+      const mode = parseQueryMode(request.query.legacy, request.query.bedrock);
       const { status: s, maxAge } = await statusFor(status, request.params.address, mode, config.statusCacheTtlSeconds, lookupOptions(request));
-      const options: BannerOptions = {
-        size: q.size,
-        style: q.style,
-        textColor: color(q.textColor, DEFAULT_BANNER_OPTIONS.textColor),
-        accentColor: color(q.accentColor, DEFAULT_BANNER_OPTIONS.accentColor),
-        showFavicon: q.showFavicon,
-        showMotd: q.showMotd,
-        showPing: q.showPing,
-        borderRadius: q.borderRadius,
-      };
-      const key = `banner|${s.server_id ?? `${mode}:${s.query.host}:${s.query.port}`}|${s.checked_at}|${s.stale}|${JSON.stringify(options)}`;
-      return sendImage(request, reply, {
-        key,
+      const options = bannerOptions(request.query);
+      return send(request, reply, {
+        key: `banner|${s.server_id ?? `${mode}:${s.query.host}:${s.query.port}`}|${s.checked_at}|${s.stale}|${JSON.stringify(options)}`,
         contentType: 'image/png',
         cacheControl: `public, max-age=${maxAge}`,
         render: () => renderBanner(s, options),
       });
     },
   );
-};
+}

@@ -1,41 +1,22 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyError } from 'fastify';
 import { Type } from 'typebox';
 import type { Config } from '../../config/index.js';
-import type { ClientHasher } from '../../core/client-hash.js';
-import { parseQueryMode } from '../../resolve/index.js';
-import { statusBody } from '../../status/cache.js';
-import type { LookupOptions, StatusLookup } from '../../status/types.js';
-import { lookupKeyOf } from '../client-key.js';
-import { tierConfig } from '../rate-limit.js';
-import { BooleanFlag } from '../schemas.js';
+import { answerError, publicError } from '../errors.js';
+import { BooleanFlag, EditionParameter } from '../schemas.js';
+import { queryRequest, type StatusAnswers } from '../status-answer.js';
 
-/** Look-up options for a request's `query`/`queryPort` (shared with the bulk route). */
-export function statusLookupOptions(
-  query: boolean | undefined,
-  queryPort: number | undefined,
-  clientKey: string,
-  admitPing: () => void,
-): LookupOptions {
-  const options: LookupOptions = { clientKey, beforePing: admitPing };
-  if (query) options.query = queryPort === undefined ? {} : { port: queryPort };
-  return options;
-}
-
-/** `Cache-Control` values by max-age, built once each (the fast path's answers too). */
-const cacheControls: string[] = [];
-export function cacheControl(maxAgeSeconds: number): string {
-  return (cacheControls[maxAgeSeconds] ??= `public, max-age=${maxAgeSeconds}`);
-}
-
-/** GET /status/{address}: the server status. */
-export const statusRoutes: FastifyPluginAsyncTypebox<{ status: StatusLookup; config: Config; hasher: ClientHasher; admitPing: () => void }> = async (
-  app,
-  { status, config, hasher, admitPing },
-) => {
+/**
+ * GET /status/{address}: the server status. The answer, its rate limit included, is written by
+ * StatusAnswers (status-answer.ts), which also answers the plain requests the front takes
+ * before Fastify; so is a request this schema refuses, charged like any other.
+ */
+export const statusRoutes: FastifyPluginAsyncTypebox<{ answers: StatusAnswers; config: Config }> = async (app, { answers, config }) => {
   app.get(
     '/status/:address',
     {
-      config: tierConfig('status'),
+      errorHandler: (error: FastifyError, request, reply) =>
+        error.validation ? answers.serve(request.raw, reply.hijack().raw, publicError(error)) : answerError(error, request, reply),
       schema: {
         summary: 'Server status',
         description:
@@ -51,6 +32,7 @@ export const statusRoutes: FastifyPluginAsyncTypebox<{ status: StatusLookup; con
         querystring: Type.Object({
           legacy: BooleanFlag('Use the pre-1.7.2 Java ping protocol.'),
           bedrock: BooleanFlag('Use the Bedrock query; the default port becomes 19132.'),
+          edition: EditionParameter,
           query: BooleanFlag(
             'Also run a Query (GS4 full stat, UDP) beside the ping, within the same timeout: adds `queryResult` ' +
               '(player names, plugins, software, map). Cached separately from the plain status.',
@@ -60,7 +42,9 @@ export const statusRoutes: FastifyPluginAsyncTypebox<{ status: StatusLookup; con
           ),
         }),
         response: {
-          200: Type.Ref('ServerStatus'),
+          200: Type.Union([Type.Ref('ServerStatus'), Type.Ref('EditionsStatus')], {
+            description: 'A `ServerStatus`; with `edition=auto`, an `EditionsStatus`.',
+          }),
           400: Type.Ref('ErrorResponse'),
           404: Type.Ref('ErrorResponse'),
           429: Type.Ref('ErrorResponse'),
@@ -68,17 +52,10 @@ export const statusRoutes: FastifyPluginAsyncTypebox<{ status: StatusLookup; con
         },
       },
     },
-    async (request, reply) => {
-      const mode = parseQueryMode(request.query.legacy, request.query.bedrock);
-      const answer = await status.lookup(
-        request.params.address,
-        mode,
-        statusLookupOptions(request.query.query, request.query.queryPort, lookupKeyOf(request, hasher), admitPing),
-      );
-      reply.header('x-cache', answer.cache);
-      reply.header('cache-control', cacheControl(answer.maxAgeSeconds));
-      reply.header('content-type', 'application/json; charset=utf-8');
-      return statusBody(answer.status);
+    (request, reply) => {
+      const { legacy, bedrock, edition, query, queryPort } = request.query;
+      const ask = { address: request.params.address, legacy, bedrock, edition, query: queryRequest(query, queryPort) };
+      return answers.serve(request.raw, reply.hijack().raw, ask);
     },
   );
 };

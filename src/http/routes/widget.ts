@@ -11,7 +11,8 @@ import type { Config } from '../../config/index.js';
 import { HostNotFoundError, ObserverError } from '../../core/errors.js';
 import * as widget from '../../render/widget/index.js';
 import { parseQueryMode } from '../../resolve/index.js';
-import type { StatusLookup } from '../../status/types.js';
+import type { QueryMode } from '../../core/types.js';
+import type { LookupOptions, StatusLookup } from '../../status/types.js';
 import { PING_BUDGET_NOTE, type MediaLookupOptions, type RenderGate } from '../ping-budget.js';
 import { tierConfig } from '../rate-limit.js';
 import { BooleanFlag } from '../schemas.js';
@@ -97,10 +98,43 @@ const WIDGET_DESCRIPTION =
   'as offline. Unknown query parameters are ignored. Fonts: Inter, Roboto, Poppins, Montserrat and Outfit from ' +
   'the Fontsource packages, under the SIL Open Font License 1.1 (licence texts in assets/fonts/ and in each package\'s LICENSE file).';
 
-export const widgetRoutes: FastifyPluginAsyncTypebox<{ status: StatusLookup; config: Config; lookupOptions: MediaLookupOptions; renderGate: RenderGate }> = async (
-  app,
-  { status, lookupOptions, renderGate },
-) => {
+interface WidgetRouteOptions {
+  status: StatusLookup;
+  config: Config;
+  lookupOptions: MediaLookupOptions;
+  renderGate: RenderGate;
+}
+
+type WidgetApp = Parameters<FastifyPluginAsyncTypebox>[0];
+
+export const widgetRoutes: FastifyPluginAsyncTypebox<WidgetRouteOptions> = async (app, options) => {
+  registerWidgetPage(app, options);
+  registerWidgetFonts(app);
+};
+
+/** The widget's options from its size and query, or a 400 naming what is wrong. */
+function widgetOptions(size: widget.WidgetSize, query: Record<string, unknown>) {
+  try {
+    return widget.resolveWidgetOptions(size, query);
+  } catch (error) {
+    if (error instanceof widget.WidgetOptionError) throw new ObserverError('invalid_parameter', 400, error.message);
+    throw error;
+  }
+}
+
+/** What the widget shows: sample data, a server's status, or a name with no DNS records. */
+async function widgetSource(status: StatusLookup, address: string, mode: QueryMode, options: LookupOptions): Promise<widget.WidgetSource> {
+  if (address.toLowerCase() === widget.DEMO_ADDRESS) return { kind: 'demo' };
+  try {
+    return { kind: 'server', address, mode, status: (await status.lookup(address, mode, options)).status };
+  } catch (error) {
+    if (!(error instanceof HostNotFoundError)) throw error;
+    return { kind: 'not_found', address, mode };
+  }
+}
+
+/** GET /widget/{size}/{address}: the embeddable page. */
+function registerWidgetPage(app: WidgetApp, { status, lookupOptions, renderGate }: WidgetRouteOptions): void {
   app.get(
     '/widget/:size/:address',
     {
@@ -124,25 +158,8 @@ export const widgetRoutes: FastifyPluginAsyncTypebox<{ status: StatusLookup; con
     async (request, reply) => {
       const { size, address } = request.params;
       const { legacy, bedrock, ...query } = request.query;
-      let options;
-      try {
-        options = widget.resolveWidgetOptions(size, query);
-      } catch (error) {
-        if (error instanceof widget.WidgetOptionError) throw new ObserverError('invalid_parameter', 400, error.message);
-        throw error;
-      }
-      const mode = parseQueryMode(legacy, bedrock);
-      let source: widget.WidgetSource;
-      if (address.toLowerCase() === widget.DEMO_ADDRESS) {
-        source = { kind: 'demo' };
-      } else {
-        try {
-          source = { kind: 'server', address, mode, status: (await status.lookup(address, mode, lookupOptions(request))).status };
-        } catch (error) {
-          if (!(error instanceof HostNotFoundError)) throw error;
-          source = { kind: 'not_found', address, mode };
-        }
-      }
+      const options = widgetOptions(size, query);
+      const source = await widgetSource(status, address, parseQueryMode(legacy, bedrock), lookupOptions(request));
       // The page is at {api}/widget/{size}/{address}[/]: the API root is two folders up (three
       // with a trailing slash), whatever prefix a proxy put in front of it.
       const path = request.url.split('?')[0] ?? '';
@@ -156,7 +173,10 @@ export const widgetRoutes: FastifyPluginAsyncTypebox<{ status: StatusLookup; con
         .send(html);
     },
   );
+}
 
+/** GET /widget/fonts/{file}: the woff2 files of the widget fonts, read once each. */
+function registerWidgetFonts(app: WidgetApp): void {
   const fontCache = new Map<string, Buffer>();
   app.get(
     '/widget/fonts/:file',
@@ -193,5 +213,4 @@ export const widgetRoutes: FastifyPluginAsyncTypebox<{ status: StatusLookup; con
         .send(body);
     },
   );
-};
-
+}

@@ -25,6 +25,7 @@ export function demoStatus(): ServerStatus {
     icmp: null,
     online: true,
     error: null,
+    error_code: null,
     version: { name: 'Paper 1.21.4', protocol: 769 },
     players: {
       online: 128,

@@ -1,0 +1,168 @@
+/**
+ * The one writer of status answers (`GET /api/v1/status/{address}`), whichever entrance the
+ * request came by: the front (fast-status.ts: a plain request, before Fastify) or the Fastify
+ * route (routes/status.ts: every other spelling, once its schema has validated it, and the
+ * requests that schema refuses). For every answer it:
+ *  - charges the status tier to the client (rate-limit.ts's store, key and 429);
+ *  - looks the server up (cached or pinged, counted, recorded, stale, blocked);
+ *  - writes the status line, the headers (CORS, `RateLimit-Policy`, `X-Cache`, `Cache-Control`;
+ *    `RateLimit` only on errors, which shared caches do not store) and the body, or the error
+ *    in the one error shape.
+ * What the request counts for in /stats and the metrics is recorded by the entrance, with the
+ * one recorder every request goes through (request-record.ts).
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { ClientHasher } from '../core/client-hash.js';
+import { ObserverError } from '../core/errors.js';
+import { statusBody, statusBodyBytes } from '../status/cache.js';
+import { lookupEditions, parseEditionChoice, type EditionChoice } from '../status/editions.js';
+import type { CacheState, LookupOptions, QueryRequest, StatusLookup } from '../status/types.js';
+import { CORS_HEADERS } from './cors.js';
+import { errorBody } from './errors.js';
+import { WINDOW_MS, rateLimitError, rateLimitHeaders, type RateLimitStore, type WindowCount } from './rate-limit.js';
+
+/** What a status request asks for, as its path and query string say. */
+export interface StatusAsk {
+  address: string;
+  legacy?: boolean;
+  bedrock?: boolean;
+  /** `auto` asks both editions at once (status/editions.ts). */
+  edition?: EditionChoice;
+  /** `query=true`, with its `queryPort` if any. */
+  query?: QueryRequest;
+}
+
+export interface StatusAnswersOptions {
+  status: StatusLookup;
+  hasher: ClientHasher;
+  /** The client's address as Fastify's `request.ip` gives it (TRUST_PROXY applied). */
+  clientAddress: (req: IncomingMessage) => string;
+  /** The status tier's store and limit; a store failure lets the request through, and `onError` hears of it. */
+  rateLimit: { store: RateLimitStore; limit: number; onError: (error: unknown) => void };
+  /** Before a ping: refuses it while the service is overloaded (http/admission.ts). */
+  admitPing: () => void;
+  /** Errors worth logging: a 5xx, an answer that could not be written. */
+  onError: (error: unknown) => void;
+}
+
+export const JSON_TYPE = 'application/json; charset=utf-8';
+
+/** `Cache-Control` values by max-age, built once each. */
+const cacheControls: string[] = [];
+export function cacheControl(maxAgeSeconds: number): string {
+  return (cacheControls[maxAgeSeconds] ??= `public, max-age=${maxAgeSeconds}`);
+}
+
+/** The Query a request's `query` flag and `queryPort` ask for, if any (shared with the bulk route). */
+export function queryRequest(query: boolean | undefined, queryPort: number | undefined): QueryRequest | undefined {
+  if (!query) return undefined;
+  return queryPort === undefined ? {} : { port: queryPort };
+}
+
+/** Look-up options of a status request (shared with the bulk route). */
+export function statusLookupOptions(clientKey: string, admitPing: () => void, query: QueryRequest | undefined): LookupOptions {
+  const options: LookupOptions = { clientKey, beforePing: admitPing };
+  if (query) options.query = query;
+  return options;
+}
+
+export class StatusAnswers {
+  /** The headers every status answer starts with: CORS and the status tier's policy, as flat pairs. */
+  private readonly fixed: readonly string[];
+  private readonly cors: readonly string[] = Object.entries(CORS_HEADERS).flat();
+  private readonly policy: string;
+
+  constructor(private readonly options: StatusAnswersOptions) {
+    this.policy = rateLimitHeaders('status', options.rateLimit.limit, { count: 0, resetMs: 0 })['RateLimit-Policy'];
+    this.fixed = [...this.cors, 'ratelimit-policy', this.policy];
+  }
+
+  /**
+   * Answers `ask`; an ObserverError in its place (the error Fastify's schema gave the request)
+   * is answered as that error, charged like any other request. Resolves once the answer is
+   * written; never rejects: an answer that cannot be written is reported and becomes a 500,
+   * or a closed connection if it was cut short.
+   */
+  serve(req: IncomingMessage, res: ServerResponse, ask: StatusAsk | ObserverError): Promise<void> {
+    const ip = this.options.clientAddress(req);
+    const counted = this.charge(ip);
+    const answered =
+      counted instanceof Promise
+        ? counted.then((windowCount) => this.answer(ask, ip, windowCount, res))
+        : this.answer(ask, ip, counted, res);
+    return answered.catch((error: unknown) => this.failed(error, res));
+  }
+
+  /** One unit of the status tier; null when the store failed (the request is let through, as every tier does). */
+  private charge(ip: string): WindowCount | Promise<WindowCount | null> | null {
+    const { store, limit } = this.options.rateLimit;
+    const onFailure = (error: unknown) => {
+      this.options.rateLimit.onError(error);
+      return null;
+    };
+    try {
+      const counted = store.hit(`status:${this.options.hasher.hash(ip)}`, WINDOW_MS, limit);
+      return counted instanceof Promise ? counted.catch(onFailure) : counted;
+    } catch (error) {
+      return onFailure(error);
+    }
+  }
+
+  private async answer(ask: StatusAsk | ObserverError, ip: string, counted: WindowCount | null, res: ServerResponse): Promise<void> {
+    const { limit } = this.options.rateLimit;
+    try {
+      if (counted !== null && counted.count > limit) throw rateLimitError('status', limit, counted);
+      if (ask instanceof ObserverError) throw ask;
+      const mode = parseEditionChoice(ask.edition, ask.legacy ?? false, ask.bedrock ?? false);
+      const options = statusLookupOptions(this.options.hasher.lookupKey(ip), this.options.admitPing, ask.query);
+      if (mode === 'auto') {
+        const both = await lookupEditions(this.options.status, ask.address, options);
+        this.writeStatus(res, both, both.body, Buffer.byteLength(both.body));
+      } else {
+        const answer = await this.options.status.lookup(ask.address, mode, options);
+        this.writeStatus(res, answer, statusBody(answer.status), statusBodyBytes(answer.status));
+      }
+    } catch (error) {
+      this.answerError(error, counted, res);
+    }
+  }
+
+  /**
+   * A 200. Header pairs as a flat array: writeHead takes it as is, where an object's headers
+   * are copied one by one. A public answer carries no client's RateLimit.
+   */
+  private writeStatus(res: ServerResponse, answer: { cache: CacheState; maxAgeSeconds: number }, body: string, bytes: number): void {
+    const headers = [...this.fixed, 'x-cache', answer.cache, 'cache-control', cacheControl(answer.maxAgeSeconds)];
+    headers.push('content-type', JSON_TYPE, 'content-length', String(bytes));
+    res.writeHead(200, headers);
+    res.end(body);
+  }
+
+  /** An error in the one shape, with the client's RateLimit (errors are not stored by shared caches). */
+  private answerError(error: unknown, counted: WindowCount | null, res: ServerResponse): void {
+    const known = error instanceof ObserverError;
+    // Logged as the app's error handler does: a 5xx (a saturated service) is worth knowing of.
+    if (!known || error.statusCode >= 500) this.options.onError(error);
+    const headers: Record<string, string> = { 'ratelimit-policy': this.policy };
+    if (counted !== null) headers.ratelimit = rateLimitHeaders('status', this.options.rateLimit.limit, counted).RateLimit;
+    if (known) for (const [name, value] of Object.entries(error.headers)) headers[name.toLowerCase()] = value;
+    const body = JSON.stringify(known ? errorBody(error.code, error.message) : errorBody('internal_error', 'An unexpected error occurred.'));
+    this.write(res, known ? error.statusCode : 500, [...this.cors, ...Object.entries(headers).flat()], body);
+  }
+
+  private write(res: ServerResponse, statusCode: number, headers: string[], body: string): void {
+    headers.push('content-type', JSON_TYPE, 'content-length', String(Buffer.byteLength(body)));
+    res.writeHead(statusCode, headers);
+    res.end(body);
+  }
+
+  private failed(error: unknown, res: ServerResponse): void {
+    this.options.onError(error);
+    if (res.writableEnded) return;
+    if (res.headersSent) {
+      res.destroy();
+      return;
+    }
+    this.write(res, 500, [...this.cors], JSON.stringify(errorBody('internal_error', 'An unexpected error occurred.')));
+  }
+}
