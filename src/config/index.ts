@@ -69,6 +69,47 @@ export interface Config {
   cacheMemoryMb: number;
   /** Flap damping (src/status/damping.ts): failures in a row, and minutes, before a success stops being served. */
   damping: { failures: number; minutes: number };
+  /** Watches and their webhook deliveries (docs/api.md, "Watches"). */
+  watches: WatchSettings;
+  /** Public base URL of the web front, for links in deliveries (PUBLIC_URL); null: the creating request's origin. */
+  publicUrl: string | null;
+}
+
+export interface WatchSettings {
+  /** Unverified watches one client may hold (WATCHES_UNVERIFIED_PER_CLIENT). */
+  unverifiedPerClient: number;
+  /** Hours an unverified watch waits for its owner's proof before it expires (WATCH_VERIFY_HOURS). */
+  verifyHours: number;
+  /** Minutes between two checks of a watched server (WATCH_INTERVAL_MINUTES). */
+  intervalMinutes: number;
+  /** Watch checks per minute, all watches together (WATCH_PINGS_PER_MINUTE); 0 stops checking. */
+  pingsPerMinute: number;
+  /** Attempts of one delivery before it is given up (WATCH_DELIVERY_ATTEMPTS). */
+  deliveryAttempts: number;
+  /** Deadline of one delivery attempt, connect to last byte (WATCH_DELIVERY_TIMEOUT_MS). */
+  deliveryTimeoutMs: number;
+  /** Key the signing secret of each watch is derived from (WATCH_SECRET); null: one kept in the database. */
+  secret: string | null;
+}
+
+function parseWatchSecret(raw: string | undefined): string | null {
+  if (raw === undefined || raw === '') return null;
+  if (!/^[\x21-\x7e]{32,}$/.test(raw)) throw new ConfigError('WATCH_SECRET', 'expected at least 32 printable characters without spaces', '(hidden)');
+  return raw;
+}
+
+function parsePublicUrl(raw: string | undefined): string | null {
+  if (raw === undefined || raw.trim() === '') return null;
+  let url: URL;
+  try {
+    url = new URL(raw.trim());
+  } catch {
+    throw new ConfigError('PUBLIC_URL', 'expected an http:// or https:// URL such as https://observer.example.net', raw);
+  }
+  if ((url.protocol !== 'http:' && url.protocol !== 'https:') || url.search !== '' || url.hash !== '' || url.username !== '') {
+    throw new ConfigError('PUBLIC_URL', 'expected an http:// or https:// URL such as https://observer.example.net', raw);
+  }
+  return url.href.replace(/\/+$/, '');
 }
 
 /** Where the blocklist comes from: a file, an https URL, or (tests) an http URL to a loopback host. */
@@ -273,6 +314,16 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
       failures: integer(env, 'DAMPING_FAILURES', 3, 1, 100),
       minutes: integer(env, 'DAMPING_MINUTES', 5, 0, 1_440),
     },
+    watches: {
+      unverifiedPerClient: integer(env, 'WATCHES_UNVERIFIED_PER_CLIENT', 3, 1, 1_000),
+      verifyHours: integer(env, 'WATCH_VERIFY_HOURS', 24, 1, 720),
+      intervalMinutes: integer(env, 'WATCH_INTERVAL_MINUTES', 5, 1, 1_440),
+      pingsPerMinute: integer(env, 'WATCH_PINGS_PER_MINUTE', 60, 0, 6_000),
+      deliveryAttempts: integer(env, 'WATCH_DELIVERY_ATTEMPTS', 5, 1, 20),
+      deliveryTimeoutMs: integer(env, 'WATCH_DELIVERY_TIMEOUT_MS', 5_000, 500, 30_000),
+      secret: parseWatchSecret(env.WATCH_SECRET),
+    },
+    publicUrl: parsePublicUrl(env.PUBLIC_URL),
   };
   if (config.http.requestTimeoutMs < config.http.headersTimeoutMs) {
     throw new ConfigError('HTTP_REQUEST_TIMEOUT_MS', 'expected at least HTTP_HEADERS_TIMEOUT_MS', env.HTTP_REQUEST_TIMEOUT_MS ?? '');

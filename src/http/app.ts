@@ -50,6 +50,8 @@ import { widgetRoutes } from './routes/widget.js';
 import { ServerHistory, uptimeRoutes } from './routes/uptime.js';
 import { pageRoutes } from './routes/pages.js';
 import { bulkRoutes } from './routes/bulk.js';
+import { watchRoutes } from './routes/watches.js';
+import type { WatchService } from '../watch/service.js';
 import { BulkError, BulkResponse, EditionsStatus, ErrorCode, ErrorResponse, HealthResponse, Motd, QueryErrorCode, QueryResult, ServerStatus } from './schemas.js';
 
 export const API_PREFIX = '/api/v1';
@@ -86,6 +88,8 @@ export interface AppDeps {
   webDir?: string;
   /** Prometheus metrics: every answered request is observed; GET /metrics with METRICS_TOKEN. */
   metrics?: Metrics;
+  /** Watches (docs/api.md, "Watches"); without it /watches is not served. */
+  watches?: WatchService;
 }
 
 
@@ -128,6 +132,7 @@ export async function buildApp(deps: AppDeps) {
         await api.register(historyRoutes, { store: deps.store, config });
         await api.register(uptimeRoutes, { store: deps.store, config });
       }
+      if (deps.watches) await api.register(watchRoutes, { watches: deps.watches, hasher });
       api.get('/openapi.json', { schema: { hide: true }, config: tierConfig('general') }, async () => app.swagger());
     },
     { prefix: API_PREFIX },
@@ -332,6 +337,8 @@ async function registerDocs(app: App): Promise<void> {
       },
       // Where the API lives on this instance: every path below is relative to it.
       servers: [{ url: API_PREFIX, description: 'This Observer instance' }],
+      // A watch's management token (docs/api.md, "Watches").
+      components: { securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer' } } },
     },
     transformObject: (documents) => optionalDefaults((documents as { openapiObject: OpenApiDocument }).openapiObject),
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },

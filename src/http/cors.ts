@@ -3,8 +3,9 @@ import type { FastifyInstance } from 'fastify';
 /**
  * CORS open to every origin (docs/api.md: every API response allows any origin). Every answer
  * carries `Access-Control-Allow-Origin: *` and exposes the headers a browser client needs
- * (rate limits, cache state); preflight requests get a 204 allowing GET and HEAD, and POST
- * for the bulk look-up (`POST /status/bulk`). No credentials are ever involved.
+ * (rate limits, cache state); preflight requests get a 204 allowing GET and HEAD, POST (the
+ * bulk look-up, watches) and DELETE (a watch), with the request headers asked for (a watch's
+ * bearer token). No cookies are ever involved.
  *
  * Hand-written rather than @fastify/cors: with a fixed `*` policy there is nothing to decide
  * per request, so the headers are one static set, which the status answers and health also
@@ -28,7 +29,7 @@ export function registerPreflight(app: FastifyInstance, config: Record<string, u
     const requested = request.headers['access-control-request-headers'];
     if (requested) reply.header('access-control-allow-headers', requested);
     reply
-      .header('access-control-allow-methods', 'GET, HEAD, POST, OPTIONS')
+      .header('access-control-allow-methods', 'GET, HEAD, POST, DELETE, OPTIONS')
       .header('access-control-max-age', '86400')
       .header('vary', 'Access-Control-Request-Headers')
       .code(204)

@@ -221,6 +221,23 @@ export class TargetResolver {
     return 'no-records';
   }
 
+  /**
+   * The TXT records of `name` (each record's strings joined), through the same DNS servers;
+   * none when the name has no TXT record. A failing look-up is ProbeError('dns_failure').
+   */
+  async txt(name: string, signal: AbortSignal): Promise<string[]> {
+    const answer = await Promise.race([
+      settle(this.channel.resolveTxt(name)),
+      new Promise<never>((_, reject) => {
+        if (signal.aborted) reject(new ProbeError('timeout'));
+        signal.addEventListener('abort', () => reject(new ProbeError('timeout')), { once: true });
+      }),
+    ]);
+    if (answer.ok) return answer.value.map((chunks) => chunks.join(''));
+    if (NO_RECORD_CODES.has(answer.code ?? '')) return [];
+    throw dnsFailure(answer.error);
+  }
+
   /** Every address must pass: one refused answer refuses the name (no partial use). */
   private check(ips: readonly string[]): void {
     if (ips.some((ip) => !this.guard.isAllowed(ip))) throw new TargetRefusedError();

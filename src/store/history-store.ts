@@ -29,6 +29,7 @@ import type { CheckRecord, CounterIncrements, HistoryStore, Statistics, StoreHea
 import { readServerHistory, type HistoryRange, type ServerHistory } from './uptime-history.js';
 import { WriteQueue, type BatchWriter, type WriteQueueOptions } from './write-queue.js';
 import type { SqliteBindingName } from './sqlite/binding.js';
+import { WatchStore } from './watch-store.js';
 
 export interface StoreOptions {
   /** How long a computed /stats stays in memory (default 60 s, as long as its HTTP cache). */
@@ -80,6 +81,8 @@ export class KyselyHistoryStore implements HistoryStore {
   private readonly closeSteps: Array<() => Promise<void>> = [];
   private readonly statsCacheMs: number;
   private readonly onError: (error: unknown) => void;
+  /** Watches, their events and delivery log (watch-store.ts). */
+  readonly watches: WatchStore;
 
   constructor(
     private readonly db: Kysely<Database>,
@@ -91,6 +94,7 @@ export class KyselyHistoryStore implements HistoryStore {
   ) {
     this.statsCacheMs = options.statsCacheMs ?? MINUTE;
     this.onError = options.onError ?? reportBackgroundError;
+    this.watches = new WatchStore(db);
     this.queue = new WriteQueue(writer, { ...options.writes, onError: this.onError });
     this.reads = new ReadFallback({ deadlineMs: options.readDeadlineMs ?? 1000 });
     this.rankings = new RankingSnapshots(

@@ -26,6 +26,7 @@ export type {
   TrendPage,
   TrendServer,
 } from './types.js';
+export { WatchStore, type WatchRow, type WatchEventRow, type WatchDeliveryRow, type WatchObservation, type DeliveryAttempt } from './watch-store.js';
 export { InvalidCursorError } from './errors.js';
 export { StoreUnavailableError } from './read-fallback.js';
 export { TREND_SCORE_FORMULA } from './ranking.js';
@@ -46,11 +47,13 @@ export async function openStore(
   // and so is the checkpointer's worker thread: an instance that records nothing holds none.
   let sqliteWriter: BatchWriter | null = null;
   let checkpointer: Checkpointer | null | undefined;
+  // The SQLite writer runs on Kysely's one connection, so it waits for a Kysely transaction in
+  // progress (the watches') instead of writing into it.
   const writer: BatchWriter = sqlite
     ? (batch) => {
         // On the migrated file (writes come after the migrations): the worker opens it and must find it.
         if (checkpointer === undefined) checkpointer = startCheckpointer(sqlite.database, sqlite.path, { onError, module: sqlite.binding.modulePath });
-        return (sqliteWriter ??= createSqliteBatchWriter(sqlite.database))(batch);
+        return db.connection().execute(async () => (sqliteWriter ??= createSqliteBatchWriter(sqlite.database))(batch));
       }
     : createPostgresBatchWriter(db);
   const store = new KyselyHistoryStore(db, database.kind, config.checkRetentionDays, clock, writer, options);

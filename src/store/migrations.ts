@@ -75,6 +75,85 @@ export function migrationProvider(dialect: Dialect): MigrationProvider {
         }
       },
     },
+    '0002_watches': {
+      up: (db: Kysely<unknown>) => createWatchTables(db, dialect),
+      async down(db: Kysely<unknown>) {
+        for (const table of ['watch_deliveries', 'watch_events', 'watches', 'watch_keys']) {
+          await db.schema.dropTable(table).ifExists().execute();
+        }
+      },
+    },
   };
   return { getMigrations: async () => migrations };
+}
+
+/** Watches (docs/api.md, "Watches"): the watch, its events (one row per event: the claim), its delivery log. */
+async function createWatchTables(db: Kysely<unknown>, dialect: Dialect): Promise<void> {
+  await db.schema
+    .createTable('watches')
+    .addColumn('id', 'text', (c) => c.primaryKey())
+    .addColumn('token_hash', 'text', (c) => c.notNull())
+    .addColumn('verify_token', 'text', (c) => c.notNull())
+    .addColumn('address', 'text', (c) => c.notNull())
+    .addColumn('host', 'text', (c) => c.notNull())
+    .addColumn('edition', 'text', (c) => c.notNull())
+    .addColumn('webhook_kind', 'text', (c) => c.notNull())
+    .addColumn('webhook_url', 'text', (c) => c.notNull())
+    .addColumn('players_at_least', 'integer')
+    .addColumn('public_url', 'text', (c) => c.notNull())
+    .addColumn('client_hash', 'text', (c) => c.notNull())
+    .addColumn('created_at', 'bigint', (c) => c.notNull())
+    .addColumn('expires_at', 'bigint')
+    .addColumn('verified_at', 'bigint')
+    .addColumn('verified_by', 'text')
+    .addColumn('next_check_at', 'bigint', (c) => c.notNull())
+    .addColumn('last_checked_at', 'bigint')
+    .addColumn('state', 'text', (c) => c.notNull())
+    .addColumn('failures', 'integer', (c) => c.notNull().defaultTo(0))
+    .addColumn('fail_since', 'bigint')
+    .addColumn('above', 'integer', (c) => c.notNull().defaultTo(0))
+    .addColumn('sequence', 'integer', (c) => c.notNull().defaultTo(0))
+    .execute();
+  // The scheduler's walk: watches due for a check (verified or not).
+  await db.schema.createIndex('watches_due').on('watches').columns(['next_check_at']).execute();
+  // Unverified watches per client, and their expiry.
+  await db.schema.createIndex('watches_client').on('watches').columns(['client_hash', 'verified_at']).execute();
+
+  // One row per (watch, sequence): inserting it is the claim of the event, whatever the instance.
+  await db.schema
+    .createTable('watch_events')
+    .addColumn('watch_id', 'text', (c) => c.notNull())
+    .addColumn('sequence', 'integer', (c) => c.notNull())
+    .addColumn('kind', 'text', (c) => c.notNull())
+    .addColumn('body', 'text', (c) => c.notNull())
+    .addColumn('created_at', 'bigint', (c) => c.notNull())
+    .addColumn('attempts', 'integer', (c) => c.notNull().defaultTo(0))
+    .addColumn('next_attempt_at', 'bigint')
+    .addColumn('lease_until', 'bigint', (c) => c.notNull().defaultTo(0))
+    .addColumn('outcome', 'text')
+    .addPrimaryKeyConstraint('watch_events_pk', ['watch_id', 'sequence'])
+    .execute();
+  await db.schema.createIndex('watch_events_pending').on('watch_events').columns(['next_attempt_at']).execute();
+
+  await db.schema
+    .createTable('watch_deliveries')
+    .addColumn('id', dialect === 'postgres' ? 'bigint' : 'integer', (c) =>
+      dialect === 'postgres' ? c.primaryKey().generatedAlwaysAsIdentity() : c.primaryKey(),
+    )
+    .addColumn('watch_id', 'text', (c) => c.notNull())
+    .addColumn('sequence', 'integer', (c) => c.notNull())
+    .addColumn('kind', 'text', (c) => c.notNull())
+    .addColumn('attempt', 'integer', (c) => c.notNull())
+    .addColumn('at', 'bigint', (c) => c.notNull())
+    .addColumn('status_code', 'integer')
+    .addColumn('error', 'text')
+    .execute();
+  await db.schema.createIndex('watch_deliveries_watch').on('watch_deliveries').columns(['watch_id', 'id']).execute();
+
+  // The signing key of watches when WATCH_SECRET is not set: made once, shared by every instance.
+  await db.schema
+    .createTable('watch_keys')
+    .addColumn('name', 'text', (c) => c.primaryKey())
+    .addColumn('value', 'text', (c) => c.notNull())
+    .execute();
 }

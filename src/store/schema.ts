@@ -54,6 +54,67 @@ export interface Database {
   checks: ChecksTable;
   lookups: LookupsTable;
   counters: CountersTable;
+  watches: WatchesTable;
+  watch_events: WatchEventsTable;
+  watch_deliveries: WatchDeliveriesTable;
+  watch_keys: WatchKeysTable;
+}
+
+/** A watch (docs/api.md, "Watches"); the columns are described in store/watch-store.ts. */
+export interface WatchesTable {
+  id: string;
+  token_hash: string;
+  verify_token: string;
+  address: string;
+  host: string;
+  edition: string;
+  webhook_kind: string;
+  webhook_url: string;
+  players_at_least: number | null;
+  public_url: string;
+  client_hash: string;
+  created_at: number;
+  expires_at: number | null;
+  verified_at: number | null;
+  verified_by: string | null;
+  next_check_at: number;
+  last_checked_at: number | null;
+  state: string;
+  failures: number;
+  fail_since: number | null;
+  above: number;
+  sequence: number;
+}
+
+export interface WatchEventsTable {
+  watch_id: string;
+  sequence: number;
+  kind: string;
+  body: string;
+  created_at: number;
+  attempts: number;
+  /** When the next attempt is due; null once delivered or given up. */
+  next_attempt_at: number | null;
+  /** An instance delivering the event holds it until then. */
+  lease_until: number;
+  /** `delivered` or `gave_up`; null while pending. */
+  outcome: string | null;
+}
+
+export interface WatchDeliveriesTable {
+  id: Generated<number>;
+  watch_id: string;
+  sequence: number;
+  kind: string;
+  attempt: number;
+  at: number;
+  status_code: number | null;
+  error: string | null;
+}
+
+export interface WatchKeysTable {
+  name: string;
+  value: string;
 }
 
 export type Dialect = 'sqlite' | 'postgres';

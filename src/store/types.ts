@@ -4,6 +4,7 @@
  */
 import type { Edition } from '../core/types.js';
 import type { HistoryRange, ServerHistory } from './uptime-history.js';
+import type { WatchStore } from './watch-store.js';
 
 /** One performed ping, as handed over by the status service. */
 export interface CheckRecord {
@@ -138,6 +139,8 @@ export interface Store {
 
 /** What the SQLite and PostgreSQL stores offer beyond `Store` (maintenance, tests, bench). */
 export interface HistoryStore extends Store {
+  /** Watches (docs/api.md, "Watches"), in the same database. */
+  readonly watches: WatchStore;
   /** Writes everything queued now (also expires look-ups older than 24 h); rejects if it cannot within 5 s. */
   flush(): Promise<void>;
   /** Deletes checks (and servers not checked) older than the retention; runs hourly. */

@@ -289,3 +289,43 @@ describe('loadConfig: flap damping (docs/api.md, "Flap damping")', () => {
     }
   });
 });
+
+describe('loadConfig: watches (docs/api.md, "Watches")', () => {
+  const settings = [
+    ['WATCHES_UNVERIFIED_PER_CLIENT', 'unverifiedPerClient', 3, 1, 1_000],
+    ['WATCH_VERIFY_HOURS', 'verifyHours', 24, 1, 720],
+    ['WATCH_INTERVAL_MINUTES', 'intervalMinutes', 5, 1, 1_440],
+    ['WATCH_PINGS_PER_MINUTE', 'pingsPerMinute', 60, 0, 6_000],
+    ['WATCH_DELIVERY_ATTEMPTS', 'deliveryAttempts', 5, 1, 20],
+    ['WATCH_DELIVERY_TIMEOUT_MS', 'deliveryTimeoutMs', 5_000, 500, 30_000],
+  ] as const;
+
+  it.each(settings)('%s defaults to its documented value and accepts its bounds', (variable, field, fallback, min, max) => {
+    expect(loadConfig({}).watches[field]).toBe(fallback);
+    expect(loadConfig({ [variable]: String(min) }).watches[field]).toBe(min);
+    expect(loadConfig({ [variable]: String(max) }).watches[field]).toBe(max);
+  });
+
+  it.each(settings)('%s refuses one past each bound with one line naming it', (variable, _field, _fallback, min, max) => {
+    for (const value of [String(min - 1), String(max + 1), 'soon']) {
+      expect(() => loadConfig({ [variable]: value })).toThrow(`Invalid ${variable}="${value}": expected a whole number from ${min} to ${max}`);
+    }
+  });
+
+  it('reads WATCH_SECRET of 32 printable characters or more, never echoing a refused one', () => {
+    expect(loadConfig({}).watches.secret).toBeNull();
+    expect(loadConfig({ WATCH_SECRET: 's'.repeat(32) }).watches.secret).toBe('s'.repeat(32));
+    for (const value of ['s'.repeat(31), `${'s'.repeat(32)} x`]) {
+      expect(() => loadConfig({ WATCH_SECRET: value })).toThrow('Invalid WATCH_SECRET="(hidden)"');
+    }
+  });
+
+  it('reads PUBLIC_URL as an http(s) origin or path prefix, without a trailing slash', () => {
+    expect(loadConfig({}).publicUrl).toBeNull();
+    expect(loadConfig({ PUBLIC_URL: 'https://observer.example.net/' }).publicUrl).toBe('https://observer.example.net');
+    expect(loadConfig({ PUBLIC_URL: 'http://127.0.0.1:8080/observer/' }).publicUrl).toBe('http://127.0.0.1:8080/observer');
+    for (const value of ['observer.example.net', 'ftp://observer.example.net', 'https://observer.example.net/?a=1', 'https://u@observer.example.net']) {
+      expect(() => loadConfig({ PUBLIC_URL: value })).toThrow(/^Invalid PUBLIC_URL=/);
+    }
+  });
+});

@@ -11,11 +11,6 @@
  * And a bound too small for an outage: the overflow is dropped, counted and reported, the
  * rest written in order.
  */
-import { execFileSync } from 'node:child_process';
-import { chownSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import pg from 'pg';
 import { afterAll, beforeAll, expect, it, vi } from 'vitest';
@@ -23,61 +18,25 @@ import { composeApp } from '../../src/compose.js';
 import { openStore } from '../../src/store/index.js';
 import { testConfig } from '../support/app.js';
 import { startJavaServer, type RunningJavaServer } from '../support/minecraft.js';
+import { startPrivatePostgres, type PrivatePostgres } from '../support/private-postgres.js';
 
-const bin = `/usr/lib/postgresql/${readdirSync('/usr/lib/postgresql').sort().at(-1)!}/bin`;
-const dir = mkdtempSync(join(tmpdir(), 'observer-pg-outage-'));
-const data = join(dir, 'data');
-let port = 0;
-
-function asPostgres(program: string, args: string[]): void {
-  const command = process.getuid?.() === 0 ? 'runuser' : join(bin, program);
-  const full = process.getuid?.() === 0 ? ['-u', 'postgres', '--', join(bin, program), ...args] : args;
-  execFileSync(command, full, { stdio: 'ignore', timeout: 60_000 });
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port: p } = server.address() as { port: number };
-      server.close(() => resolve(p));
-    });
-  });
-}
-
-const startPg = () =>
-  asPostgres('pg_ctl', [
-    '-D', data, '-l', join(dir, 'server.log'), '-w', '-t', '60',
-    '-o', `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off`, 'start',
-  ]);
-const stopPg = () => asPostgres('pg_ctl', ['-D', data, '-m', 'immediate', '-w', 'stop']);
+let postgres: PrivatePostgres;
+const startPg = () => postgres.start();
+const stopPg = () => postgres.stop();
 
 let server: RunningJavaServer;
 beforeAll(async () => {
-  if (process.getuid?.() === 0) {
-    const pw = execFileSync('id', ['-u', 'postgres']).toString().trim();
-    const gid = execFileSync('id', ['-g', 'postgres']).toString().trim();
-    chownSync(dir, Number(pw), Number(gid));
-  }
-  asPostgres('initdb', ['-D', data, '-U', 'postgres', '--auth=trust', '-E', 'UTF8']);
-  port = await freePort();
-  startPg();
+  postgres = await startPrivatePostgres();
   server = await startJavaServer({ motd: 'outage', onlinePlayers: 3 });
 }, 120_000);
 
 afterAll(async () => {
   await server?.close();
-  try {
-    stopPg();
-  } catch {
-    // already stopped
-  }
-  rmSync(dir, { recursive: true, force: true });
+  postgres?.remove();
 });
 
 it('keeps answering through two immediate PostgreSQL stops, and writes every outage check when it returns', async () => {
-  const url = `postgres://postgres@127.0.0.1:${port}/postgres`;
+  const url = postgres.url;
   const { app, store, status: service } = await composeApp(
     testConfig({ DATABASE_URL: url, RATE_LIMIT_STATUS: '100000', RATE_LIMIT_GENERAL: '100000', TARGET_PINGS_PER_MINUTE: '100000' }),
     { logger: false, icmp: null },
@@ -166,7 +125,7 @@ it('keeps answering through two immediate PostgreSQL stops, and writes every out
 }, 240_000);
 
 it('counts what overflows its bound during an outage, and writes the rest in order when PostgreSQL returns', async () => {
-  const url = `postgres://postgres@127.0.0.1:${port}/postgres`;
+  const url = postgres.url;
   const errors: unknown[] = [];
   const store = await openStore({ database: { kind: 'postgres', url }, checkRetentionDays: 30 }, undefined, {
     onError: (error) => errors.push(error),

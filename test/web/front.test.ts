@@ -7,19 +7,16 @@
  * another origin.
  */
 import { createHash } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startJavaServer, type RunningJavaServer } from '../support/minecraft.js';
 import { startSilentServer } from '../support/hostile.js';
-import { expectClean, launchBrowser, open, startFront, tearDown, type Front, type Opened } from './harness.js';
+import { expectClean, launchBrowser, open, seriousViolations, startFront, tearDown, type Front, type Opened } from './harness.js';
 
-const require = createRequire(import.meta.url);
-const AXE_SOURCE = readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
 const INJECTION = '<img src=x onerror=alert(1)><script>alert(2)</script>';
 const KIB = 1024;
 
@@ -599,17 +596,6 @@ describe('accessibility of every state of /server/{address} (axe-core)', () => {
     }
   }
 });
-
-/** axe-core's serious and critical violations of the page (and of its frames, with `iframes`). */
-async function seriousViolations(o: Opened, iframes = false) {
-  for (const frame of iframes ? o.page.frames() : [o.page.mainFrame()]) await frame.addScriptTag({ content: AXE_SOURCE });
-  const violations = await o.page.evaluate(async (withFrames) => {
-    const axe = (window as unknown as { axe: { run: (c: Document, o: object) => Promise<{ violations: Array<{ id: string; impact: string; nodes: Array<{ target: unknown; failureSummary?: string }> }> }> } }).axe;
-    const result = await axe.run(document, { iframes: withFrames, resultTypes: ['violations'] });
-    return result.violations.map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.map((n) => `${JSON.stringify(n.target)}: ${n.failureSummary ?? ''}`) }));
-  }, iframes);
-  return violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
-}
 
 describe('accessibility of the stale badge, the history chart and the embed builder (axe-core)', () => {
   for (const scheme of ['light', 'dark'] as const) {

@@ -10,6 +10,8 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type Browser, type BrowserContextOptions, type Page } from 'playwright-core';
+import { createRequire } from 'node:module';
+import { readFileSync } from 'node:fs';
 import { expect } from 'vitest';
 import { composeApp, type ComposeOptions } from '../../src/compose.js';
 import { testConfig } from '../support/app.js';
@@ -162,4 +164,17 @@ export async function open(
 export async function expectClean(opened: Opened): Promise<void> {
   expect(opened.errors).toEqual([]);
   expect(opened.foreign).toEqual([]);
+}
+
+const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+
+/** axe-core's serious and critical violations of the page (and of its frames, with `iframes`). */
+export async function seriousViolations(o: Opened, iframes = false) {
+  for (const frame of iframes ? o.page.frames() : [o.page.mainFrame()]) await frame.addScriptTag({ content: AXE_SOURCE });
+  const violations = await o.page.evaluate(async (withFrames) => {
+    const axe = (window as unknown as { axe: { run: (c: Document, o: object) => Promise<{ violations: Array<{ id: string; impact: string; nodes: Array<{ target: unknown; failureSummary?: string }> }> }> } }).axe;
+    const result = await axe.run(document, { iframes: withFrames, resultTypes: ['violations'] });
+    return result.violations.map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.map((n) => `${JSON.stringify(n.target)}: ${n.failureSummary ?? ''}`) }));
+  }, iframes);
+  return violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
 }

@@ -12,6 +12,7 @@ import { historySection } from './chart.js';
 import { h, replace } from './dom.js';
 import { statsSection, trendsSection } from './home.js';
 import { pageUrl, targetOf, type Target } from './routes.js';
+import { watchSection } from './watch.js';
 
 const SITE = 'Observer';
 
@@ -142,7 +143,7 @@ async function showServer(target: Target): Promise<void> {
   replace(card, statusCard(target, status));
   card.removeAttribute('aria-busy');
   // Only now that the status is known: its check is in the history the service answers.
-  view.append(historySection(target), embedBuilder(target));
+  view.append(historySection(target), embedBuilder(target), watchSection(target));
 }
 
 function showHome(): void {

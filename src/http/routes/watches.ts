@@ -1,0 +1,181 @@
+/**
+ * /watches: create a watch, read or end it with its management token, ask for its owner's
+ * proof now, send a test delivery (docs/api.md, "Watches"). General rate-limit tier.
+ */
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyRequest } from 'fastify';
+import { Type } from 'typebox';
+import type { ClientHasher } from '../../core/client-hash.js';
+import type { WatchService } from '../../watch/service.js';
+import { clientKeyOf } from '../client-key.js';
+import { tierConfig } from '../rate-limit.js';
+import { errorResponses } from '../schemas.js';
+
+const Edition = Type.Union([Type.Literal('java'), Type.Literal('bedrock')]);
+const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) => Type.Union([schema, Type.Null()]);
+
+const CreateWatch = Type.Object(
+  {
+    address: Type.String({ minLength: 1, maxLength: 255, description: 'The server, as for `/status/{address}`.' }),
+    edition: Type.Union([Type.Literal('java'), Type.Literal('bedrock')], { default: 'java' }),
+    webhook: Type.Object(
+      {
+        kind: Type.Union([Type.Literal('discord'), Type.Literal('json')], {
+          description: '`discord`: a Discord webhook URL gets an embed; `json`: the event body, signed.',
+        }),
+        url: Type.String({ minLength: 1, maxLength: 2048, description: 'http(s) URL on a public address; redirects are not followed.' }),
+      },
+      { additionalProperties: false },
+    ),
+    players_at_least: Type.Optional(
+      Type.Integer({ minimum: 1, maximum: 1_000_000, description: 'Also deliver once each time the player count reaches this number.' }),
+    ),
+  },
+  { additionalProperties: false, title: 'CreateWatch' },
+);
+
+const Delivery = Type.Object({
+  sequence: Type.Integer({ description: 'The event, per watch; 0 for a test delivery.' }),
+  event: Type.String(),
+  attempt: Type.Integer({ minimum: 1 }),
+  at: Type.String({ format: 'date-time' }),
+  status_code: Nullable(Type.Integer()),
+  error: Nullable(Type.String({ description: 'Why the attempt failed; null when the webhook answered 2xx.' })),
+});
+
+const Watch = Type.Object(
+  {
+    id: Type.String({ format: 'uuid' }),
+    address: Type.String(),
+    edition: Edition,
+    webhook: Type.Object({ kind: Type.Union([Type.Literal('discord'), Type.Literal('json')]), host: Type.String() }),
+    players_at_least: Nullable(Type.Integer()),
+    page_url: Type.String({ description: 'The server\'s page, as deliveries link to it.' }),
+    created_at: Type.String({ format: 'date-time' }),
+    verification: Type.Object({
+      verified: Type.Boolean(),
+      method: Nullable(Type.Union([Type.Literal('motd'), Type.Literal('dns')])),
+      verified_at: Nullable(Type.String({ format: 'date-time' })),
+      expires_at: Nullable(Type.String({ format: 'date-time', description: 'An unverified watch is deleted then.' })),
+      token: Type.String({ description: 'Put it in the server\'s MOTD, or publish `txt_value` at `txt_name`.' }),
+      txt_name: Nullable(Type.String({ description: '`_observer.<host>`; null for a server given by IP address (MOTD only).' })),
+      txt_value: Nullable(Type.String({ description: '`observer-verify=<token>`; null for a server given by IP address.' })),
+    }),
+    state: Type.Union([Type.Literal('unknown'), Type.Literal('online'), Type.Literal('offline')]),
+    last_checked_at: Nullable(Type.String({ format: 'date-time' })),
+    pending_deliveries: Type.Integer({ minimum: 0 }),
+    deliveries: Type.Array(Delivery, { description: 'The latest attempts, newest first (at most 20).' }),
+  },
+  { title: 'Watch' },
+);
+
+const CreatedWatch = Type.Object(
+  {
+    id: Type.String({ format: 'uuid' }),
+    management_token: Type.String({ description: 'Shown once: send it as `Authorization: Bearer <token>`.' }),
+    signing_secret: Type.Optional(
+      Type.String({ description: '`json` webhooks only, shown once: the key of `X-Observer-Signature` (HMAC-SHA256 of the body).' }),
+    ),
+    watch: Watch,
+  },
+  { title: 'CreatedWatch' },
+);
+
+const TestResult = Type.Object({
+  delivered: Type.Boolean(),
+  status_code: Nullable(Type.Integer()),
+  error: Nullable(Type.String()),
+});
+
+const WatchParams = Type.Object({ id: Type.String({ maxLength: 64 }) });
+const managed = { 401: Type.Ref('ErrorResponse'), 404: Type.Ref('ErrorResponse') };
+const security = [{ bearerAuth: [] as string[] }];
+
+/** The bearer token of the request, or null. */
+function bearer(request: FastifyRequest): string | null {
+  const header = request.headers.authorization;
+  const match = header === undefined ? null : /^Bearer\s+([A-Za-z0-9_-]{1,128})\s*$/i.exec(header);
+  return match ? match[1]! : null;
+}
+
+export const watchRoutes: FastifyPluginAsyncTypebox<{ watches: WatchService; hasher: ClientHasher }> = async (app, { watches, hasher }) => {
+  app.post(
+    '/watches',
+    {
+      config: tierConfig('general'),
+      schema: {
+        summary: 'Watch a server',
+        description:
+          'Creates a watch: once its owner has proven control of the server (the verification token in the MOTD, ' +
+          'or `observer-verify=<token>` in a TXT record at `_observer.<host>`), Observer checks the server every ' +
+          'WATCH_INTERVAL_MINUTES and sends one delivery when it goes offline (after flap damping) or comes back ' +
+          '(and when `players_at_least` is reached). Nothing is sent before verification; unverified watches ' +
+          'expire after WATCH_VERIFY_HOURS. The management token (and, for `json`, the signing secret) is shown once. ' +
+          'A webhook URL on a non-public address is a 400 `webhook_refused`; too many unverified watches for one ' +
+          'client, a 409 `too_many_unverified`; a webhook host name DNS cannot resolve just now, a 503 `webhook_dns_failure`.',
+        tags: ['watches'],
+        body: CreateWatch,
+        response: { 201: CreatedWatch, ...errorResponses, 409: Type.Ref('ErrorResponse'), 503: Type.Ref('ErrorResponse') },
+      },
+    },
+    async (request, reply) => {
+      const origin = `${request.protocol}://${request.host}`;
+      const created = await watches.create(request.body, clientKeyOf(request, hasher), origin);
+      reply.code(201).header('Cache-Control', 'no-store');
+      return created;
+    },
+  );
+
+  /** The options of a route on one watch: general tier, the id parameter, the bearer token. */
+  const managedRoute = <R extends Record<number, unknown>>(summary: string, description: string, response: R) => ({
+    config: tierConfig('general'),
+    schema: { summary, description, tags: ['watches'], security, params: WatchParams, response: { ...errorResponses, ...managed, ...response } },
+  });
+  const authorised = (request: { params: { id: string } } & FastifyRequest) => watches.authorised(request.params.id, bearer(request));
+
+  app.get(
+    '/watches/:id',
+    managedRoute('A watch: state, verification, recent deliveries', 'Never shows the management token or the signing secret.', { 200: Watch }),
+    async (request, reply) => {
+      const watch = await authorised(request);
+      reply.header('Cache-Control', 'no-store');
+      return watches.view(watch);
+    },
+  );
+
+  app.delete(
+    '/watches/:id',
+    managedRoute('End a watch', 'Deletes the watch, its pending deliveries and its log.', { 204: Type.Null() }),
+    async (request, reply) => {
+      await watches.delete(await authorised(request));
+      return reply.code(204).send(null);
+    },
+  );
+
+  app.post(
+    '/watches/:id/verify',
+    managedRoute(
+      'Look for the owner\'s proof now',
+      'Checks the MOTD (as the status cache has it, up to STATUS_CACHE_TTL old) and the TXT record now.',
+      { 200: Watch },
+    ),
+    async (request, reply) => {
+      const watch = await watches.verifyNow(await authorised(request));
+      reply.header('Cache-Control', 'no-store');
+      return watches.view(watch);
+    },
+  );
+
+  app.post(
+    '/watches/:id/test',
+    managedRoute('Send a test delivery', 'One delivery of event `test` (sequence 0), not retried; a 409 `not_verified` before verification.', {
+      200: TestResult,
+      409: Type.Ref('ErrorResponse'),
+    }),
+    async (request, reply) => {
+      const result = await watches.test(await authorised(request));
+      reply.header('Cache-Control', 'no-store');
+      return { delivered: result.error === null, status_code: result.statusCode, error: result.error };
+    },
+  );
+};
