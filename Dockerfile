@@ -68,4 +68,6 @@ HEALTHCHECK --interval=30s --timeout=5s --start-period=30s --retries=3 \
 # node, which stops accepting, finishes the requests in flight and exits 0. The young
 # generation size is the one `npm start` uses.
 ENTRYPOINT ["/usr/local/bin/observer-entrypoint"]
-CMD ["node", "--max-semi-space-size=32", "dist/main.js"]
+# The heap limit of the start script; NODE_OPTIONS given to the container replaces it (docs/container.md).
+ENV NODE_OPTIONS=--max-old-space-size=512
+CMD ["node", "--max-semi-space-size=16", "--expose-gc", "dist/main.js"]

@@ -3,11 +3,12 @@
  * generator does not share an event loop with the server it measures. Every run is bounded
  * in time and sends traffic to loopback only.
  */
-import { execFile, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { execFile, execFileSync, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 
 const require = createRequire(import.meta.url);
 const autocannonBin = join(dirname(require.resolve('autocannon/package.json')), 'autocannon.js');
@@ -187,16 +188,30 @@ export async function waitForHealth(base: string, child: ChildProcess): Promise<
 
 /** Node's flags exactly as `npm start` passes them (package.json's start script). */
 export function startFlags(root: string): string[] {
-  const startScript = (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start;
+  const startScript = startScriptOf(root);
   const flags = /\bnode((?: --?[\w-]+(?:=\S+)?)*) dist\/main\.js$/.exec(startScript)?.[1]?.trim().split(' ').filter(Boolean);
   if (!flags) throw new Error(`cannot read node's flags from the start script: ${startScript}`);
   return flags;
 }
 
 /**
+ * The NODE_OPTIONS `npm start` gives node: the start script's own, then the caller's
+ * (`extra`, which win where they repeat a flag).
+ */
+export function startNodeOptions(root: string, extra = ''): string {
+  const own = /NODE_OPTIONS=\\?"([^"$\\]*?)\s*\$\{NODE_OPTIONS:-\}\\?"/.exec(startScriptOf(root))?.[1] ?? '';
+  return `${own} ${extra}`.trim();
+}
+
+function startScriptOf(root: string): string {
+  return (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start;
+}
+
+/**
  * The environment a benchmark starts Observer with: the defaults plus only the test network's
  * settings (the loopback DNS server and allowlist, a SQLite file in `dataDir`), then the
- * benchmark's own `settings`, then BENCH_OBSERVER_ENV (`A=1,B=2`) for experiments.
+ * benchmark's own `settings`, then BENCH_OBSERVER_ENV (`A=1,B=2`) for experiments. NODE_OPTIONS
+ * is the start script's, followed by any given here (as `npm start` does).
  */
 export function serviceEnv(port: number, dataDir: string, settings: Record<string, string> = {}): Record<string, string> {
   const env: Record<string, string> = {
@@ -214,5 +229,62 @@ export function serviceEnv(port: number, dataDir: string, settings: Record<strin
     const at = pair.indexOf('=');
     env[pair.slice(0, at)] = pair.slice(at + 1);
   }
+  // The start script's NODE_OPTIONS, as `npm start` passes them, then the settings' own.
+  const nodeOptions = startNodeOptions(join(dirname(fileURLToPath(import.meta.url)), '..'), env.NODE_OPTIONS);
+  if (nodeOptions) env.NODE_OPTIONS = nodeOptions;
   return env;
+}
+
+/** A cgroup v1 memory group for one child process (the limit a container runtime would set). */
+export interface MemoryCgroup {
+  /** Runs `command` inside the group: the shell joins it, then execs the command. */
+  spawnArgs(command: string[]): [string, string[]];
+  /** Peak memory the group used (RSS and page cache), times the limit was hit, OOM kills. */
+  usage(): { maxBytes: number; failcnt: number; oomKills: number };
+  remove(): void;
+}
+
+const CGROUP_ROOT = '/sys/fs/cgroup/memory';
+
+/**
+ * Creates a cgroup v1 memory group limited to `limitBytes` (swap included), or returns the
+ * reason it cannot (not root, no v1 memory controller).
+ */
+export function memoryCgroup(name: string, limitBytes: number): MemoryCgroup | string {
+  if (process.getuid?.() !== 0) return 'not root';
+  if (!existsSync(join(CGROUP_ROOT, 'memory.limit_in_bytes'))) return `no cgroup v1 memory controller at ${CGROUP_ROOT}`;
+  const dir = join(CGROUP_ROOT, name);
+  try {
+    mkdirSync(dir);
+    writeFileSync(join(dir, 'memory.limit_in_bytes'), String(limitBytes));
+    // Swap counts against the limit too, where the kernel accounts it.
+    if (existsSync(join(dir, 'memory.memsw.limit_in_bytes'))) writeFileSync(join(dir, 'memory.memsw.limit_in_bytes'), String(limitBytes));
+  } catch (error) {
+    try {
+      rmdirSync(dir);
+    } catch {
+      // not created
+    }
+    return `cannot set up ${dir}: ${(error as Error).message}`;
+  }
+  const read = (file: string) => readFileSync(join(dir, file), 'utf8');
+  return {
+    spawnArgs: (command) => ['/bin/sh', ['-c', `echo $$ > ${join(dir, 'cgroup.procs')} && exec "$@"`, 'sh', ...command]],
+    usage: () => ({
+      maxBytes: Number(read('memory.max_usage_in_bytes')),
+      failcnt: Number(read('memory.failcnt')),
+      oomKills: Number(/oom_kill (\d+)/.exec(read('memory.oom_control'))?.[1] ?? 0),
+    }),
+    remove: () => {
+      // The group can only go once its processes have: retry briefly.
+      for (let i = 0; i < 50; i++) {
+        try {
+          rmdirSync(dir);
+          return;
+        } catch {
+          execFileSync('sleep', ['0.1']);
+        }
+      }
+    },
+  };
 }

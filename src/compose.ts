@@ -3,19 +3,21 @@
  * implementation serves (SQLite or PostgreSQL, memory or Redis). main.ts starts what this
  * returns; tests build the same thing.
  */
+import { getHeapStatistics } from 'node:v8';
 import type { FastifyInstance } from 'fastify';
 import type { Config } from './config/index.js';
+import { cacheBudget } from './core/cache-budget.js';
 import { ClientHasher } from './core/client-hash.js';
 import { systemClock, type Clock } from './core/clock.js';
 import { buildApp, type AppDeps } from './http/app.js';
 import { startMetricsServer, type MetricsServer } from './http/metrics.js';
 import { MemoryRateLimitStore, RedisRateLimitStore } from './http/rate-limit.js';
-import { createMetrics, type Metrics, type MetricsSources } from './metrics/index.js';
+import type { Metrics, MetricsSources } from './metrics/index.js';
 import { AddressGuard, IcmpPinger, TargetResolver } from './resolve/index.js';
 import type { DependencyHealth } from './http/routes/health.js';
 import { RedisDailySecret } from './redis/daily-secret.js';
 import { SharedRedis } from './redis/shared-redis.js';
-import { BackgroundRefresher, Blocklist, createStatusService, withBlockedFlag, type StatusService } from './status/index.js';
+import { BackgroundRefresher, Blocklist, MemoryStatusCache, createStatusService, withBlockedFlag, type StatusService } from './status/index.js';
 import { RedisStatusCache } from './status/redis-cache.js';
 import { openStore, type StoreOptions } from './store/index.js';
 import type { HistoryStore, Store } from './store/types.js';
@@ -80,9 +82,13 @@ function icmpEcho(config: Config, options: ComposeOptions, log: BackgroundLog) {
   return { pinger, mode, echo };
 }
 
-/** Metrics only when they are served (METRICS_TOKEN or METRICS_PORT): otherwise no cost per request. */
-function metricsFor(config: Config, sources: MetricsSources): Metrics | null {
-  return config.metricsToken !== null || config.metricsPort !== null ? createMetrics(sources) : null;
+/**
+ * Metrics only when they are served (METRICS_TOKEN or METRICS_PORT): otherwise no cost per
+ * request, and prom-client is not loaded.
+ */
+async function metricsFor(config: Config, sources: MetricsSources): Promise<Metrics | null> {
+  if (config.metricsToken === null && config.metricsPort === null) return null;
+  return (await import('./metrics/index.js')).createMetrics(sources);
 }
 
 /** The app with every route, its store, status service and (with REDIS_URL) Redis; closing the app closes them. */
@@ -97,7 +103,7 @@ export async function composeApp(config: Config, options: ComposeOptions = {}) {
   const icmp = icmpEcho(config, options, log);
   const hasher = new ClientHasher(clock, redis ? new RedisDailySecret(redis) : null, (error) => log.error(error, 'daily secret'));
   await hasher.ready();
-  const metrics = metricsFor(config, {
+  const metrics = await metricsFor(config, {
     pingsInFlight: () => status.activePings,
     history: () => store.health(),
     redis: () => redis?.health() ?? null,
@@ -121,6 +127,7 @@ export async function composeApp(config: Config, options: ComposeOptions = {}) {
   const metricsServer: MetricsServer | null =
     metrics && config.metricsPort !== null ? await startMetricsServer(metrics, config.metricsPort) : null;
   log.attach(app);
+  warnOnCacheBudget(app, config);
   // Said once, at start: which ICMP mode serves the `icmp` field.
   app.log.info({ icmp: icmp.mode.mode, detail: icmp.mode.detail || undefined }, `icmp: ${icmp.mode.mode}`);
   app.addHook('onClose', async () => {
@@ -151,14 +158,19 @@ function statusService(
   parts: { clock: Clock; store: Store; redis: SharedRedis | null; metrics: Metrics | null; echo: ReturnType<typeof icmpEcho>['echo']; log: BackgroundLog },
 ) {
   const { clock, store, redis, metrics, echo, log } = parts;
-  const budgetCounter = redis ? new RedisRateLimitStore(redis, 'observer:', () => clock.now()) : new MemoryRateLimitStore(() => clock.now());
+  const budget = cacheBudget(config.cacheMemoryMb);
+  const budgetCounter = redis
+    ? new RedisRateLimitStore(redis, 'observer:', () => clock.now(), { maxBytes: budget.budgets })
+    : new MemoryRateLimitStore(() => clock.now(), { maxBytes: budget.budgets });
+  // With Redis, the local copy that serves while Redis is away holds the statuses' share.
+  const local = () => new MemoryStatusCache({ maxBytes: budget.statuses, now: () => clock.now() });
   const status = createStatusService({
     config,
     clock,
     store,
     budgetCounter,
     ...(metrics ? { observe: { ping: (mode, online, seconds) => metrics.observePing(mode, online, seconds), cacheResult: (result) => metrics.observeCacheResult(result) } } : {}),
-    ...(redis ? { cache: new RedisStatusCache(redis, { now: () => clock.now() }) } : {}),
+    ...(redis ? { cache: new RedisStatusCache(redis, { now: () => clock.now(), local: local() }) } : {}),
     icmp: echo,
     onError: (error, context) => log.error(error, context),
   });
@@ -185,6 +197,7 @@ function backgroundWork(config: Config, parts: { status: StatusService; clock: C
     pingsPerMinute: Math.max(1, config.refreshPingsPerMinute),
     ttlSeconds: config.statusCacheTtlSeconds,
     redis,
+    maxBytes: cacheBudget(config.cacheMemoryMb).refresher,
     onError: (error, context) => log.error(error, context),
   });
   const startBackground = async () => {
@@ -192,6 +205,16 @@ function backgroundWork(config: Config, parts: { status: StatusService; clock: C
     if (config.refreshPingsPerMinute > 0) refresher.start();
   };
   return { blocklist, refresher, startBackground };
+}
+
+/** The caches' budget must leave the heap room for everything else (docs/performance.md#memory). */
+function warnOnCacheBudget(app: FastifyInstance, config: Config): void {
+  const heapLimit = getHeapStatistics().heap_size_limit;
+  if (config.cacheMemoryMb * 1024 * 1024 <= heapLimit / 3) return;
+  app.log.warn(
+    { cacheMemoryMb: config.cacheMemoryMb, heapLimitMb: Math.round(heapLimit / 1024 / 1024) },
+    'CACHE_MEMORY_MB is more than a third of the heap limit: raise --max-old-space-size (NODE_OPTIONS) or lower CACHE_MEMORY_MB',
+  );
 }
 
 /** Watches (docs/api.md, "Watches"): the service the routes use and the loop that checks watched servers. */

@@ -5,6 +5,7 @@
  */
 import { isIP } from 'node:net';
 import ipaddr from 'ipaddr.js';
+import { DEFAULT_CACHE_MEMORY_MB } from '../core/cache-budget.js';
 
 export interface Config {
   port: number;
@@ -64,6 +65,8 @@ export interface Config {
   targetPingsPerMinute: number;
   /** Servers Observer does not know yet that one client may have recorded per day. */
   newServersPerClientPerDay: number;
+  /** Memory the in-process caches share, in MiB (CACHE_MEMORY_MB; src/core/cache-budget.ts). */
+  cacheMemoryMb: number;
   /** Flap damping (src/status/damping.ts): failures in a row, and minutes, before a success stops being served. */
   damping: { failures: number; minutes: number };
   /** Watches and their webhook deliveries (docs/api.md, "Watches"). */
@@ -306,6 +309,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     lookupMaxAddresses: integer(env, 'LOOKUP_MAX_ADDRESSES', 4, 1, 4),
     targetPingsPerMinute: integer(env, 'TARGET_PINGS_PER_MINUTE', 30, 1, 100_000),
     newServersPerClientPerDay: integer(env, 'NEW_SERVERS_PER_CLIENT_PER_DAY', 100, 1, 1_000_000),
+    cacheMemoryMb: integer(env, 'CACHE_MEMORY_MB', DEFAULT_CACHE_MEMORY_MB, 8, 65_536),
     damping: {
       failures: integer(env, 'DAMPING_FAILURES', 3, 1, 100),
       minutes: integer(env, 'DAMPING_MINUTES', 5, 0, 1_440),

@@ -10,6 +10,7 @@ import { createServer as createHttpServer } from 'node:http';
 import Fastify, { LogController } from 'fastify';
 import ipaddr from 'ipaddr.js';
 import type { Config } from '../config/index.js';
+import { cacheBudget } from '../core/cache-budget.js';
 import { ClientHasher } from '../core/client-hash.js';
 import { systemClock, type Clock } from '../core/clock.js';
 import { ObserverError } from '../core/errors.js';
@@ -23,6 +24,7 @@ import { limitConnectionsPerClient, registerBodyRefusal, serverTimeouts } from '
 import { lazyChildLogger } from './request-logger.js';
 import { registerMetricsRoute } from './metrics.js';
 import type { Metrics } from '../metrics/index.js';
+import { RenderCache } from '../render/index.js';
 import { mediaLookupOptions, type RenderGate } from './ping-budget.js';
 import { FastStatus } from './fast-status.js';
 import {
@@ -121,7 +123,8 @@ export async function buildApp(deps: AppDeps) {
       if (deps.status && answers) {
         await api.register(statusRoutes, { answers, config });
         await api.register(bulkRoutes, { status: deps.status, config, hasher, admitPing });
-        await api.register(imageRoutes, { status: deps.status, config, lookupOptions, renderGate });
+        const renders = new RenderCache({ maxBytes: cacheBudget(config.cacheMemoryMb).renders });
+        await api.register(imageRoutes, { status: deps.status, config, lookupOptions, renderGate, cache: renders });
         await api.register(badgeRoutes, { status: deps.status, config, lookupOptions });
         await api.register(widgetRoutes, { status: deps.status, config, lookupOptions, renderGate });
       }
@@ -157,10 +160,13 @@ function registerBasics(app: App, config: Config): void {
  * with a body where none is taken are refused (413).
  */
 function registerLimits(app: App, deps: AppDeps, hasher: ClientHasher, clock: Clock): RateLimitOptions {
+  const windows = cacheBudget(deps.config.cacheMemoryMb).clientWindows;
   const rateLimits: RateLimitOptions = {
     limits: deps.config.rateLimits,
     hasher,
-    store: deps.redis ? new RedisRateLimitStore(deps.redis, undefined, () => clock.now()) : new MemoryRateLimitStore(() => clock.now()),
+    store: deps.redis
+      ? new RedisRateLimitStore(deps.redis, undefined, () => clock.now(), { maxBytes: windows })
+      : new MemoryRateLimitStore(() => clock.now(), { maxBytes: windows }),
     onError: (error: unknown) => app.log.warn({ err: error }, 'rate limit store failed; request let through'),
   };
   registerRateLimit(app, rateLimits);

@@ -57,6 +57,15 @@ export const RATE_LIMIT_CLIENTS_MAX = 100_000;
 export interface RateLimitStoreOptions {
   /** Client windows kept at most (default RATE_LIMIT_CLIENTS_MAX). */
   maxClients?: number;
+  /** Bytes of client windows kept at most instead (a share of CACHE_MEMORY_MB). */
+  maxBytes?: number;
+}
+
+/** The bound of a store's windows: bytes (a window is about its key, two bytes a character, and 160 bytes) or a count. */
+function windowBound(options: RateLimitStoreOptions): { maxSize: number; sizeCalculation: (value: unknown, key: string) => number } | { max: number } {
+  return options.maxBytes !== undefined
+    ? { maxSize: options.maxBytes, sizeCalculation: (_value, key) => 2 * key.length + 160 }
+    : { max: options.maxClients ?? RATE_LIMIT_CLIENTS_MAX };
 }
 
 /** Fixed windows in an LRU of at most `maxClients`; ended windows are swept once a window. */
@@ -68,7 +77,7 @@ export class MemoryRateLimitStore implements RateLimitStore {
     private readonly now: () => number = Date.now,
     options: RateLimitStoreOptions = {},
   ) {
-    this.windows = new LRUCache({ max: options.maxClients ?? RATE_LIMIT_CLIENTS_MAX });
+    this.windows = new LRUCache<string, { count: number; endsAt: number }>(windowBound(options));
     this.sweeper = setInterval(() => this.sweep(), WINDOW_MS);
     this.sweeper.unref();
   }
@@ -154,7 +163,7 @@ export class RedisRateLimitStore implements RateLimitStore {
   ) {
     this.local = new MemoryRateLimitStore(now, options);
     this.windows = new LRUCache<string, SharedWindow>({
-      max: options.maxClients ?? RATE_LIMIT_CLIENTS_MAX,
+      ...windowBound(options),
       dispose: (window, key, reason) => {
         if (reason !== 'delete' && window.pending > 0) this.leftovers.push([key, window]);
       },

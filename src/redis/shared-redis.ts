@@ -15,7 +15,11 @@
  *    half a second. While it is open nothing is sent, and a probe runs every
  *    `probeIntervalMs`; the first answer closes it, even from a Redis restarted empty.
  */
-import { Redis } from 'ioredis';
+import { createRequire } from 'node:module';
+import type { Redis } from 'ioredis';
+
+// ioredis is loaded by the first SharedRedis, so an instance without REDIS_URL never holds it.
+const require = createRequire(import.meta.url);
 
 export type RedisState = 'ok' | 'down';
 
@@ -83,7 +87,8 @@ export class SharedRedis {
     this.probeIntervalMs = options.probeIntervalMs ?? 500;
     this.openAfterMs = options.openAfterMs ?? 500;
     this.onStateChange = options.onStateChange ?? (() => {});
-    this.client = new Redis(url, {
+    const { Redis: Client } = require('ioredis') as typeof import('ioredis');
+    this.client = new Client(url, {
       // Our own timer (in run()) decides when a command has timed out; ioredis's, later, only
       // drops a command whose reply never comes. A reply between the two still shows that
       // Redis answers, and resumes sending.

@@ -18,44 +18,12 @@ import { defaultIconPng } from './default-icon.js';
 import { decodeFavicon } from './favicon.js';
 import { fontFor, registerRenderFonts } from './fonts.js';
 import { motdLines, segmentsOfMotd } from './motd-text.js';
+import { BANNER_SIZES, BORDER_RADIUS, type BannerOptions } from './options.js';
 import { fillHorizontalGradient } from './paint.js';
 import { encodePng } from './png.js';
 import { drawLine, fitFontSize, fitLine, hashString, measureLine, seededRandom, type Random, type TextRunOptions } from './text.js';
 
-export const BANNER_SIZES = {
-  small: { width: 400, height: 130 },
-  normal: { width: 600, height: 180 },
-  large: { width: 800, height: 240 },
-} as const;
-export type BannerSize = keyof typeof BANNER_SIZES;
-export type BannerStyle = 'modern' | 'classic';
-
-/** `borderRadius` is a multiplier of 16 px at the normal size (0.5 → 8 px), from 0 to 4. */
-export const BORDER_RADIUS = { min: 0, max: 4, default: 0.5, unitPx: 16 } as const;
-
-export interface BannerOptions {
-  size: BannerSize;
-  style: BannerStyle;
-  /** `#rrggbb` */
-  textColor: string;
-  /** `#rrggbb`: the player count (and the player bar, classic signal bars stay green). */
-  accentColor: string;
-  showFavicon: boolean;
-  showMotd: boolean;
-  showPing: boolean;
-  borderRadius: number;
-}
-
-export const DEFAULT_BANNER_OPTIONS: Readonly<BannerOptions> = Object.freeze({
-  size: 'normal',
-  style: 'modern',
-  textColor: '#ffffff',
-  accentColor: '#10b981',
-  showFavicon: true,
-  showMotd: true,
-  showPing: true,
-  borderRadius: BORDER_RADIUS.default,
-});
+export { BANNER_SIZES, BORDER_RADIUS, DEFAULT_BANNER_OPTIONS, type BannerOptions, type BannerSize, type BannerStyle } from './options.js';
 
 export interface Rect {
   x: number;

@@ -4,10 +4,10 @@
  * has no favicon, is offline or unknown.
  */
 import { createCanvas } from '@napi-rs/canvas';
-import sharp from 'sharp';
+import { DEFAULT_ICON_SIZE } from './options.js';
+import sharp from './sharp.js';
 
-/** The icon is drawn at this size, like a vanilla favicon. */
-export const DEFAULT_ICON_SIZE = 64;
+export { DEFAULT_ICON_SIZE } from './options.js';
 
 const PALETTE: Readonly<Record<string, string>> = {
   O: '#1b2130', // outline

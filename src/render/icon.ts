@@ -3,26 +3,12 @@
  * default icon, resized with sharp. Enlarging uses nearest-neighbour so pixel art stays crisp;
  * shrinking uses Lanczos. A favicon that is not square is centred on a transparent square.
  */
-import sharp from 'sharp';
+import { ROUNDED_ICON_RADIUS, type IconOptions } from './options.js';
+import sharp from './sharp.js';
 import { defaultIconPng, DEFAULT_ICON_SIZE } from './default-icon.js';
 import { decodeFavicon, MAX_FAVICON_SIDE, type Favicon } from './favicon.js';
 
-export type IconFormat = 'png' | 'webp';
-
-export interface IconOptions {
-  /** Side of the square image in pixels. */
-  size: number;
-  format: IconFormat;
-  /** Rounded, transparent corners (the `/icon/sharp` look). */
-  rounded: boolean;
-}
-
-/** Bounds of the icon endpoints' `size` (in the OpenAPI document). */
-export const DYNAMIC_ICON_SIZE = { min: 16, max: 256, default: 80 } as const;
-export const SHARP_ICON_SIZE = { min: 32, max: 512, default: 128 } as const;
-
-/** Corner radius of rounded icons, as a fraction of the side. */
-export const ROUNDED_ICON_RADIUS = 0.18;
+export { DYNAMIC_ICON_SIZE, ROUNDED_ICON_RADIUS, SHARP_ICON_SIZE, type IconFormat, type IconOptions } from './options.js';
 
 const TRANSPARENT = { r: 0, g: 0, b: 0, alpha: 0 };
 

@@ -9,20 +9,11 @@ import { mixColors } from './color.js';
 import { fillHorizontalGradient } from './paint.js';
 import { registerRenderFonts } from './fonts.js';
 import { motdLines, userMotdToSection } from './motd-text.js';
+import { MAX_MOTD_PARAMETER_LENGTH, MOTD_BANNER_HEIGHT, MOTD_BANNER_WIDTH, type MotdBannerOptions } from './options.js';
 import { encodePng } from './png.js';
 import { drawLine, fitFontSize, hashString, measureLine, seededRandom } from './text.js';
 
-export const MOTD_BANNER_WIDTH = 800;
-export const MOTD_BANNER_HEIGHT = 180;
-/** Spec "Limits": the `motd` parameter has at most 300 characters. */
-export const MAX_MOTD_PARAMETER_LENGTH = 300;
-
-export interface MotdBannerOptions {
-  /** `#rrggbb`: colour of text without a colour code. */
-  textColor: string;
-  /** `#rrggbb`: tint of the background. */
-  accentColor: string;
-}
+export { MAX_MOTD_PARAMETER_LENGTH, MOTD_BANNER_HEIGHT, MOTD_BANNER_WIDTH, type MotdBannerOptions } from './options.js';
 
 const MAX_LINES = 4;
 

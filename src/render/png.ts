@@ -3,7 +3,7 @@
  * many times faster than Skia's own PNG encoder, for files of a similar size.
  */
 import type { Canvas } from '@napi-rs/canvas';
-import sharp from 'sharp';
+import sharp from './sharp.js';
 
 export async function encodePng(canvas: Canvas): Promise<Buffer> {
   const { width, height } = canvas;

@@ -17,6 +17,7 @@
 import { isIP } from 'node:net';
 import raw from '@neuralegion/raw-socket';
 import ipaddr from 'ipaddr.js';
+import { LRUCache } from 'lru-cache';
 
 /** The part of a raw-socket the pinger uses (tests inject stand-ins for hostile cases). */
 export interface IcmpSocket {
@@ -66,20 +67,24 @@ export class IcmpPinger {
   private readonly sockets = new Map<IcmpFamily, IcmpSocket | Error>();
   private readonly pending = new Map<number, Pending>();
   private readonly inFlight = new Map<string, Promise<boolean | null>>();
-  private readonly answers = new Map<string, { at: number; answer: boolean | null }>();
+  private readonly answers: LRUCache<string, { answer: boolean | null }>;
   private readonly identifier = Math.floor(Math.random() * 0x10000);
   private sequence = Math.floor(Math.random() * 0x10000);
   private closed = false;
   private readonly timeoutMs: number;
   private readonly cacheMs: number;
-  private readonly cacheEntries: number;
   private readonly openSocket: (family: IcmpFamily) => IcmpSocket;
   private readonly onError: (error: unknown) => void;
 
   constructor(options: IcmpPingerOptions = {}) {
     this.timeoutMs = options.timeoutMs ?? 2000;
+    // Bounded: the least recently asked-for IP is forgotten first.
+    this.answers = new LRUCache({
+      max: options.cacheEntries ?? 10_000,
+      ttl: Math.max(1, options.cacheMs ?? 3000),
+      ttlAutopurge: false,
+    });
     this.cacheMs = options.cacheMs ?? 3000;
-    this.cacheEntries = options.cacheEntries ?? 10_000;
     this.openSocket = options.openSocket ?? openRawSocket;
     this.onError = options.onError ?? (() => {});
   }
@@ -105,14 +110,14 @@ export class IcmpPinger {
     const family = isIP(ip);
     if (family === 0 || ip.includes('%')) return Promise.reject(new TypeError('echo needs an IPv4 or IPv6 address'));
     if (signal?.aborted) return Promise.resolve(false);
-    const kept = this.answers.get(ip);
-    if (kept && Date.now() - kept.at < this.cacheMs) return Promise.resolve(kept.answer);
+    const kept = this.cacheMs > 0 ? this.answers.get(ip) : undefined;
+    if (kept) return Promise.resolve(kept.answer);
 
     let shared = this.inFlight.get(ip);
     if (!shared) {
       shared = this.send(ip, family as IcmpFamily).then((answer) => {
         this.inFlight.delete(ip);
-        this.keep(ip, answer);
+        if (this.cacheMs > 0) this.answers.set(ip, { answer });
         return answer;
       });
       this.inFlight.set(ip, shared);
@@ -209,13 +214,6 @@ export class IcmpPinger {
 
   private failPending(family: IcmpFamily): void {
     for (const p of [...this.pending.values()]) if (p.family === family) p.resolve(null);
-  }
-
-  private keep(ip: string, answer: boolean | null): void {
-    this.answers.delete(ip);
-    // Bounded: the oldest answer (insertion order) goes first.
-    if (this.answers.size >= this.cacheEntries) this.answers.delete(this.answers.keys().next().value!);
-    this.answers.set(ip, { at: Date.now(), answer });
   }
 }
 

@@ -57,13 +57,15 @@ export interface TargetResolverOptions {
   now?: () => number;
   /** Addresses of one name returned to try, 1 to MAX_ADDRESSES_TRIED (default). */
   maxAddresses?: number;
+  /** Bytes of names without records remembered at most (default NEGATIVE_CACHE_BYTES); part of CACHE_MEMORY_MB. */
+  negativeCacheBytes?: number;
 }
 
 /** The most addresses of one name a look-up may try (LOOKUP_MAX_ADDRESSES allows 1 to this). */
 export const MAX_ADDRESSES_TRIED = 4;
 
-/** Names remembered as having no records, at most (least recently used go first). */
-const NEGATIVE_CACHE_MAX = 10_000;
+/** Bytes of names remembered as having no records, by default (least recently used go first). */
+const NEGATIVE_CACHE_BYTES = 2 * 1024 * 1024;
 
 /** The SRV service label of Minecraft Java Edition (Minecraft wiki, "Server.properties" / SRV). */
 const MINECRAFT_SRV_PREFIX = '_minecraft._tcp.';
@@ -84,12 +86,14 @@ export class TargetResolver {
   private readonly now: () => number;
   private readonly maxAddresses: number;
   /** Key (mode's use of SRV + name) → when the "no records" answer expires. */
-  private readonly notFound = new LRUCache<string, number>({ max: NEGATIVE_CACHE_MAX });
+  private readonly notFound: LRUCache<string, number>;
   /** The c-ares channel every look-up shares. */
   private readonly channel: dns.Resolver;
 
   constructor(opts: TargetResolverOptions) {
     this.guard = opts.guard;
+    // A key is at most a DNS name and a prefix, two bytes a character, plus the cache's slot.
+    this.notFound = new LRUCache({ maxSize: opts.negativeCacheBytes ?? NEGATIVE_CACHE_BYTES, sizeCalculation: (_expires, key) => 2 * key.length + 64 });
     this.timeoutMs = opts.timeoutMs ?? 2000;
     this.tries = opts.tries ?? 2;
     this.negativeTtlMs = opts.negativeTtlMs ?? 30_000;

@@ -76,9 +76,13 @@ export function statusBodyBytes(status: ServerStatus): number {
   return body(status).bytes;
 }
 
-/** Approximate bytes an entry holds in memory: the status object (about twice its JSON) and its body. */
+/**
+ * Approximate bytes an entry holds in memory: the status object (about twice its JSON) and the
+ * body served for it. Measured without keeping a body for the cached object: the body served
+ * is often that of a copy (with the `blocked` flag), and a second one would double the text.
+ */
 function entrySize(entry: CacheEntry): number {
-  const size = (s: StoredStatus | null) => (s ? 3 * statusBodyBytes(s.status) : 0);
+  const size = (s: StoredStatus | null) => (s ? 3 * JSON.stringify(s.status).length : 0);
   return size(entry.latest) + (entry.lastSuccess === entry.latest ? 0 : size(entry.lastSuccess)) + 64;
 }
 

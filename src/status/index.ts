@@ -8,6 +8,7 @@ import { MemoryStatusCache, type StatusCache } from './cache.js';
 import { StatusService, type StatusObserver, type StatusServiceDeps } from './service.js';
 import { NewServerAllowance, TargetBudget } from './budgets.js';
 import type { WindowCounter } from '../core/rate-window.js';
+import { cacheBudget } from '../core/cache-budget.js';
 
 export { StatusService, STALE_WHILE_REVALIDATE_MS, SATURATION_STALE_MS } from './service.js';
 export type { StatusServiceDeps, PingFunction, ProbeTarget, StatusObserver } from './service.js';
@@ -20,6 +21,7 @@ export { BackgroundRefresher } from './refresher.js';
 export interface StatusServiceOptions {
   config: Pick<
     Config,
+    | 'cacheMemoryMb'
     | 'dnsServers'
     | 'targetAllowlist'
     | 'statusCacheTtlSeconds'
@@ -49,17 +51,19 @@ export interface StatusServiceOptions {
 export function createStatusService(options: StatusServiceOptions): StatusService {
   const { config, clock } = options;
   const guard = new AddressGuard(config.targetAllowlist);
+  const budget = cacheBudget(config.cacheMemoryMb);
   return new StatusService({
     resolver: new TargetResolver({
       dnsServers: config.dnsServers,
       guard,
       now: () => clock.now(),
       maxAddresses: config.lookupMaxAddresses,
+      negativeCacheBytes: budget.missingNames,
     }),
     ping: { java: pingJava, legacy: pingLegacy, bedrock: pingBedrock },
     queryServer: (target) => queryServer(target),
     ...(options.icmp ? { icmp: options.icmp } : {}),
-    cache: options.cache ?? new MemoryStatusCache({ now: () => clock.now() }),
+    cache: options.cache ?? new MemoryStatusCache({ maxBytes: budget.statuses, now: () => clock.now() }),
     store: options.store ?? null,
     clock,
     ttlSeconds: config.statusCacheTtlSeconds,

@@ -22,6 +22,14 @@ const KNOWN_READ_MS = 1_000;
 /** Server ids known to be in the store, remembered so that a known server costs no read. */
 const KNOWN_SERVERS_MAX = 100_000;
 
+/**
+ * A bound of `count` entries, counted through `maxSize` rather than `max`: lru-cache allocates
+ * all `max` slots up front, where `maxSize` lets the cache grow with use.
+ */
+function entries(count: number) {
+  return { maxSize: count, sizeCalculation: () => 1 };
+}
+
 export interface HistoryRecorderDeps {
   store: Store;
   clock: Clock;
@@ -33,7 +41,7 @@ export interface HistoryRecorderDeps {
 export class HistoryRecorder {
   /** Client+server pairs recorded within the last LOOKUP_RECORD_INTERVAL_MS. */
   private readonly recentLookups: LRUCache<string, true>;
-  private readonly knownServers = new LRUCache<string, true>({ max: KNOWN_SERVERS_MAX });
+  private readonly knownServers = new LRUCache<string, true>(entries(KNOWN_SERVERS_MAX));
   /** Per server id, whether the check being decided is recorded (a look-up waits for it). */
   private readonly recordings = new Map<string, Promise<boolean>>();
   private readonly pending = new Set<Promise<unknown>>();
@@ -42,7 +50,7 @@ export class HistoryRecorder {
 
   constructor(private readonly deps: HistoryRecorderDeps) {
     this.recentLookups = new LRUCache<string, true>({
-      max: 50_000,
+      ...entries(50_000),
       ttl: LOOKUP_RECORD_INTERVAL_MS,
       ttlAutopurge: false,
       ttlResolution: 0,

@@ -6,14 +6,15 @@
  * TTL window; the others skip it (while Redis is down, each instance refreshes on its own).
  * `stop()` ends the loop and waits for the look-up in flight.
  */
+import { LRUCache } from 'lru-cache';
 import type { Clock } from '../core/clock.js';
 import { ObserverError } from '../core/errors.js';
 import type { QueryMode } from '../core/types.js';
 import type { SharedRedis } from '../redis/shared-redis.js';
 import type { LookupOptions, StatusAnswer, StatusLookup } from './types.js';
 
-/** Targets remembered at once; the least recently looked up go first. */
-export const MAX_TRACKED_TARGETS = 10_000;
+/** Bytes of targets remembered by default; the least recently looked up are forgotten first. */
+export const DEFAULT_REFRESHER_BYTES = 2 * 1024 * 1024;
 
 interface Tracked {
   address: string;
@@ -22,12 +23,12 @@ interface Tracked {
   lookups: number;
   lastLookup: number;
   lastRefresh: number;
-  /** When it was last moved to the back of `targets`. */
-  movedAt: number;
 }
 
-/** How often a target looked up again is moved to the back of the eviction order, at most. */
-const REORDER_INTERVAL_MS = 1000;
+/** Approximate bytes a tracked target holds: its key and address (two bytes a character), the object, the cache's slot. */
+function trackedSize(target: Tracked, key: string): number {
+  return 2 * (key.length + target.address.length) + 160;
+}
 
 export interface RefresherOptions {
   /** The status service itself (not the tracking wrapper, so refreshes are not counted as look-ups). */
@@ -38,18 +39,22 @@ export interface RefresherOptions {
   ttlSeconds: number;
   redis?: SharedRedis | null;
   redisPrefix?: string;
+  /** Bytes of tracked targets kept at most (default DEFAULT_REFRESHER_BYTES); part of CACHE_MEMORY_MB. */
+  maxBytes?: number;
   onError?: (error: unknown, context: string) => void;
 }
 
 export class BackgroundRefresher {
-  private readonly targets = new Map<string, Tracked>();
+  private readonly targets: LRUCache<string, Tracked>;
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<void> | undefined;
   private stopped = true;
   /** Refreshes done by this instance (for tests and health). */
   refreshed = 0;
 
-  constructor(private readonly options: RefresherOptions) {}
+  constructor(private readonly options: RefresherOptions) {
+    this.targets = new LRUCache<string, Tracked>({ maxSize: options.maxBytes ?? DEFAULT_REFRESHER_BYTES, sizeCalculation: trackedSize });
+  }
 
   /** Notes a user's look-up (called by `tracking`). */
   noteLookup(address: string, mode: QueryMode, options: LookupOptions = {}): void {
@@ -59,21 +64,9 @@ export class BackgroundRefresher {
     if (known) {
       known.lookups += 1;
       known.lastLookup = now;
-      // Moved to the back (the most recently looked up) at most once a second: the order only
-      // picks which target is forgotten first, and moving a hot target on every hit of the
-      // cached path would cost more than the rest of that path.
-      if (now - known.movedAt >= REORDER_INTERVAL_MS) {
-        known.movedAt = now;
-        this.targets.delete(key);
-        this.targets.set(key, known);
-      }
       return;
     }
-    if (this.targets.size >= MAX_TRACKED_TARGETS) {
-      const oldest = this.targets.keys().next().value;
-      if (oldest !== undefined) this.targets.delete(oldest);
-    }
-    this.targets.set(key, { address, mode, query: options.query, lookups: 1, lastLookup: now, lastRefresh: now, movedAt: now });
+    this.targets.set(key, { address, mode, query: options.query, lookups: 1, lastLookup: now, lastRefresh: now });
   }
 
   /** A StatusLookup that notes every successful look-up of `inner` here. */
@@ -122,14 +115,16 @@ export class BackgroundRefresher {
     const windowStart = now - this.options.windowMinutes * 60_000;
     const ttlMs = this.options.ttlSeconds * 1000;
     let best: [string, Tracked] | undefined;
-    for (const [key, target] of this.targets) {
+    const forgotten: string[] = [];
+    for (const [key, target] of this.targets.entries()) {
       if (target.lastLookup < windowStart) {
-        this.targets.delete(key);
+        forgotten.push(key);
         continue;
       }
       if (now - target.lastRefresh < ttlMs) continue;
       if (!best || target.lookups > best[1].lookups) best = [key, target];
     }
+    for (const key of forgotten) this.targets.delete(key);
     return best;
   }
 

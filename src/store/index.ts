@@ -10,7 +10,7 @@ import { createPostgresBatchWriter } from './postgres/batch-writer.js';
 import { createPostgresDialect } from './postgres/dialect.js';
 import type { Database } from './schema.js';
 import { createSqliteBatchWriter } from './sqlite/batch-writer.js';
-import { startCheckpointer } from './sqlite/checkpointer.js';
+import { startCheckpointer, type Checkpointer } from './sqlite/checkpointer.js';
 import { createSqliteDialect } from './sqlite/dialect.js';
 import type { HistoryStore } from './types.js';
 import type { BatchWriter } from './write-queue.js';
@@ -43,12 +43,18 @@ export async function openStore(
   const sqlite = database.kind === 'sqlite' ? { ...createSqliteDialect(database.path, options.sqliteBinding), path: database.path } : null;
   const dialect = database.kind === 'sqlite' ? sqlite!.dialect : createPostgresDialect(database.url, onError);
   const db = new Kysely<Database>({ dialect });
-  // The SQLite writer prepares its statements on the migrated schema, so it is made lazily.
+  // The SQLite writer prepares its statements on the migrated schema, so it is made lazily,
+  // and so is the checkpointer's worker thread: an instance that records nothing holds none.
   let sqliteWriter: BatchWriter | null = null;
+  let checkpointer: Checkpointer | null | undefined;
   // The SQLite writer runs on Kysely's one connection, so it waits for a Kysely transaction in
   // progress (the watches') instead of writing into it.
   const writer: BatchWriter = sqlite
-    ? (batch) => db.connection().execute(async () => (sqliteWriter ??= createSqliteBatchWriter(sqlite.database))(batch))
+    ? (batch) => {
+        // On the migrated file (writes come after the migrations): the worker opens it and must find it.
+        if (checkpointer === undefined) checkpointer = startCheckpointer(sqlite.database, sqlite.path, { onError, module: sqlite.binding.modulePath });
+        return db.connection().execute(async () => (sqliteWriter ??= createSqliteBatchWriter(sqlite.database))(batch));
+      }
     : createPostgresBatchWriter(db);
   const store = new KyselyHistoryStore(db, database.kind, config.checkRetentionDays, clock, writer, options);
   try {
@@ -58,11 +64,7 @@ export async function openStore(
     await db.destroy();
     throw error;
   }
-  if (sqlite) {
-    // On the migrated file: the worker opens it and must find it.
-    const checkpointer = startCheckpointer(sqlite.database, sqlite.path, { onError, module: sqlite.binding.modulePath });
-    if (checkpointer) store.onClose(() => checkpointer.stop());
-  }
+  if (sqlite) store.onClose(async () => checkpointer?.stop());
   store.start();
   return store;
 }

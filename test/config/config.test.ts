@@ -19,6 +19,7 @@ describe('loadConfig', () => {
       pingTimeoutMs: 5000,
       icmp: 'auto',
       historyBufferMax: 100_000,
+      cacheMemoryMb: 64,
     });
     expect(Object.isFrozen(config)).toBe(true);
   });
@@ -40,6 +41,7 @@ describe('loadConfig', () => {
       PING_TIMEOUT_MS: '1500',
       ICMP: 'OFF',
       HISTORY_BUFFER_MAX: '5000',
+      CACHE_MEMORY_MB: '256',
     });
     expect(config).toMatchObject({
       port: 9000,
@@ -55,6 +57,7 @@ describe('loadConfig', () => {
       pingTimeoutMs: 1500,
       icmp: 'off',
       historyBufferMax: 5000,
+      cacheMemoryMb: 256,
     });
     expect(loadConfig({ DATABASE_URL: 'sqlite:/tmp/x.db' }).database).toEqual({ kind: 'sqlite', path: '/tmp/x.db' });
   });
@@ -104,6 +107,9 @@ describe('loadConfig', () => {
     ['RATE_LIMIT_MEDIA', 'lots'],
     ['STATUS_CACHE_TTL', '0'],
     ['PING_TIMEOUT_MS', '10'],
+    ['CACHE_MEMORY_MB', '7'],
+    ['CACHE_MEMORY_MB', '65537'],
+    ['CACHE_MEMORY_MB', '64MB'],
     // Blocklist and background refresher.
     ['BLOCKLIST_SOURCE', 'http://example.com/list'],
     ['BLOCKLIST_SOURCE', 'ftp://127.0.0.1/list'],
@@ -121,6 +127,11 @@ describe('loadConfig', () => {
     const message = (error as Error).message;
     expect(message).toContain(name);
     expect(message).not.toContain('\n');
+  });
+
+  it('reads CACHE_MEMORY_MB at both ends of its range', () => {
+    expect(loadConfig({ CACHE_MEMORY_MB: '8' }).cacheMemoryMb).toBe(8);
+    expect(loadConfig({ CACHE_MEMORY_MB: '65536' }).cacheMemoryMb).toBe(65_536);
   });
 
   it('reads LOG_REQUESTS: off by default, true/false, anything else refused', () => {

@@ -74,6 +74,27 @@ describe('IcmpPinger over raw sockets', () => {
     expect(sockets.flatMap((s) => s.sent)).toEqual(['127.0.0.9']);
   });
 
+  it('keeps at most cacheEntries answers, forgetting the least recently asked-for IP first', async () => {
+    const sent: string[] = [];
+    const p = pinger({
+      timeoutMs: 50,
+      cacheMs: 60_000,
+      cacheEntries: 2,
+      openSocket: () => {
+        const s = new SilentSocket();
+        s.sent = sent;
+        return s;
+      },
+    });
+    await p.echo('127.0.0.11');
+    await p.echo('127.0.0.12');
+    await p.echo('127.0.0.11'); // kept, and now the most recently asked for
+    await p.echo('127.0.0.13'); // a third IP: 127.0.0.12 goes
+    await p.echo('127.0.0.11'); // still kept
+    await p.echo('127.0.0.12'); // forgotten: a new echo
+    expect(sent).toEqual(['127.0.0.11', '127.0.0.12', '127.0.0.13', '127.0.0.12']);
+  });
+
   it('answers false for a host that never replies, at its deadline, and ends a caller’s wait on abort', async () => {
     const p = pinger({ timeoutMs: 60_000, openSocket: () => new SilentSocket() });
     const controller = new AbortController();

@@ -33,7 +33,7 @@ afterAll(async () => {
   await redis.close();
 });
 
-function setup(options: { redis?: SharedRedis; prefix?: string; clock?: FakeClock } = {}) {
+function setup(options: { redis?: SharedRedis; prefix?: string; clock?: FakeClock; maxBytes?: number } = {}) {
   const clock = options.clock ?? new FakeClock();
   const config = testConfig({ STATUS_CACHE_TTL: String(TTL_SECONDS) });
   const service = createStatusService({ config, clock, icmp: null });
@@ -45,6 +45,7 @@ function setup(options: { redis?: SharedRedis; prefix?: string; clock?: FakeCloc
     ttlSeconds: TTL_SECONDS,
     redis: options.redis ?? null,
     ...(options.prefix ? { redisPrefix: options.prefix } : {}),
+    ...(options.maxBytes !== undefined ? { maxBytes: options.maxBytes } : {}),
   });
   return { clock, status: refresher.tracking(service), refresher };
 }
@@ -96,6 +97,19 @@ describe('BackgroundRefresher', () => {
     } finally {
       await store.close();
     }
+  });
+
+  it('tracks targets within its byte budget, forgetting the least recently looked up first', async () => {
+    // Room for one target: the popular one, looked up first, is pushed out by the quiet one.
+    const { clock, status, refresher } = setup({ maxBytes: 300 });
+    for (let i = 0; i < 3; i++) await status.lookup(`127.0.0.1:${popular.port}`, 'java');
+    await status.lookup(`127.0.0.1:${quiet.port}`, 'java');
+    const [p, q] = [popular.connections(), quiet.connections()];
+    clock.advance(TTL_SECONDS * 1000);
+    expect(await refresher.tick()).toBe(true);
+    expect(await connectionsReach(quiet, q + 1)).toBe(q + 1);
+    expect(await refresher.tick()).toBe(false);
+    expect(popular.connections()).toBe(p);
   });
 
   it('forgets servers not looked up within the window', async () => {

@@ -1,5 +1,9 @@
 import { PostgresDialect } from 'kysely';
-import pg from 'pg';
+import { createRequire } from 'node:module';
+import type pgTypes from 'pg';
+
+// pg is loaded with the first PostgreSQL store, so a SQLite instance never holds it.
+const require = createRequire(import.meta.url);
 
 const INT8_OID = 20;
 const NUMERIC_OID = 1700;
@@ -10,6 +14,7 @@ const NUMERIC_OID = 1700;
  * JS numbers: our values (milliseconds, counts, scores) stay below 2^53.
  */
 export function createPostgresDialect(url: string, onError: (error: Error) => void): PostgresDialect {
+  const pg = require('pg') as typeof pgTypes;
   const pool = new pg.Pool({
     connectionString: url,
     max: 10,

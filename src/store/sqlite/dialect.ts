@@ -1,5 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
+import { LRUCache } from 'lru-cache';
 import { SqliteDialect, type SqliteDatabase, type SqliteStatement } from 'kysely';
 import { sqliteBinding, type SqliteBinding, type SqliteBindingName, type SqliteConnection } from './binding.js';
 
@@ -36,18 +37,15 @@ export function createSqliteDialect(
  * Reuse is safe: Kysely runs one query at a time on this connection and never streams here.
  */
 function withStatementCache(database: SqliteConnection): SqliteDatabase {
-  const cache = new Map<string, SqliteStatement>();
+  const cache = new LRUCache<string, SqliteStatement>({ max: STATEMENT_CACHE_SIZE });
   return {
     close: () => database.close(),
     prepare(sql: string): SqliteStatement {
       let statement = cache.get(sql);
-      if (statement) {
-        cache.delete(sql);
-      } else {
+      if (!statement) {
         statement = database.prepare(sql);
-        if (cache.size >= STATEMENT_CACHE_SIZE) cache.delete(cache.keys().next().value!);
+        cache.set(sql, statement);
       }
-      cache.set(sql, statement);
       return statement;
     },
   };
