@@ -26,7 +26,7 @@ export type {
   TrendPage,
   TrendServer,
 } from './types.js';
-export { WatchStore, type WatchRow, type WatchEventRow, type WatchDeliveryRow, type WatchObservation, type DeliveryAttempt } from './watch-store.js';
+export { NEW_WATCH_STATE, WatchStore, type WatchRow, type WatchEventRow, type WatchDeliveryRow, type WatchObservation, type DeliveryAttempt } from './watch-store.js';
 export { InvalidCursorError } from './errors.js';
 export { StoreUnavailableError } from './read-fallback.js';
 export { TREND_SCORE_FORMULA } from './ranking.js';

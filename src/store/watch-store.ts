@@ -23,6 +23,18 @@ export interface WatchObservation {
   last_checked_at: number | null;
 }
 
+/** What a new watch knows of its server and events: nothing yet. */
+export const NEW_WATCH_STATE = {
+  verified_at: null,
+  verified_by: null,
+  last_checked_at: null,
+  state: 'unknown',
+  failures: 0,
+  fail_since: null,
+  above: 0,
+  sequence: 0,
+} as const satisfies Partial<WatchRow>;
+
 /** One delivery attempt, for the log. */
 export type DeliveryAttempt = Omit<Insertable<WatchDeliveriesTable>, 'id'>;
 

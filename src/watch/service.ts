@@ -14,7 +14,7 @@ import type { ServerStatus } from '../core/types.js';
 import { parseAddress } from '../resolve/index.js';
 import type { DampingSettings } from '../status/damping.js';
 import type { StatusLookup } from '../status/types.js';
-import type { WatchEventRow, WatchRow, WatchStore } from '../store/watch-store.js';
+import { NEW_WATCH_STATE, type WatchEventRow, type WatchRow, type WatchStore } from '../store/watch-store.js';
 import { discordBody, serverPageUrl, snapshotOf, type ServerSnapshot, type WatchEventBody, type WatchEventKind } from './payload.js';
 import { hashToken, newManagementToken, newSigningKey, newVerificationToken, signBody, signingSecret, tokenMatches, verificationRecord } from './tokens.js';
 import { nextMemory, type WatchState } from './transitions.js';
@@ -109,15 +109,8 @@ export class WatchService {
       client_hash: clientHash,
       created_at: now,
       expires_at: now + settings.verifyHours * 3_600_000,
-      verified_at: null,
-      verified_by: null,
       next_check_at: now + this.intervalMs,
-      last_checked_at: null,
-      state: 'unknown',
-      failures: 0,
-      fail_since: null,
-      above: 0,
-      sequence: 0,
+      ...NEW_WATCH_STATE,
     };
     await store.insert(watch);
     return {

@@ -1,6 +1,6 @@
 import { Resolver } from 'node:dns';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from '../../src/config/index.js';
+import { ConfigError, loadConfig, type Config } from '../../src/config/index.js';
 
 describe('loadConfig', () => {
   it('has the defaults of docs/configuration.md', () => {
@@ -271,46 +271,40 @@ describe('loadConfig: limits a hostile client meets (docs/hostile-clients.md)', 
   });
 });
 
-describe('loadConfig: flap damping (docs/api.md, "Flap damping")', () => {
-  const settings = [
-    ['DAMPING_FAILURES', 'failures', 3, 1, 100],
-    ['DAMPING_MINUTES', 'minutes', 5, 0, 1_440],
-  ] as const;
-
-  it.each(settings)('%s defaults to its documented value and accepts its bounds', (variable, field, fallback, min, max) => {
-    expect(loadConfig({}).damping[field]).toBe(fallback);
-    expect(loadConfig({ [variable]: String(min) }).damping[field]).toBe(min);
-    expect(loadConfig({ [variable]: String(max) }).damping[field]).toBe(max);
+/**
+ * Whole-number settings of one group: each defaults to its documented value, accepts both ends
+ * of its range, and refuses one past either end (and a word) with one line naming it.
+ */
+function wholeNumberSettings(settings: ReadonlyArray<readonly [variable: string, read: (config: Config) => number, fallback: number, min: number, max: number]>) {
+  it.each(settings)('%s defaults to its documented value and accepts its bounds', (variable, read, fallback, min, max) => {
+    expect(read(loadConfig({}))).toBe(fallback);
+    expect(read(loadConfig({ [variable]: String(min) }))).toBe(min);
+    expect(read(loadConfig({ [variable]: String(max) }))).toBe(max);
   });
 
-  it.each(settings)('%s refuses one past each bound with one line naming it', (variable, _field, _fallback, min, max) => {
-    for (const value of [String(min - 1), String(max + 1), 'often']) {
-      expect(() => loadConfig({ [variable]: value })).toThrow(`Invalid ${variable}="${value}": expected a whole number from ${min} to ${max}`);
-    }
-  });
-});
-
-describe('loadConfig: watches (docs/api.md, "Watches")', () => {
-  const settings = [
-    ['WATCHES_UNVERIFIED_PER_CLIENT', 'unverifiedPerClient', 3, 1, 1_000],
-    ['WATCH_VERIFY_HOURS', 'verifyHours', 24, 1, 720],
-    ['WATCH_INTERVAL_MINUTES', 'intervalMinutes', 5, 1, 1_440],
-    ['WATCH_PINGS_PER_MINUTE', 'pingsPerMinute', 60, 0, 6_000],
-    ['WATCH_DELIVERY_ATTEMPTS', 'deliveryAttempts', 5, 1, 20],
-    ['WATCH_DELIVERY_TIMEOUT_MS', 'deliveryTimeoutMs', 5_000, 500, 30_000],
-  ] as const;
-
-  it.each(settings)('%s defaults to its documented value and accepts its bounds', (variable, field, fallback, min, max) => {
-    expect(loadConfig({}).watches[field]).toBe(fallback);
-    expect(loadConfig({ [variable]: String(min) }).watches[field]).toBe(min);
-    expect(loadConfig({ [variable]: String(max) }).watches[field]).toBe(max);
-  });
-
-  it.each(settings)('%s refuses one past each bound with one line naming it', (variable, _field, _fallback, min, max) => {
+  it.each(settings)('%s refuses one past each bound with one line naming it', (variable, _read, _fallback, min, max) => {
     for (const value of [String(min - 1), String(max + 1), 'soon']) {
       expect(() => loadConfig({ [variable]: value })).toThrow(`Invalid ${variable}="${value}": expected a whole number from ${min} to ${max}`);
     }
   });
+}
+
+describe('loadConfig: flap damping (docs/api.md, "Flap damping")', () => {
+  wholeNumberSettings([
+    ['DAMPING_FAILURES', (c) => c.damping.failures, 3, 1, 100],
+    ['DAMPING_MINUTES', (c) => c.damping.minutes, 5, 0, 1_440],
+  ]);
+});
+
+describe('loadConfig: watches (docs/api.md, "Watches")', () => {
+  wholeNumberSettings([
+    ['WATCHES_UNVERIFIED_PER_CLIENT', (c) => c.watches.unverifiedPerClient, 3, 1, 1_000],
+    ['WATCH_VERIFY_HOURS', (c) => c.watches.verifyHours, 24, 1, 720],
+    ['WATCH_INTERVAL_MINUTES', (c) => c.watches.intervalMinutes, 5, 1, 1_440],
+    ['WATCH_PINGS_PER_MINUTE', (c) => c.watches.pingsPerMinute, 60, 0, 6_000],
+    ['WATCH_DELIVERY_ATTEMPTS', (c) => c.watches.deliveryAttempts, 5, 1, 20],
+    ['WATCH_DELIVERY_TIMEOUT_MS', (c) => c.watches.deliveryTimeoutMs, 5_000, 500, 30_000],
+  ]);
 
   it('reads WATCH_SECRET of 32 printable characters or more, never echoing a refused one', () => {
     expect(loadConfig({}).watches.secret).toBeNull();

@@ -1,5 +1,5 @@
 /** Watch rows to insert straight into the store, for tests of the store and the watch loop. */
-import type { WatchRow } from '../../src/store/index.js';
+import { NEW_WATCH_STATE, type WatchRow } from '../../src/store/index.js';
 
 export function watchRow(id: string, overrides: Partial<WatchRow> = {}): WatchRow {
   return {
@@ -16,15 +16,8 @@ export function watchRow(id: string, overrides: Partial<WatchRow> = {}): WatchRo
     client_hash: 'c',
     created_at: 0,
     expires_at: 1_000,
-    verified_at: null,
-    verified_by: null,
     next_check_at: 100,
-    last_checked_at: null,
-    state: 'unknown',
-    failures: 0,
-    fail_since: null,
-    above: 0,
-    sequence: 0,
+    ...NEW_WATCH_STATE,
     ...overrides,
   };
 }
