@@ -44,6 +44,7 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const DNS = '127.0.0.1:5353';
 const IDLE_SECONDS = Number(process.env.BENCH_IDLE_SECONDS ?? 20);
+const SETTLE_SECONDS = Number(process.env.BENCH_SETTLE_SECONDS ?? 10);
 /** How docs/container.md runs Observer in 256 MiB: the heap's limit and the caches' budget. */
 const SMALL_CONTAINER = { limitBytes: 256 * 1024 * 1024, env: { NODE_OPTIONS: '--max-old-space-size=128', CACHE_MEMORY_MB: '32' } };
 
@@ -275,6 +276,9 @@ for (const phase of phases) {
   }
 }
 
+// Both sides idle for the same seconds before the figure that counts (the last round's side
+// would otherwise have had none, the other side a whole round).
+await new Promise((resolve) => setTimeout(resolve, SETTLE_SECONDS * 1000));
 const afterLoads = rssNow();
 const peakOf = (side: string) => Math.max(...Object.values(results).flatMap((bySide) => (bySide[side] ?? []).map((r) => r.peakRss)));
 
@@ -345,7 +349,7 @@ console.log(
     `  (target: observer <= 100 MiB: ${verdict(idleSettled.observer <= 100 * 1024 * 1024)})`,
 );
 console.log(
-  `  after the loads          observer ${mib(afterLoads.observer)}  baseline ${mib(afterLoads.baseline)}` +
+  `  after the loads, ${SETTLE_SECONDS} s idle observer ${mib(afterLoads.observer)}  baseline ${mib(afterLoads.baseline)}` +
     `  ratio ${fmt(afterLoads.observer / afterLoads.baseline, 2)}x (target <= 1.00: ${verdict(afterLoads.observer <= afterLoads.baseline)})`,
 );
 console.log(`  peak during the loads    observer ${mib(peakOf('observer'))}  baseline ${mib(peakOf('baseline'))}\n`);

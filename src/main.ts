@@ -4,6 +4,7 @@
  */
 import { composeApp } from './compose.js';
 import { loadConfig, ConfigError, type Config } from './config/index.js';
+import { releaseMemoryWhenQuiet } from './core/memory-release.js';
 
 let config: Config;
 try {
@@ -47,26 +48,8 @@ try {
   await app.listen({ port: config.port, host: config.host });
   // After listen: a slow blocklist download must not delay serving (`blocked` is null until then).
   void startBackground();
-  releaseStartupMemory();
+  releaseMemoryWhenQuiet();
 } catch (error) {
   app.log.error({ err: error }, 'could not listen');
   process.exit(1);
 }
-
-/**
- * Start-up (modules, schemas, migrations) grows V8's young generation to its largest, and V8
- * keeps those pages until it sees the process idle, which a service with timers rarely looks.
- * Full collections once start-up is over give them back (docs/performance.md#memory): V8
- * shrinks the young generation in a collection that finds little allocated since the one
- * before, hence two; the `last-resort` flavour also makes newer V8s (Node 26) give back what
- * they would otherwise keep. It needs `--expose-gc`, which the start script passes; without
- * it nothing happens.
- */
-function releaseStartupMemory(): void {
-  type GcOptions = { type: 'major'; execution: 'async'; flavor: 'last-resort' };
-  const gc = (globalThis as { gc?: (options: GcOptions) => void }).gc;
-  if (!gc) return;
-  const collect = () => gc({ type: 'major', execution: 'async', flavor: 'last-resort' });
-  for (const delayMs of [5_000, 10_000]) setTimeout(collect, delayMs).unref();
-}
-

@@ -32,7 +32,7 @@ const SHARES: Readonly<CacheBudget> = {
 };
 
 /** CACHE_MEMORY_MB's default. */
-export const DEFAULT_CACHE_MEMORY_MB = 64;
+export const DEFAULT_CACHE_MEMORY_MB = 32;
 
 /** Bytes each cache may hold out of `megabytes` (MiB). */
 export function cacheBudget(megabytes: number): CacheBudget {

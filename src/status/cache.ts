@@ -78,11 +78,16 @@ export function statusBodyBytes(status: ServerStatus): number {
 
 /**
  * Approximate bytes an entry holds in memory: the status object (about twice its JSON) and the
- * body served for it. Measured without keeping a body for the cached object: the body served
- * is often that of a copy (with the `blocked` flag), and a second one would double the text.
+ * body served for it (once more), except the favicon, one string the object and the body each
+ * hold once. Measured without keeping a body for the cached object: the body served is often
+ * that of a copy (with the `blocked` flag), and a second one would double the text.
  */
 function entrySize(entry: CacheEntry): number {
-  const size = (s: StoredStatus | null) => (s ? 3 * JSON.stringify(s.status).length : 0);
+  const size = (s: StoredStatus | null) => {
+    if (!s) return 0;
+    const favicon = s.status.favicon?.length ?? 0;
+    return 3 * (JSON.stringify(s.status).length - favicon) + 2 * favicon;
+  };
   return size(entry.latest) + (entry.lastSuccess === entry.latest ? 0 : size(entry.lastSuccess)) + 64;
 }
 

@@ -16,6 +16,7 @@
  *   newest 10 checks; computed at most once per 60 s.
  */
 import { createHash } from 'node:crypto';
+import DataLoader from 'dataloader';
 import { Migrator, sql, type Kysely } from 'kysely';
 import type { Clock } from '../core/clock.js';
 import { serverAddress, type Edition } from '../core/types.js';
@@ -69,6 +70,9 @@ function round2(value: number): number {
   return Math.round(value * 100) / 100;
 }
 
+/** Ids read in one query at most by knowsServer (far below either database's parameter limit). */
+const KNOWN_SERVERS_PER_READ = 500;
+
 export class KyselyHistoryStore implements HistoryStore {
   private readonly queue: WriteQueue;
   private readonly reads: ReadFallback;
@@ -79,6 +83,18 @@ export class KyselyHistoryStore implements HistoryStore {
   private closing: Promise<void> | null = null;
   /** Run on close after the last write, before the database is let go (a checkpoint worker's stop). */
   private readonly closeSteps: Array<() => Promise<void>> = [];
+  /**
+   * Whether servers are in the store, asked together: the ids asked for within one turn of the
+   * event loop are read in one query (a look-up of a new name asks for each).
+   */
+  private readonly serversKnown = new DataLoader<string, boolean>(
+    async (ids) => {
+      const rows = await this.db.selectFrom('servers').select('id').where('id', 'in', ids).execute();
+      const found = new Set(rows.map((row) => row.id));
+      return ids.map((id) => found.has(id));
+    },
+    { cache: false, maxBatchSize: KNOWN_SERVERS_PER_READ, batchScheduleFn: (read) => setImmediate(read) },
+  );
   private readonly statsCacheMs: number;
   private readonly onError: (error: unknown) => void;
   /** Watches, their events and delivery log (watch-store.ts). */
@@ -137,9 +153,8 @@ export class KyselyHistoryStore implements HistoryStore {
     this.queue.enqueueLookup({ server_id: serverId, client_hash: clientHash, seen_at: this.clock.now() });
   }
 
-  async knowsServer(serverId: string): Promise<boolean> {
-    const row = await this.db.selectFrom('servers').select('id').where('id', '=', serverId).executeTakeFirst();
-    return row !== undefined;
+  knowsServer(serverId: string): Promise<boolean> {
+    return this.serversKnown.load(serverId);
   }
 
   health(): StoreHealth {

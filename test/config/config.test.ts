@@ -19,7 +19,7 @@ describe('loadConfig', () => {
       pingTimeoutMs: 5000,
       icmp: 'auto',
       historyBufferMax: 100_000,
-      cacheMemoryMb: 64,
+      cacheMemoryMb: 32,
     });
     expect(Object.isFrozen(config)).toBe(true);
   });

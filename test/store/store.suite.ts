@@ -111,6 +111,20 @@ export function storeSuite(backend: StoreBackend): void {
       expect(await store.knowsServer(id)).toBe(false);
     });
 
+    it('answers each of many servers asked about at once, known and unknown alike', async () => {
+      const target = await backend.create();
+      const clock = new FakeClock();
+      const store = await open(target, clock);
+      const known = Array.from({ length: 3 }, () => randomUUID());
+      for (const id of known) await record(store, check(id, clock.now()));
+      // More than one read's worth of ids, the known ones in different reads.
+      const asked = Array.from({ length: 1_200 }, () => randomUUID());
+      [asked[5], asked[600], asked[1_199]] = known;
+      const answers = await Promise.all(asked.map((id) => store.knowsServer(id)));
+      expect(answers.filter(Boolean)).toHaveLength(3);
+      for (const [i, id] of asked.entries()) expect(answers[i]).toBe(known.includes(id));
+    });
+
     it('lists servers whose latest check is online and under 30 minutes old, with their fields', async () => {
       const target = await backend.create();
       const clock = new FakeClock();
