@@ -51,8 +51,11 @@ export async function openStore(
   // progress (the watches') instead of writing into it.
   const writer: BatchWriter = sqlite
     ? (batch) => {
-        // On the migrated file (writes come after the migrations): the worker opens it and must find it.
-        if (checkpointer === undefined) checkpointer = startCheckpointer(sqlite.database, sqlite.path, { onError, module: sqlite.binding.modulePath });
+        // On the migrated file (writes come after the migrations): the worker opens it and must
+        // find it. Not for the periodic expiry alone: an instance that records nothing deletes
+        // nothing, and SQLite's own checkpoints cover what an expiry writes until then.
+        const rows = batch.checks.length > 0 || batch.lookups.length > 0 || batch.counters.size > 0;
+        if (checkpointer === undefined && rows) checkpointer = startCheckpointer(sqlite.database, sqlite.path, { onError, module: sqlite.binding.modulePath });
         return db.connection().execute(async () => (sqliteWriter ??= createSqliteBatchWriter(sqlite.database))(batch));
       }
     : createPostgresBatchWriter(db);

@@ -4,6 +4,7 @@
  * database file and keep the log from growing, and where the worker cannot run the connection
  * checkpoints by itself as before.
  */
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -165,4 +166,10 @@ it("a store on a file checkpoints from the worker, and close() leaves a whole fi
   } finally {
     db.close();
   }
+});
+
+it('starts no worker for the periodic expiry alone: only the first recorded row starts it', () => {
+  const out = execFileSync(process.execPath, ['--import', 'tsx', join(import.meta.dirname, 'expiry-only-process.ts'), join(dir, 'expiry.sqlite')]);
+  const [expiryOnly, recorded] = out.toString().trim().split('\n').map(Number);
+  expect(recorded).toBeGreaterThan(expiryOnly!);
 });

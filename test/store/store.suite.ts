@@ -115,11 +115,13 @@ export function storeSuite(backend: StoreBackend): void {
       const target = await backend.create();
       const clock = new FakeClock();
       const store = await open(target, clock);
-      const known = Array.from({ length: 3 }, () => randomUUID());
+      const known: string[] = [randomUUID(), randomUUID(), randomUUID()];
       for (const id of known) await record(store, check(id, clock.now()));
       // More than one read's worth of ids, the known ones in different reads.
-      const asked = Array.from({ length: 1_200 }, () => randomUUID());
-      [asked[5], asked[600], asked[1_199]] = known;
+      const asked: string[] = Array.from({ length: 1_200 }, () => randomUUID());
+      asked.splice(5, 1, known[0]!);
+      asked.splice(600, 1, known[1]!);
+      asked.splice(1_199, 1, known[2]!);
       const answers = await Promise.all(asked.map((id) => store.knowsServer(id)));
       expect(answers.filter(Boolean)).toHaveLength(3);
       for (const [i, id] of asked.entries()) expect(answers[i]).toBe(known.includes(id));
