@@ -33,6 +33,9 @@ export { TREND_SCORE_FORMULA } from './ranking.js';
 export { serverAddress, type StoreOptions } from './history-store.js';
 export { HISTORY_RANGES, HISTORY_RANGE_NAMES, bucketWindow, type HistoryBucket, type HistoryRange, type ServerHistory } from './uptime-history.js';
 
+/** Checks and look-ups recorded before the SQLite checkpoint worker starts. */
+const CHECKPOINT_WORKER_AFTER_ROWS = 1_000;
+
 export async function openStore(
   config: Pick<Config, 'database' | 'checkRetentionDays'>,
   clock: Clock = systemClock,
@@ -47,15 +50,19 @@ export async function openStore(
   // and so is the checkpointer's worker thread: an instance that records nothing holds none.
   let sqliteWriter: BatchWriter | null = null;
   let checkpointer: Checkpointer | null | undefined;
+  let recordedRows = 0;
   // The SQLite writer runs on Kysely's one connection, so it waits for a Kysely transaction in
   // progress (the watches') instead of writing into it.
   const writer: BatchWriter = sqlite
     ? (batch) => {
         // On the migrated file (writes come after the migrations): the worker opens it and must
-        // find it. Not for the periodic expiry alone: an instance that records nothing deletes
-        // nothing, and SQLite's own checkpoints cover what an expiry writes until then.
-        const rows = batch.checks.length > 0 || batch.lookups.length > 0 || batch.counters.size > 0;
-        if (checkpointer === undefined && rows) checkpointer = startCheckpointer(sqlite.database, sqlite.path, { onError, module: sqlite.binding.modulePath });
+        // find it. Only once the instance has recorded CHECKPOINT_WORKER_AFTER_ROWS rows: until
+        // then SQLite's own checkpoints (one per 1,000 pages of log) cost the event loop little,
+        // and an instance that only counts requests holds no second isolate.
+        recordedRows += batch.checks.length + batch.lookups.length;
+        if (checkpointer === undefined && recordedRows >= CHECKPOINT_WORKER_AFTER_ROWS) {
+          checkpointer = startCheckpointer(sqlite.database, sqlite.path, { onError, module: sqlite.binding.modulePath });
+        }
         return db.connection().execute(async () => (sqliteWriter ??= createSqliteBatchWriter(sqlite.database))(batch));
       }
     : createPostgresBatchWriter(db);
