@@ -6,7 +6,6 @@
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { createServer as createHttpServer } from 'node:http';
 import Fastify, { LogController } from 'fastify';
 import ipaddr from 'ipaddr.js';
 import type { Config } from '../config/index.js';
@@ -14,6 +13,7 @@ import { cacheBudget } from '../core/cache-budget.js';
 import { ClientHasher } from '../core/client-hash.js';
 import { systemClock, type Clock } from '../core/clock.js';
 import { ObserverError } from '../core/errors.js';
+import { createServer as createHttpServer } from '../core/node-http.js';
 import { SERVICE_NAME, SERVICE_VERSION } from '../core/service-info.js';
 import { registerBooleanFlags } from './boolean-flags.js';
 import { Admission } from './admission.js';

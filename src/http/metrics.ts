@@ -6,10 +6,11 @@
  *    a token (for a local agent or sidecar).
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { createServer, type Server } from 'node:http';
+import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import { ObserverError } from '../core/errors.js';
+import { createServer } from '../core/node-http.js';
 import type { Metrics } from '../metrics/index.js';
 
 /** Equal-length digests, so the comparison takes the same time whatever the caller sent. */

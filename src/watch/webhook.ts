@@ -5,10 +5,11 @@
  * redirect is followed; each attempt has one deadline; at most RESPONSE_BYTES_READ of the
  * response body are read, the rest is discarded with the connection.
  */
-import { request as httpRequest, type IncomingMessage, type RequestOptions } from 'node:http';
+import type { IncomingMessage, RequestOptions } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
 import { BadRequestError, HostNotFoundError, ObserverError, ProbeError, TargetRefusedError } from '../core/errors.js';
+import { request as httpRequest } from '../core/node-http.js';
 import { parseAddress, type ResolvedTarget } from '../resolve/index.js';
 import type { ParsedAddress } from '../resolve/address.js';
 
