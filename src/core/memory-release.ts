@@ -4,9 +4,9 @@
  * V8 keeps the young generation at the size a busy spell grew it to, and the old generation's
  * free pages, until it judges the process idle, which a service with timers rarely looks. So
  * the process watches itself: once a second it reads the event loop's utilisation, and when
- * the resident set has grown since the last collection and the loop has then been quiet for
- * two seconds, it asks for a full collection of the `last-resort` flavour, and for one more
- * after six further quiet seconds. Newer V8s (Node 22 and later) shrink the young generation in
+ * the resident set has grown since the last such pair of collections and the loop has then
+ * been quiet for two seconds, it asks for a full collection of the `last-resort` flavour, and
+ * for one more after six further quiet seconds. Newer V8s (Node 22 and later) shrink the young generation in
  * the first; Node 20's only in a collection that finds little allocated over the five seconds
  * before it, hence the second. Start-up is such a spell: its collections come some seconds
  * after `listen`.
@@ -41,7 +41,8 @@ export function releaseMemoryWhenQuiet(options: MemoryReleaseOptions = {}): () =
   const minGrowthBytes = options.minGrowthBytes ?? 16 * 1024 * 1024;
   const rss = options.rss ?? (() => process.memoryUsage.rss());
 
-  // The resident set after the last collection (none yet: start-up's growth counts).
+  // The resident set after the last pair of collections (none yet: start-up's growth counts).
+  // Only a whole pair sets it: after the first alone Node 20 still holds the young generation.
   let base = 0;
   let measureBase = false;
   let secondDue = false;
@@ -54,12 +55,16 @@ export function releaseMemoryWhenQuiet(options: MemoryReleaseOptions = {}): () =
       measureBase = false;
     }
     const now = performance.eventLoopUtilization();
-    quiet = performance.eventLoopUtilization(now, last).utilization <= quietUtilisation ? quiet + 1 : 0;
+    const isQuiet = performance.eventLoopUtilization(now, last).utilization <= quietUtilisation;
     last = now;
+    quiet = isQuiet ? quiet + 1 : 0;
+    // Node 20 shrinks the young generation only when little was allocated since the previous
+    // full collection: work between the two starts the pair over.
+    if (!isQuiet) secondDue = false;
     if (secondDue ? quiet < second : quiet < first || rss() - base < minGrowthBytes) return;
+    measureBase = secondDue;
     secondDue = !secondDue;
     quiet = 0;
-    measureBase = true;
     gc({ type: 'major', execution: 'async', flavor: 'last-resort' });
   }, intervalMs);
   timer.unref();

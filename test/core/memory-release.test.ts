@@ -10,8 +10,8 @@ import { expect, it } from 'vitest';
 const MiB = 1024 * 1024;
 
 /** Runs quiet-process.ts with `flags` and collects the young generation's sizes it prints until `done` says so. */
-function watchYoung(flags: string[], done: (sizes: number[]) => boolean): Promise<number[]> {
-  const child = spawn(process.execPath, [...flags, '--import', 'tsx', join(import.meta.dirname, 'quiet-process.ts')], {
+function watchYoung(flags: string[], done: (sizes: number[]) => boolean, mode = ''): Promise<number[]> {
+  const child = spawn(process.execPath, [...flags, '--import', 'tsx', join(import.meta.dirname, 'quiet-process.ts'), mode], {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   const sizes: number[] = [];
@@ -36,6 +36,12 @@ function watchYoung(flags: string[], done: (sizes: number[]) => boolean): Promis
 it('gives back the young generation a burst grew once the process is quiet', async () => {
   const sizes = await watchYoung(['--expose-gc', '--max-semi-space-size=16'], (seen) => seen.length > 1 && seen.at(-1)! < 2 * MiB);
   expect(sizes[0]).toBeGreaterThan(8 * MiB);
+  expect(sizes.at(-1)).toBeLessThan(2 * MiB);
+}, 60_000);
+
+it('gives it back when work comes between the two collections of a pair', async () => {
+  const sizes = await watchYoung(['--expose-gc', '--max-semi-space-size=16'], (seen) => seen.length > 6 && seen.at(-1)! < 2 * MiB, 'interrupted');
+  expect(sizes.slice(0, 3).every((size) => size > 8 * MiB)).toBe(true);
   expect(sizes.at(-1)).toBeLessThan(2 * MiB);
 }, 60_000);
 
