@@ -12,6 +12,7 @@ import { pragmaValue, sqliteBinding, type SqliteConnection } from '../../src/sto
 import { afterAll, afterEach, expect, it } from 'vitest';
 import { startCheckpointer, type Checkpointer } from '../../src/store/sqlite/checkpointer.js';
 import { openStore } from '../../src/store/index.js';
+import { sampleCheck } from './sample-check.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'observer-checkpoint-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -140,20 +141,7 @@ it('has nothing to do for an in-memory database', () => {
 it("a store on a file checkpoints from the worker, and close() leaves a whole file", async () => {
   const path = join(dir, 'store.sqlite');
   const store = await openStore({ database: { kind: 'sqlite', path }, checkRetentionDays: 30 });
-  for (let i = 0; i < 2000; i++) {
-    store.recordCheck({
-      serverId: `server-${i}`,
-      edition: 'java',
-      host: `s${i}.example.com`,
-      port: 25565,
-      checkedAt: Date.now(),
-      online: true,
-      playersOnline: 1,
-      playersMax: 10,
-      latencyMs: 3,
-      version: '1.21.4',
-    });
-  }
+  for (let i = 0; i < 2000; i++) store.recordCheck(sampleCheck(i));
   await store.flush();
   const before = sizeOf(path);
   // The rows are committed to the log; the worker, not the store's connection, moves them.

@@ -5,21 +5,10 @@
  */
 import { readdirSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { openStore, type CheckRecord } from '../../src/store/index.js';
+import { openStore } from '../../src/store/index.js';
+import { sampleCheck } from './sample-check.js';
 
 const threads = () => readdirSync('/proc/self/task').length;
-const check = (i: number): CheckRecord => ({
-  serverId: `s${i}`,
-  edition: 'java',
-  host: `s${i}.example.com`,
-  port: 25565,
-  checkedAt: Date.now(),
-  online: true,
-  playersOnline: 1,
-  playersMax: 10,
-  latencyMs: 3,
-  version: '1.21.4',
-});
 async function settle(): Promise<void> {
   await store.flush();
   await sleep(500);
@@ -28,8 +17,8 @@ async function settle(): Promise<void> {
 
 const store = await openStore({ database: { kind: 'sqlite', path: process.argv[2]! }, checkRetentionDays: 30 });
 store.count({ totalRequests: 5 });
-for (let i = 0; i < 10; i++) store.recordCheck(check(i));
+for (let i = 0; i < 10; i++) store.recordCheck(sampleCheck(i));
 await settle();
-for (let i = 10; i < 1_010; i++) store.recordCheck(check(i));
+for (let i = 10; i < 1_010; i++) store.recordCheck(sampleCheck(i));
 await settle();
 await store.close();
