@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { pragmaValue, sqliteBinding, type SqliteConnection } from '../../src/store/sqlite/binding.js';
 import { afterAll, afterEach, expect, it } from 'vitest';
 import { startCheckpointer, type Checkpointer } from '../../src/store/sqlite/checkpointer.js';
+import { createSqliteDialect, WAL_SIZE_LIMIT_BYTES } from '../../src/store/sqlite/dialect.js';
 import { openStore } from '../../src/store/index.js';
 import { sampleCheck } from './sample-check.js';
 
@@ -161,3 +162,24 @@ it('starts the worker once a thousand rows are recorded, not for a light start (
   const [light, busy] = out.toString().trim().split('\n').map(Number);
   expect(busy).toBeGreaterThan(light!);
 });
+
+it('cuts the log back to its size limit once it starts over after a burst, where a bare connection keeps it', () => {
+  const burstMiB = WAL_SIZE_LIMIT_BYTES / MIB + 16;
+  const logAfterBurst = (db: SqliteConnection, path: string) => {
+    // Checkpoints only when asked, as with the worker under a load that never lets one finish.
+    db.pragma('wal_autocheckpoint = 0');
+    writeMiB(db, burstMiB);
+    db.pragma('wal_checkpoint(PASSIVE)');
+    writeMiB(db, 1);
+    return sizeOf(`${path}-wal`);
+  };
+  const bare = walDatabase();
+  open.push({ db: bare.db, checkpointer: null });
+  expect(logAfterBurst(bare.db, bare.path)).toBeGreaterThan(burstMiB * MIB);
+
+  const path = join(dir, `limited-${files++}.sqlite`);
+  const { database } = createSqliteDialect(path);
+  open.push({ db: database, checkpointer: null });
+  database.exec('CREATE TABLE blobs (id INTEGER PRIMARY KEY, data BLOB)');
+  expect(logAfterBurst(database, path)).toBeLessThanOrEqual(WAL_SIZE_LIMIT_BYTES);
+}, 60_000);

@@ -7,6 +7,9 @@ import { sqliteBinding, type SqliteBinding, type SqliteBindingName, type SqliteC
 /** Prepared statements kept per connection; the hot paths use a handful of texts. */
 const STATEMENT_CACHE_SIZE = 256;
 
+/** Bytes the write-ahead log's file is cut back to once it starts over. */
+export const WAL_SIZE_LIMIT_BYTES = 64 * 1024 * 1024;
+
 /**
  * SQLite through the embedded binding (./binding.ts): WAL (readers never wait for the writer, and a commit is one
  * append to the log), synchronous=NORMAL (a commit survives the process dying; only a power
@@ -26,6 +29,9 @@ export function createSqliteDialect(
   // 8 MiB of page cache instead of 2: the index pages the writes touch stay in memory; more
   // is resident memory for pages the operating system's cache holds anyway.
   database.pragma('cache_size = -8192');
+  // A log that a burst of writes grew is cut back to this size once a checkpoint lets it
+  // start over, instead of keeping its largest size on disk.
+  database.pragma(`journal_size_limit = ${WAL_SIZE_LIMIT_BYTES}`);
   // The same connection serves Kysely (reads, migrations, pruning) and the group commit's
   // prepared statements (sqlite/batch-writer.ts): the binding is synchronous, so a batch
   // transaction never interleaves with a Kysely statement.
