@@ -41,7 +41,7 @@ it('gives back the young generation a burst grew once the process is quiet', asy
 
 it('gives it back when work comes between the two collections of a pair', async () => {
   const sizes = await watchYoung(['--expose-gc', '--max-semi-space-size=16'], (seen) => seen.length > 6 && seen.at(-1)! < 2 * MiB, 'interrupted');
-  expect(sizes.slice(0, 3).every((size) => size > 8 * MiB)).toBe(true);
+  expect(sizes[0]).toBeGreaterThan(8 * MiB);
   expect(sizes.at(-1)).toBeLessThan(2 * MiB);
 }, 60_000);
 
