@@ -12,8 +12,21 @@ export interface PrivateDns {
   close(): Promise<void>;
 }
 
+/** Ports tried before giving up: a free UDP port may still be taken for TCP, which dnsmasq also binds. */
+const PORT_ATTEMPTS = 5;
+
 /** `lines` are dnsmasq options such as `srv-host=_minecraft._tcp.a.test,b.test,31337,0,5`. */
 export async function startPrivateDns(lines: string[]): Promise<PrivateDns> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startOnFreePort(lines);
+    } catch (error) {
+      if (attempt >= PORT_ATTEMPTS || !/Address already in use/.test(String(error))) throw error;
+    }
+  }
+}
+
+async function startOnFreePort(lines: string[]): Promise<PrivateDns> {
   const port = await freeUdpPort();
   const child = spawn(
     'dnsmasq',
@@ -48,7 +61,10 @@ export async function startPrivateDns(lines: string[]): Promise<PrivateDns> {
   // dnsmasq starts in a few milliseconds, but a loaded machine may take seconds.
   const deadline = Date.now() + 15_000;
   for (;;) {
-    if (child.exitCode !== null) throw new Error(`dnsmasq exited: ${stderr.trim()}`);
+    if (child.exitCode !== null) {
+      process.off('exit', stop);
+      throw new Error(`dnsmasq exited: ${stderr.trim()}`);
+    }
     try {
       await resolver.resolveSrv('_probe._tcp.ready.invalid');
       break;
