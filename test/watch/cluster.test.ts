@@ -8,6 +8,7 @@ import { testConfig } from '../support/app.js';
 import { uniqueDatabase } from '../support/instances.js';
 import { startJavaServer, type RunningJavaServer } from '../support/minecraft.js';
 import { POSTGRES_URL } from '../support/services.js';
+import { createJsonWatch } from '../support/watch-api.js';
 import { startWebhookReceiver, until, type WebhookReceiver } from '../support/webhook-receiver.js';
 
 type Composed = Awaited<ReturnType<typeof composeApp>>;
@@ -52,16 +53,8 @@ afterAll(async () => {
 describe('two instances over one PostgreSQL', () => {
   it('deliver each event once', async () => {
     const [a, b] = instances as [Composed, Composed];
-    const res = await a.app.inject({
-      method: 'POST',
-      url: '/api/v1/watches',
-      payload: { address: `127.0.0.1:${server.port}`, edition: 'java', webhook: { kind: 'json', url: receiver.url() } },
-    });
-    expect(res.statusCode).toBe(201);
-    const { id, management_token: token } = res.json() as { id: string; management_token: string };
-    const view = async (o: Composed) =>
-      (await o.app.inject({ method: 'GET', url: `/api/v1/watches/${id}`, headers: { authorization: `Bearer ${token}` } })).json();
-    expect(await until(async () => (await view(b)).state === 'online')).toBe(true);
+    const { id, view } = await createJsonWatch(a.app, `127.0.0.1:${server.port}`, receiver.url());
+    expect(await until(async () => (await view(b.app)).state === 'online')).toBe(true);
     const port = server.port;
     await server.close();
     expect(await until(() => receiver.requests.length >= 1)).toBe(true);
@@ -76,6 +69,6 @@ describe('two instances over one PostgreSQL', () => {
     ]);
     // The signing secret derives from WATCH_SECRET: both instances sign alike.
     expect(new Set(receiver.requests.map((r) => r.headers['x-observer-signature'])).size).toBe(2);
-    expect((await view(a)).deliveries).toHaveLength(2);
+    expect((await view(a.app)).deliveries).toHaveLength(2);
   });
 });

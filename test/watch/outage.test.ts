@@ -9,6 +9,7 @@ import { composeApp } from '../../src/compose.js';
 import { testConfig } from '../support/app.js';
 import { startJavaServer, type RunningJavaServer } from '../support/minecraft.js';
 import { startPrivatePostgres, type PrivatePostgres } from '../support/private-postgres.js';
+import { createJsonWatch } from '../support/watch-api.js';
 import { startWebhookReceiver, until, type WebhookReceiver } from '../support/webhook-receiver.js';
 
 const TOKEN = 'observer-00000000000000outage';
@@ -39,15 +40,7 @@ afterAll(async () => {
 
 describe('watches and database outages', () => {
   it('deliver what was due or changed during an outage once the database is back', async () => {
-    const res = await observer.app.inject({
-      method: 'POST',
-      url: '/api/v1/watches',
-      payload: { address: `127.0.0.1:${server.port}`, edition: 'java', webhook: { kind: 'json', url: receiver.url() } },
-    });
-    expect(res.statusCode).toBe(201);
-    const { id, management_token: token } = res.json() as { id: string; management_token: string };
-    const view = async () =>
-      (await observer.app.inject({ method: 'GET', url: `/api/v1/watches/${id}`, headers: { authorization: `Bearer ${token}` } })).json();
+    const { id, view } = await createJsonWatch(observer.app, `127.0.0.1:${server.port}`, receiver.url());
     expect(await until(async () => (await view()).state === 'online')).toBe(true);
 
     // The first attempt of `offline` fails; its retry falls due while the database is down.
