@@ -5,6 +5,7 @@
 import { composeApp } from './compose.js';
 import { loadConfig, ConfigError, type Config } from './config/index.js';
 import { releaseMemoryWhenQuiet } from './core/memory-release.js';
+import { StoreOpenError } from './store/index.js';
 
 let config: Config;
 try {
@@ -17,7 +18,12 @@ try {
   throw error;
 }
 
-const { app, startBackground } = await composeApp(config);
+const { app, startBackground } = await composeApp(config).catch((error: unknown) => {
+  // A database Observer cannot use: one line that names it, nothing written to it.
+  if (!(error instanceof StoreOpenError)) throw error;
+  process.stderr.write(`observer: ${error.message}\n`);
+  process.exit(1);
+});
 
 let closing = false;
 async function shutdown(signal: string): Promise<void> {

@@ -30,8 +30,10 @@ export interface Config {
   pingTimeoutMs: number;
   /** Pings in flight at once before the service serves stale results instead of queueing. */
   maxConcurrentPings: number;
-  /** Days of check history kept. */
+  /** Days raw checks are kept (the 24-hour history reads them; at least 25 hours are kept). */
   checkRetentionDays: number;
+  /** Days hourly rollups are kept (the 7- and 30-day history, uptime); a server is forgotten past both. */
+  rollupRetentionDays: number;
   logLevel: string;
   /** LOG_REQUESTS: one access line per request (errors, warnings and slow requests are always logged). */
   logRequests: boolean;
@@ -282,7 +284,8 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     statusCacheTtlSeconds: integer(env, 'STATUS_CACHE_TTL', 60, 1, 86_400),
     pingTimeoutMs: integer(env, 'PING_TIMEOUT_MS', 5000, 100, 60_000),
     maxConcurrentPings: integer(env, 'MAX_CONCURRENT_PINGS', 256, 1, 100_000),
-    checkRetentionDays: integer(env, 'CHECK_RETENTION_DAYS', 30, 1, 3650),
+    checkRetentionDays: integer(env, 'CHECK_RETENTION_DAYS', 2, 1, 3650),
+    rollupRetentionDays: integer(env, 'ROLLUP_RETENTION_DAYS', 30, 1, 3650),
     logLevel,
     logRequests: boolean(env, 'LOG_REQUESTS', false),
     icmp: icmpMode(env.ICMP),

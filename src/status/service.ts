@@ -514,7 +514,6 @@ function checkRecord({ id, parsed, mode }: PingJob, { status, checkedAt }: Store
     playersOnline: status.players?.online ?? null,
     playersMax: status.players?.max ?? null,
     latencyMs: status.roundTripLatency,
-    version: status.version?.name ?? null,
   };
 }
 

@@ -1,11 +1,13 @@
 /**
  * A check as both databases store it: counts clamped to 32-bit integers (hostile servers
- * report anything), players only for online checks, the version cut to 256 characters.
+ * report anything), players only for online checks, latency in whole milliseconds, and the
+ * hour (since the epoch) whose rollup row it adds to.
  */
 import { playersScore } from './ranking.js';
 import type { CheckRecord } from './types.js';
 
 const MAX_INT32 = 2_147_483_647;
+export const HOUR_MS = 3_600_000;
 
 function clampCount(value: number | null | undefined): number {
   if (value === null || value === undefined || !Number.isFinite(value)) return 0;
@@ -29,7 +31,7 @@ export interface CheckRow {
   checkPlayers: number | null;
   checkPlayersMax: number | null;
   latencyMs: number | null;
-  version: string | null;
+  hour: number;
 }
 
 export function checkRow(check: CheckRecord): CheckRow {
@@ -47,7 +49,7 @@ export function checkRow(check: CheckRecord): CheckRow {
     playersPart: check.online ? playersScore(players) : 0,
     checkPlayers: check.online && check.playersOnline !== null ? players : null,
     checkPlayersMax: check.online && check.playersMax !== null ? playersMax : null,
-    latencyMs: check.latencyMs !== null && Number.isFinite(check.latencyMs) ? Math.max(0, check.latencyMs) : null,
-    version: check.version === null ? null : check.version.slice(0, 256),
+    latencyMs: check.latencyMs !== null && Number.isFinite(check.latencyMs) ? Math.min(MAX_INT32, Math.max(0, Math.round(check.latencyMs))) : null,
+    hour: Math.floor(check.checkedAt / HOUR_MS),
   };
 }

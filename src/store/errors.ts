@@ -9,3 +9,15 @@ export class InvalidCursorError extends BadRequestError {
     );
   }
 }
+
+/**
+ * The database cannot be used as Observer's history: the file is not an SQLite database, or
+ * the schema was written by a newer Observer. Start-up stops with this one line; the
+ * database is left as it was.
+ */
+export class StoreOpenError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'StoreOpenError';
+  }
+}

@@ -1,19 +1,24 @@
 /**
- * History storage: openStore() picks SQLite (embedded default) or PostgreSQL from the
- * configuration, applies the migrations and prunes old checks before handing the store out.
+ * History storage: openStore() picks SQLite (embedded default, run in a worker thread) or
+ * PostgreSQL from the configuration and applies the migrations; retention starts in the
+ * background afterwards, so opening never waits for it.
  */
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { Kysely } from 'kysely';
 import type { Config } from '../config/index.js';
 import { systemClock, type Clock } from '../core/clock.js';
-import { KyselyHistoryStore, reportBackgroundError, type StoreOptions } from './history-store.js';
+import { StoreOpenError } from './errors.js';
+import { KyselyHistoryStore, reportBackgroundError, type StoreOptions, type StoreParts } from './history-store.js';
 import { createPostgresBatchWriter } from './postgres/batch-writer.js';
 import { createPostgresDialect } from './postgres/dialect.js';
+import { postgresMaintenance } from './postgres/partitions.js';
 import type { Database } from './schema.js';
-import { createSqliteBatchWriter } from './sqlite/batch-writer.js';
-import { startCheckpointer, type Checkpointer } from './sqlite/checkpointer.js';
+import { sqliteBinding } from './sqlite/binding.js';
 import { createSqliteDialect } from './sqlite/dialect.js';
+import { sqliteMaintenance } from './sqlite/maintenance.js';
+import { SqliteWorker } from './sqlite/worker-client.js';
 import type { HistoryStore } from './types.js';
-import type { BatchWriter } from './write-queue.js';
 
 export type {
   CheckRecord,
@@ -33,48 +38,57 @@ export { TREND_SCORE_FORMULA } from './ranking.js';
 export { serverAddress, type StoreOptions } from './history-store.js';
 export { HISTORY_RANGES, HISTORY_RANGE_NAMES, bucketWindow, type HistoryBucket, type HistoryRange, type ServerHistory } from './uptime-history.js';
 
-/** Checks and look-ups recorded before the SQLite checkpoint worker starts. */
-const CHECKPOINT_WORKER_AFTER_ROWS = 1_000;
+export { StoreOpenError } from './errors.js';
 
-export async function openStore(
-  config: Pick<Config, 'database' | 'checkRetentionDays'>,
-  clock: Clock = systemClock,
-  options: StoreOptions = {},
-): Promise<HistoryStore> {
+/** Hourly rows are kept this many days unless configured (ROLLUP_RETENTION_DAYS's default). */
+const DEFAULT_ROLLUP_RETENTION_DAYS = 30;
+
+type StoreConfig = Pick<Config, 'database' | 'checkRetentionDays'> & Partial<Pick<Config, 'rollupRetentionDays'>>;
+
+/** SQLite errors that mean the file is not a database Observer can read. */
+const UNREADABLE_FILE = new Set(['SQLITE_NOTADB', 'SQLITE_CORRUPT']);
+
+export async function openStore(config: StoreConfig, clock: Clock = systemClock, options: StoreOptions = {}): Promise<HistoryStore> {
   const onError = options.onError ?? reportBackgroundError;
-  const { database } = config;
-  const sqlite = database.kind === 'sqlite' ? { ...createSqliteDialect(database.path, options.sqliteBinding), path: database.path } : null;
-  const dialect = database.kind === 'sqlite' ? sqlite!.dialect : createPostgresDialect(database.url, onError);
-  const db = new Kysely<Database>({ dialect });
-  // The SQLite writer prepares its statements on the migrated schema, so it is made lazily,
-  // and so is the checkpointer's worker thread: an instance that records nothing holds none.
-  let sqliteWriter: BatchWriter | null = null;
-  let checkpointer: Checkpointer | null | undefined;
-  let recordedRows = 0;
-  // The SQLite writer runs on Kysely's one connection, so it waits for a Kysely transaction in
-  // progress (the watches') instead of writing into it.
-  const writer: BatchWriter = sqlite
-    ? (batch) => {
-        // On the migrated file (writes come after the migrations): the worker opens it and must
-        // find it. Only once the instance has recorded CHECKPOINT_WORKER_AFTER_ROWS rows: until
-        // then SQLite's own checkpoints (one per 1,000 pages of log) cost the event loop little,
-        // and an instance that only counts requests holds no second isolate.
-        recordedRows += batch.checks.length + batch.lookups.length;
-        if (checkpointer === undefined && recordedRows >= CHECKPOINT_WORKER_AFTER_ROWS) {
-          checkpointer = startCheckpointer(sqlite.database, sqlite.path, { onError, module: sqlite.binding.modulePath });
-        }
-        return db.connection().execute(async () => (sqliteWriter ??= createSqliteBatchWriter(sqlite.database))(batch));
-      }
-    : createPostgresBatchWriter(db);
-  const store = new KyselyHistoryStore(db, database.kind, config.checkRetentionDays, clock, writer, options);
+  const retention = { checkDays: config.checkRetentionDays, rollupDays: config.rollupRetentionDays ?? DEFAULT_ROLLUP_RETENTION_DAYS };
+  const parts = config.database.kind === 'sqlite' ? await sqliteParts(config.database.path, options, onError) : postgresParts(config.database.url, onError);
+  const store = new KyselyHistoryStore({ ...parts, retention }, clock, options);
   try {
     await store.migrate();
-    await store.prune();
   } catch (error) {
-    await db.destroy();
+    await parts.db.destroy().catch(() => {});
+    const code = (error as { code?: unknown }).code;
+    if (typeof code === 'string' && UNREADABLE_FILE.has(code)) {
+      throw new StoreOpenError(`${parts.location} cannot be read as an SQLite database (${code}); it was left unchanged`, { cause: error });
+    }
     throw error;
   }
-  if (sqlite) store.onClose(async () => checkpointer?.stop());
   store.start();
   return store;
+}
+
+async function sqliteParts(path: string, options: StoreOptions, onError: (error: unknown) => void): Promise<Omit<StoreParts, 'retention'>> {
+  if (path !== ':memory:' && !path.startsWith('file:')) mkdirSync(dirname(path), { recursive: true });
+  const worker = await SqliteWorker.start(path, sqliteBinding(options.sqliteBinding), onError);
+  const db = new Kysely<Database>({ dialect: createSqliteDialect(worker) });
+  return {
+    db,
+    dialect: 'sqlite',
+    location: path,
+    // Under the connection's lock, so a batch never lands inside a Kysely transaction (the watches').
+    writer: (batch) => db.connection().execute(() => worker.request({ op: 'batch', batch })).then(() => {}),
+    maintenance: sqliteMaintenance(db, worker),
+  };
+}
+
+function postgresParts(url: string, onError: (error: unknown) => void): Omit<StoreParts, 'retention'> {
+  const db = new Kysely<Database>({ dialect: createPostgresDialect(url, onError) });
+  const where = new URL(url);
+  return {
+    db,
+    dialect: 'postgres',
+    location: `PostgreSQL database ${where.pathname.slice(1) || '(default)'} on ${where.host}`,
+    writer: createPostgresBatchWriter(db),
+    maintenance: postgresMaintenance(db),
+  };
 }

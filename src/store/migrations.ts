@@ -3,6 +3,7 @@
  * Migrator at start. Append new entries; never edit one that has shipped.
  */
 import { sql, type CreateTableBuilder, type Kysely, type Migration, type MigrationProvider } from 'kysely';
+import { migrateHistoryLayout } from './history-layout.js';
 import type { Dialect } from './schema.js';
 
 export function migrationProvider(dialect: Dialect): MigrationProvider {
@@ -82,6 +83,9 @@ export function migrationProvider(dialect: Dialect): MigrationProvider {
           await db.schema.dropTable(table).ifExists().execute();
         }
       },
+    },
+    '0003_history_layout': {
+      up: (db: Kysely<unknown>) => migrateHistoryLayout(db, dialect),
     },
   };
   return { getMigrations: async () => migrations };

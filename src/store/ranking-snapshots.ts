@@ -1,25 +1,32 @@
 /**
- * Ranking snapshots for /trends: every page of a cursor chain is cut from one ranking.
+ * Ranking snapshots for /trends: the pages of a cursor chain are cut from one ranking.
  *
- * The cursor is only the `server_id` of the previous page's last item (docs/api.md, "Trends"), so the
- * ranking a chain was cut from cannot travel in it. Instead the store keeps what it ranked:
+ * The cursor is only the `server_id` of the previous page's last item (docs/api.md, "Trends"),
+ * so the ranking a chain was cut from cannot travel in it. Instead the store keeps a little of
+ * what it ranked, bounded whatever the number of servers and whatever clients ask:
  *
- * - A snapshot is the whole ranking (fresh online servers, score descending, then id) read
- *   in one statement, with the rows that the pages show.
+ * - A snapshot is the head of the ranking (fresh online servers, score descending, then id):
+ *   its first `SNAPSHOT_SERVERS` servers, read in one statement by the index that orders them.
  * - A first page is cut from the latest snapshot while that snapshot holds every check and
  *   look-up recorded on this instance and is under `lifeMs` old (a second: other instances
  *   write to a shared database too, and their checks show within it); otherwise a new one is
  *   taken, after the queued rows are written, so a check counts as soon as it is made.
  *   Requests that need a new snapshot at the same time share one read.
- * - Every page remembers the snapshot behind its `nextCursor` (for `cursorLifeMs`, in the
- *   last `keptSnapshots` snapshots): the next page of the chain is cut from the same
- *   snapshot, however the ranking moved since. A cursor the store no longer remembers
- *   continues in the latest snapshot, after its server, or where its current score places it.
+ * - Every page remembers where its `nextCursor` stands (for `cursorLifeMs`, at most
+ *   `maxCursors` of them): in which of the last `keptSnapshots` snapshots, or, past a
+ *   snapshot's end, at which score. The next page of the chain continues from there, however
+ *   the ranking moved since: from the same snapshot, or past it by score and id in the
+ *   ranking as it is now. A cursor the store no longer remembers continues in the latest
+ *   snapshot, after its server, or where its current score places it.
  */
 import type { Edition } from '../core/types.js';
 
+/** Servers a snapshot holds at most: the first 40 pages of 25. */
+export const SNAPSHOT_SERVERS = 1_000;
+
 /** A ranked server with what a /trends item shows of it. */
 export interface RankedServer {
+  sid: number;
   id: string;
   edition: Edition;
   host: string;
@@ -36,16 +43,18 @@ export class RankingSnapshot {
   private readonly positions = new Map<string, number>();
 
   constructor(
-    /** When it was read (clock time). */
+    /** When it was read (monotonic clock). */
     readonly takenAt: number,
     /** The write queue's version when it was read: every row of a lower version is in it. */
     readonly version: number,
     readonly servers: readonly RankedServer[],
+    /** Whether the ranking ended within the snapshot; if not, it goes on past `servers`. */
+    readonly complete: boolean,
   ) {
     servers.forEach((server, i) => this.positions.set(server.id, i));
   }
 
-  /** Index of the first server ranked after `id`; null when `id` is not in this ranking. */
+  /** Index of the first server ranked after `id`; null when `id` is not in this snapshot. */
   after(id: string): number | null {
     const at = this.positions.get(id);
     return at === undefined ? null : at + 1;
@@ -66,10 +75,13 @@ export class RankingSnapshot {
   }
 }
 
+/** Where a page's `nextCursor` stands: in a snapshot, or past one's end at a score. */
+export type CursorPlace = { snapshot: RankingSnapshot } | { score: number };
+
 export interface RankingSnapshotsOptions {
   /** Longest a snapshot serves first pages (default 1 s). */
   lifeMs?: number;
-  /** How long a page's `nextCursor` leads to the snapshot it was cut from (default 60 s). */
+  /** How long a page's `nextCursor` leads to where it was cut (default 60 s). */
   cursorLifeMs?: number;
   /** Snapshots kept for chains in progress (default 8); older ones are let go. */
   keptSnapshots?: number;
@@ -81,14 +93,14 @@ export class RankingSnapshots {
   private latest: RankingSnapshot | null = null;
   private taking: { version: number; snapshot: Promise<RankingSnapshot> } | null = null;
   private kept: RankingSnapshot[] = [];
-  private readonly issued = new Map<string, { snapshot: RankingSnapshot; until: number }>();
+  private readonly issued = new Map<string, { place: CursorPlace; until: number }>();
   private readonly lifeMs: number;
   private readonly cursorLifeMs: number;
   private readonly keptSnapshots: number;
   private readonly maxCursors: number;
 
   constructor(
-    /** Writes what is queued and reads the whole ranking, stamped with `version`. */
+    /** Writes what is queued and reads the head of the ranking, stamped with `version`. */
     private readonly take: (version: number) => Promise<RankingSnapshot>,
     /** The write queue's version now. */
     private readonly version: () => number,
@@ -100,29 +112,29 @@ export class RankingSnapshots {
     this.maxCursors = options.maxCursors ?? 10_000;
   }
 
-  /** The snapshot whose page issued `cursor`, while it is remembered. */
-  issuedWith(cursor: string, now: number): RankingSnapshot | null {
+  /** Where the page that issued `cursor` ended, while it is remembered (`now`: monotonic). */
+  issuedAt(cursor: string, now: number): CursorPlace | null {
     const entry = this.issued.get(cursor);
     if (!entry) return null;
-    if (entry.until <= now || !this.kept.includes(entry.snapshot)) {
+    if (entry.until <= now || ('snapshot' in entry.place && !this.kept.includes(entry.place.snapshot))) {
       this.issued.delete(cursor);
       return null;
     }
-    return entry.snapshot;
+    return entry.place;
   }
 
-  /** Remembers that a page of `snapshot` ended on `cursor`. */
-  issue(cursor: string, snapshot: RankingSnapshot, now: number): void {
+  /** Remembers where a page ending on `cursor` stood. */
+  issue(cursor: string, place: CursorPlace, now: number): void {
     this.issued.delete(cursor);
     if (this.issued.size >= this.maxCursors) this.issued.delete(this.issued.keys().next().value!);
-    this.issued.set(cursor, { snapshot, until: now + this.cursorLifeMs });
+    this.issued.set(cursor, { place, until: now + this.cursorLifeMs });
   }
 
-  /** A snapshot holding every row recorded before this call, under `lifeMs` old. */
+  /** A snapshot holding every row recorded before this call, under `lifeMs` old (`now`: monotonic). */
   async current(now: number): Promise<RankingSnapshot> {
     const wanted = this.version();
     const latest = this.latest;
-    if (latest && latest.version === wanted && now - latest.takenAt < this.lifeMs) return latest;
+    if (latest && latest.version === wanted && now - latest.takenAt < this.lifeMs && now >= latest.takenAt) return latest;
     // A read that started after everything this call needs is shared; an older one is waited
     // out, so that at most one ranking read runs at a time.
     if (this.taking && this.taking.version >= wanted) return this.taking.snapshot;

@@ -31,6 +31,7 @@ export interface ReadFallbackOptions {
   pauseMs?: number;
   /** Distinct questions (trends pages) whose last answer is kept (default 256). */
   maxEntries?: number;
+  /** Monotonic milliseconds (default performance.now()): the pause is a duration. */
   now?: () => number;
 }
 
@@ -48,7 +49,7 @@ export class ReadFallback {
     this.deadlineMs = options.deadlineMs ?? 1000;
     this.pauseMs = options.pauseMs ?? 2000;
     this.maxEntries = options.maxEntries ?? 256;
-    this.now = options.now ?? Date.now;
+    this.now = options.now ?? (() => performance.now());
   }
 
   async read<T extends object>(key: string, compute: () => Promise<T>): Promise<MaybeStale<T>> {

@@ -6,6 +6,8 @@
 import type { Generated } from 'kysely';
 
 export interface ServersTable {
+  /** The integer key the history tables use. */
+  sid: Generated<number>;
   /** server_id: UUID v5 text. */
   id: string;
   edition: string;
@@ -26,15 +28,36 @@ export interface ServersTable {
   trend_score: number;
 }
 
+/**
+ * Raw checks, kept CHECK_RETENTION_DAYS: one row per (server, millisecond), clustered by
+ * server and time (SQLite: WITHOUT ROWID; PostgreSQL: partitioned by day).
+ */
 export interface ChecksTable {
-  id: Generated<number>;
-  server_id: string;
+  /** servers.sid */
+  server: number;
   checked_at: number;
   online: number;
+  /** Null when offline or not reported. */
   players_online: number | null;
   players_max: number | null;
+  /** Rounded to whole milliseconds. */
   latency_ms: number | null;
-  version: string | null;
+}
+
+/**
+ * Checks rolled up by hour as they are written, kept ROLLUP_RETENTION_DAYS: what the 7- and
+ * 30-day history and the uptime of /trends read.
+ */
+export interface CheckHoursTable {
+  server: number;
+  /** Hours since the epoch (UTC): the hour holding the checks. */
+  hour: number;
+  checks: number;
+  online: number;
+  /** Online checks that reported a player count, their sum and their highest. */
+  players_n: number;
+  players_sum: number;
+  players_peak: number | null;
 }
 
 /** Distinct clients per server: one row per (server, client hash), deleted after 24 hours. */
@@ -52,6 +75,7 @@ export interface CountersTable {
 export interface Database {
   servers: ServersTable;
   checks: ChecksTable;
+  check_hours: CheckHoursTable;
   lookups: LookupsTable;
   counters: CountersTable;
   watches: WatchesTable;

@@ -19,7 +19,6 @@ export interface CheckRecord {
   playersOnline: number | null;
   playersMax: number | null;
   latencyMs: number | null;
-  version: string | null;
 }
 
 /**

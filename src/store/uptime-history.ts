@@ -1,6 +1,8 @@
 /**
  * A server's uptime and players over a range (24 hours, 7 or 30 days), in fixed buckets for
  * GET /history/{address}. A read query only; checks are written by the store's recordCheck.
+ * Buckets under an hour (24 hours: 10 minutes) are summed from the raw checks, whole hours
+ * (7 and 30 days) from the hourly rollup rows, so a read touches at most a few hundred rows.
  *
  * Bucket edges are multiples of the bucket size since the epoch (UTC), so every client sees
  * the same buckets whatever the time of its request: the last bucket is the one holding
@@ -81,31 +83,13 @@ export async function readServerHistory(
 ): Promise<ServerHistory | null> {
   const server = await db
     .selectFrom('servers')
-    .select(['id', 'host', 'port', 'edition'])
+    .select(['sid', 'id', 'host', 'port', 'edition'])
     .where('id', '=', serverId)
     .executeTakeFirst();
   if (!server) return null;
 
   const window = bucketWindow(range, now);
-  // Truncated to an integer on both dialects (a SQLite binding may bind the numbers as REAL);
-  // the range condition walks the checks_server_time index.
-  const bucket = sql<number>`CAST((${sql.ref('checked_at')} - ${window.from}) / ${window.bucketMs} AS INTEGER)`;
-  const onlinePlayers = sql`CASE WHEN ${sql.ref('online')} = 1 THEN ${sql.ref('players_online')} END`;
-  const rows = await db
-    .selectFrom('checks')
-    .select((eb) => [
-      bucket.as('bucket'),
-      eb.fn.countAll<number>().as('checks'),
-      eb.fn.sum<number>('online').as('online'),
-      sql<number | string | null>`AVG(${onlinePlayers})`.as('players_avg'),
-      sql<number | null>`MAX(${onlinePlayers})`.as('players_max'),
-    ])
-    .where('server_id', '=', serverId)
-    .where('checked_at', '>=', window.from)
-    .where('checked_at', '<', window.until)
-    .groupBy(sql`1`)
-    .execute();
-
+  const rows = window.bucketMs < HOUR ? await rawBuckets(db, Number(server.sid), window) : await hourlyBuckets(db, Number(server.sid), window);
   const byIndex = new Map(rows.map((r) => [Number(r.bucket), r]));
   let checks = 0;
   let online = 0;
@@ -114,13 +98,14 @@ export async function readServerHistory(
     const row = byIndex.get(i);
     const bucketChecks = Number(row?.checks ?? 0);
     const bucketOnline = Number(row?.online ?? 0);
+    const playersN = Number(row?.players_n ?? 0);
     checks += bucketChecks;
     online += bucketOnline;
     buckets.push({
       time: new Date(window.from + i * window.bucketMs).toISOString(),
       checks: bucketChecks,
       online: bucketOnline,
-      players_avg: row?.players_avg == null ? null : round2(Number(row.players_avg)),
+      players_avg: playersN === 0 ? null : round2(Number(row!.players_sum) / playersN),
       players_max: row?.players_max == null ? null : Number(row.players_max),
     });
   }
@@ -139,4 +124,56 @@ export async function readServerHistory(
     uptime_percentage: checks === 0 ? null : round2((online * 100) / checks),
     buckets,
   };
+}
+
+interface BucketRow {
+  bucket: number;
+  checks: number;
+  online: number;
+  players_n: number;
+  players_sum: number | null;
+  players_max: number | null;
+}
+
+/** Buckets under an hour, from the raw checks: one range of the (server, time) key. */
+async function rawBuckets(db: Kysely<Database>, sid: number, window: BucketWindow): Promise<BucketRow[]> {
+  // Truncated to an integer on both dialects (a SQLite binding may bind the numbers as REAL).
+  const bucket = sql<number>`CAST((${sql.ref('checked_at')} - ${window.from}) / ${window.bucketMs} AS INTEGER)`;
+  const onlinePlayers = sql`CASE WHEN ${sql.ref('online')} = 1 THEN ${sql.ref('players_online')} END`;
+  return db
+    .selectFrom('checks')
+    .select((eb) => [
+      bucket.as('bucket'),
+      eb.fn.countAll<number>().as('checks'),
+      eb.fn.sum<number>('online').as('online'),
+      sql<number>`COUNT(${onlinePlayers})`.as('players_n'),
+      sql<number | null>`SUM(${onlinePlayers})`.as('players_sum'),
+      sql<number | null>`MAX(${onlinePlayers})`.as('players_max'),
+    ])
+    .where('server', '=', sid)
+    .where('checked_at', '>=', window.from)
+    .where('checked_at', '<', window.until)
+    .groupBy(sql`1`)
+    .execute();
+}
+
+/** Buckets of whole hours, from the hourly rollup rows: at most 720 of them for 30 days. */
+async function hourlyBuckets(db: Kysely<Database>, sid: number, window: BucketWindow): Promise<BucketRow[]> {
+  const from = window.from / HOUR;
+  const bucket = sql<number>`CAST((${sql.ref('hour')} - ${from}) / ${window.bucketMs / HOUR} AS INTEGER)`;
+  return db
+    .selectFrom('check_hours')
+    .select((eb) => [
+      bucket.as('bucket'),
+      eb.fn.sum<number>('checks').as('checks'),
+      eb.fn.sum<number>('online').as('online'),
+      eb.fn.sum<number>('players_n').as('players_n'),
+      eb.fn.sum<number>('players_sum').as('players_sum'),
+      eb.fn.max('players_peak').as('players_max'),
+    ])
+    .where('server', '=', sid)
+    .where('hour', '>=', from)
+    .where('hour', '<', window.until / HOUR)
+    .groupBy(sql`1`)
+    .execute();
 }

@@ -61,6 +61,7 @@ export interface WriteQueueOptions {
   onError?: (error: unknown) => void;
   /** Minimum gap between two "rows dropped" reports (default 10 s). */
   dropLogMs?: number;
+  /** Monotonic milliseconds (default performance.now()): backoff and drop reports are durations. */
   now?: () => number;
 }
 
@@ -113,7 +114,7 @@ export class WriteQueue {
     this.retryMinMs = options.retryMinMs ?? 100;
     this.retryMaxMs = options.retryMaxMs ?? 5000;
     this.dropLogMs = options.dropLogMs ?? 10_000;
-    this.now = options.now ?? Date.now;
+    this.now = options.now ?? (() => performance.now());
     this.onError = options.onError ?? (() => {});
   }
 

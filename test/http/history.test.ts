@@ -44,7 +44,6 @@ function check(fields: Partial<CheckRecord> = {}): CheckRecord {
     playersOnline: 10,
     playersMax: 100,
     latencyMs: 25,
-    version: '1.21.4',
     ...fields,
   };
 }

@@ -99,7 +99,6 @@ function check(checkedAt: number, fields: Partial<CheckRecord> = {}): CheckRecor
     playersOnline: 10,
     playersMax: 100,
     latencyMs: 20,
-    version: '1.21.4',
     ...fields,
   };
 }

@@ -148,7 +148,6 @@ describe('StatusService: NEW_SERVERS_PER_CLIENT_PER_DAY', () => {
       playersOnline: 1,
       playersMax: 10,
       latencyMs: 1,
-      version: '1.21',
     });
     await store.flush();
     writes.length = 0;

@@ -1,8 +1,8 @@
 /**
  * Child process of sqlite-crash.test.ts: queues checks to the SQLite file named by argv[2]
  * as fast as it can, BURST at a time between two turns of the event loop, and prints the
- * server id of each check once recordCheck has returned (i.e. once it is queued, not yet
- * committed). Counters and look-ups are queued beside them. It runs until it is killed.
+ * server id of each check and the time once recordCheck has returned (i.e. once it is queued,
+ * not yet committed). Counters and look-ups are queued beside them. It runs until it is killed.
  */
 import { randomUUID } from 'node:crypto';
 import { setImmediate as turn } from 'node:timers/promises';
@@ -28,11 +28,10 @@ for (let i = 0; ; ) {
       playersOnline: i % 50,
       playersMax: 100,
       latencyMs: 12,
-      version: '1.21.4',
     });
     store.count({ totalChecks: 1, serverQueries: 1 });
     store.recordLookup(serverId, `client-${i % 7}`);
-    lines += `${serverId}\n`;
+    lines += `${serverId} ${Date.now()}\n`;
   }
   process.stdout.write(lines);
   await turn();

@@ -32,7 +32,7 @@ async function connect(url: string): Promise<pg.Client> {
 function batch(ids: string[], checkedAt: number): WriteBatch {
   const check = (serverId: string): CheckRecord => ({
     serverId, edition: 'java', host: `${serverId.slice(0, 4)}.example`, port: 25565, checkedAt,
-    online: true, playersOnline: 1, playersMax: 10, latencyMs: 5, version: '1.21',
+    online: true, playersOnline: 1, playersMax: 10, latencyMs: 5,
   });
   return { checks: ids.map(check), counters: new Map(), lookups: [], expireBefore: null };
 }

@@ -12,6 +12,5 @@ export function sampleCheck(i: number): CheckRecord {
     playersOnline: 1,
     playersMax: 10,
     latencyMs: 3,
-    version: '1.21.4',
   };
 }

@@ -1,10 +1,12 @@
 /**
  * kill -9 during a burst of writes. Checks are group-committed (one transaction per 50 ms or
- * 500 rows), so a SIGKILL may lose what was queued since the last commit: at most one window.
- * Counted here: of the checks the writer queued, the ones missing from the file are at most
- * one window's rows (500, plus the writer's burst in flight), and they are the newest ones
- * (a suffix: nothing older is lost). The file passes SQLite's integrity check (WAL with
- * synchronous=NORMAL loses no commit when only the process dies).
+ * 500 rows, in the store's worker thread), so a SIGKILL loses what was queued since the last
+ * commit and the commit in progress. Checked here: the checks missing from the file are the
+ * newest ones (a suffix: nothing older is lost), something was committed, counters were
+ * committed with their checks, and the file passes SQLite's integrity check (WAL with
+ * synchronous=NORMAL loses no commit when only the process dies). The writer queues far
+ * faster than any real load (a million checks a second), so how many it loses is printed,
+ * not asserted; docs/reliability.md has the window measured under a real load.
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -17,11 +19,7 @@ import { openStore } from '../../src/store/index.js';
 const dir = mkdtempSync(join(tmpdir(), 'observer-crash-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-/** The write queue's default window (write-queue.ts) and crash-writer.ts's burst. */
-const WINDOW_ROWS = 500;
-const BURST = 10;
-
-it('loses at most one window of queued checks when the process is killed mid-write, and leaves a sound file', async () => {
+it('loses only the newest queued checks when the process is killed mid-write, and leaves a sound file', async () => {
   const path = join(dir, 'observer.db');
   const child = spawn(process.execPath, ['--import', 'tsx', join(import.meta.dirname, 'crash-writer.ts'), path], {
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -41,23 +39,26 @@ it('loses at most one window of queued checks when the process is killed mid-wri
     });
     child.on('exit', () => reject(new Error(`writer exited early: ${err}`)));
   });
+  const killedAt = Date.now();
   expect(await exited).toBe('SIGKILL');
 
   // Only whole lines: an id cut by the kill was not necessarily reported queued.
-  const queued = out.split('\n').slice(0, -1);
+  const lines = out.split('\n').slice(0, -1).map((line) => line.split(' '));
+  const queued = lines.map(([id]) => id!);
   expect(queued.length).toBeGreaterThanOrEqual(3000);
 
   const db = sqliteBinding().open(path);
   try {
     expect(pragmaValue(db, 'integrity_check')).toBe('ok');
-    const found = db.prepare('SELECT 1 FROM checks WHERE server_id = ?');
+    const found = db.prepare('SELECT 1 FROM checks c JOIN servers s ON s.sid = c.server WHERE s.id = ?');
     const present = queued.map((id) => found.get(id) !== undefined);
     const lost = present.filter((p) => !p).length;
-    console.log(`queued ${queued.length} checks before SIGKILL; ${lost} lost (window: ${WINDOW_ROWS} rows)`);
-    expect(lost).toBeLessThanOrEqual(WINDOW_ROWS + BURST);
     // The lost ones are the newest: every check before the first lost one was committed.
     const firstLost = present.indexOf(false);
     if (firstLost >= 0) expect(present.slice(firstLost).every((p) => !p)).toBe(true);
+    expect(lost).toBeLessThan(queued.length);
+    const span = firstLost >= 0 ? killedAt - Number(lines[firstLost]![1]) : 0;
+    console.log(`queued ${queued.length} checks before SIGKILL; ${lost} lost, queued in the last ${span} ms before the kill`);
     // Counters and look-ups were committed in the same transactions as the checks.
     const committed = queued.length - lost;
     const totalChecks = db.prepare("SELECT value FROM counters WHERE name = 'totalChecks'").get() as { value: number };

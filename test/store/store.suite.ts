@@ -12,14 +12,14 @@ import { InvalidCursorError, openStore, type HistoryStore, type StoreOptions } f
 import type { CheckRecord } from '../../src/store/types.js';
 
 export interface StoreTarget {
-  config: { database: Config['database']; checkRetentionDays: number };
+  config: { database: Config['database']; checkRetentionDays: number; rollupRetentionDays?: number };
   query(text: string): Promise<Record<string, unknown>[]>;
 }
 
 export interface StoreBackend {
   name: string;
-  /** A fresh, empty database. */
-  create(retentionDays?: number): Promise<StoreTarget>;
+  /** A fresh, empty database (retention in days: raw checks, hourly rows; 30 and 30 unless given). */
+  create(retention?: { checkDays?: number; rollupDays?: number }): Promise<StoreTarget>;
   /** Drops every database create() made. */
   dispose(): Promise<void>;
 }
@@ -29,12 +29,21 @@ const HOUR = 60 * MINUTE;
 const DAY = 24 * HOUR;
 const T0 = Date.parse('2025-06-01T12:00:00.000Z');
 
+/** Wall and monotonic time: `advance` moves both, `step` only the wall clock (an NTP step). */
 export class FakeClock implements Clock {
+  private elapsed = 0;
   constructor(public t = T0) {}
   now(): number {
     return this.t;
   }
+  monotonic(): number {
+    return this.elapsed;
+  }
   advance(ms: number): void {
+    this.t += ms;
+    this.elapsed += ms;
+  }
+  step(ms: number): void {
     this.t += ms;
   }
 }
@@ -62,7 +71,6 @@ function check(serverId: string, checkedAt: number, fields: Partial<CheckRecord>
     playersOnline: 0,
     playersMax: 100,
     latencyMs: 20,
-    version: '1.21.4',
     ...fields,
   };
 }
@@ -508,8 +516,8 @@ export function storeSuite(backend: StoreBackend): void {
       expect((await reopened.trends(1, null)).data[0]?.trend_score).toBe(1);
     });
 
-    it('prunes checks (and servers left without any) past the retention, at start and when asked', async () => {
-      const target = await backend.create(30);
+    it('keeps raw checks and hourly rows as long as their retention says, forgets servers past both, in a pass after start', async () => {
+      const target = await backend.create({ checkDays: 2, rollupDays: 30 });
       const clock = new FakeClock();
       const past = new FakeClock(T0 - 40 * DAY);
       const [forgotten, kept] = [randomUUID(), randomUUID()];
@@ -517,24 +525,31 @@ export function storeSuite(backend: StoreBackend): void {
       await record(early, check(forgotten, past.now(), { playersOnline: 1000 }));
       await record(early, check(kept, past.now()));
       await record(early, check(kept, T0 - 10 * DAY, { online: false, playersOnline: null }));
+      await record(early, check(kept, T0 - DAY));
       await record(early, check(kept, T0));
       await early.close();
+      const rawTimes = async () => (await target.query('SELECT checked_at FROM checks ORDER BY checked_at')).map((r) => Number(r.checked_at));
+      const hours = async () => (await target.query('SELECT hour FROM check_hours ORDER BY hour')).map((r) => Number(r.hour) * HOUR);
 
-      const store = await open(target, clock); // prunes at start
-      const checks = await target.query('SELECT server_id, checked_at FROM checks ORDER BY checked_at');
-      expect(checks.map((r) => [r.server_id, Number(r.checked_at)])).toEqual([
-        [kept, T0 - 10 * DAY],
-        [kept, T0],
-      ]);
+      // Opening never waits for retention: nothing is gone until a pass runs.
+      const store = await open(target, clock);
+      expect(await rawTimes()).toHaveLength(5);
+      await store.prune();
+      expect(await rawTimes()).toEqual([T0 - DAY, T0]);
+      expect(await hours()).toEqual([T0 - 10 * DAY, T0 - DAY, T0]);
       expect((await target.query('SELECT id FROM servers')).map((r) => r.id)).toEqual([kept]);
+      // The 30-day history still has the offline check of 10 days ago, from its hourly row.
+      expect(await store.history(kept, '30d')).toMatchObject({ checks: 3, online_checks: 2 });
 
       clock.advance(21 * DAY);
       await store.prune();
-      expect((await target.query('SELECT checked_at FROM checks')).map((r) => Number(r.checked_at))).toEqual([T0]);
+      expect(await rawTimes()).toEqual([]);
+      expect(await hours()).toEqual([T0 - DAY, T0]);
+      expect((await target.query('SELECT id FROM servers')).map((r) => r.id)).toEqual([kept]);
       clock.advance(10 * DAY);
       await store.prune();
       expect(await target.query('SELECT id FROM servers')).toEqual([]);
-      expect(await target.query('SELECT id FROM checks')).toEqual([]);
+      expect(await target.query('SELECT hour FROM check_hours')).toEqual([]);
     });
   });
 }

@@ -11,13 +11,13 @@ import { storeSuite, type StoreTarget } from './store.suite.js';
 const sqliteDirs: string[] = [];
 storeSuite({
   name: 'SQLite',
-  async create(retentionDays = 30): Promise<StoreTarget> {
+  async create(retention = {}): Promise<StoreTarget> {
     const dir = mkdtempSync(join(tmpdir(), 'observer-store-'));
     sqliteDirs.push(dir);
     // A directory that does not exist yet: openStore creates it.
     const path = join(dir, 'data', 'observer.db');
     return {
-      config: { database: { kind: 'sqlite', path }, checkRetentionDays: retentionDays },
+      config: { database: { kind: 'sqlite', path }, checkRetentionDays: retention.checkDays ?? 30, rollupRetentionDays: retention.rollupDays ?? 30 },
       async query(text) {
         const db = sqliteBinding().open(path, { readonly: true });
         try {
@@ -47,7 +47,7 @@ async function admin<T>(work: (client: pg.Client) => Promise<T>): Promise<T> {
 
 storeSuite({
   name: 'PostgreSQL',
-  async create(retentionDays = 30): Promise<StoreTarget> {
+  async create(retention = {}): Promise<StoreTarget> {
     const name = `observer_test_${randomBytes(6).toString('hex')}`;
     await admin((c) => c.query(`CREATE DATABASE ${name}`));
     databases.push(name);
@@ -57,7 +57,7 @@ storeSuite({
     await reader.connect();
     clients.push(reader);
     return {
-      config: { database: { kind: 'postgres', url: url.toString() }, checkRetentionDays: retentionDays },
+      config: { database: { kind: 'postgres', url: url.toString() }, checkRetentionDays: retention.checkDays ?? 30, rollupRetentionDays: retention.rollupDays ?? 30 },
       async query(text) {
         return (await reader.query(text)).rows as Record<string, unknown>[];
       },

@@ -100,7 +100,7 @@ describe('SQLite: a watch transaction and the group commit', () => {
     const db = (store as unknown as { db: import('kysely').Kysely<import('../../src/store/schema.js').Database> }).db;
     const failed = db.transaction().execute(async (trx) => {
       await trx.insertInto('watch_keys').values({ name: 'rolled-back', value: 'x' }).execute();
-      store.recordCheck({ serverId: 's1', edition: 'java', host: 'mc.observer.test', port: 25565, checkedAt: Date.now(), online: true, playersOnline: 1, playersMax: 2, latencyMs: 1, version: 'v' });
+      store.recordCheck({ serverId: 's1', edition: 'java', host: 'mc.observer.test', port: 25565, checkedAt: Date.now(), online: true, playersOnline: 1, playersMax: 2, latencyMs: 1 });
       // The group commit falls due while this transaction is open.
       const flushed = store.flush();
       await new Promise((resolve) => setTimeout(resolve, 150));

@@ -28,7 +28,6 @@ function check(i: number, serverId: string = randomUUID()): CheckRecord {
     playersOnline: i % 10,
     playersMax: 100,
     latencyMs: 5,
-    version: '1.21.4',
   };
 }
 

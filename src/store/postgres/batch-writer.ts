@@ -1,14 +1,14 @@
 /**
  * The group commit's writer for PostgreSQL: one transaction per batch, one multi-row
- * statement per table and 500 rows (the server upsert, the checks insert, the look-ups), so
- * a window costs a handful of round trips however many checks it holds.
+ * statement per table and 500 rows (the server upsert, the checks insert, the hourly rows,
+ * the look-ups), so a window costs a handful of round trips however many checks it holds.
  *
  * PostgreSQL refuses an upsert that touches one row twice, so the checks of a server within
  * a batch are merged into one server row first, with the same rules a check-by-check write
  * would apply: earliest first_seen, newest check as the latest, highest record.
  */
-import { sql, type Kysely, type Transaction } from 'kysely';
-import { checkRow, type CheckRow } from '../check-row.js';
+import { sql, type Insertable, type Kysely, type Transaction } from 'kysely';
+import { checkRow, HOUR_MS, type CheckRow } from '../check-row.js';
 import { SCORE_SCALE } from '../ranking.js';
 import type { Database } from '../schema.js';
 import type { BatchWriter, BufferedLookup, CounterName, WriteBatch } from '../write-queue.js';
@@ -76,15 +76,17 @@ export function createPostgresBatchWriter(db: Kysely<Database>): BatchWriter {
       // Server rows are locked in id order, whatever order the checks came in: two instances
       // writing batches that share servers then wait for each other instead of deadlocking.
       await lockServers(trx, [...rows.map((r) => r.serverId), ...batch.lookups.map((l) => l.server_id)]);
-      for (const chunk of chunks(mergeServers(rows))) await upsertServers(trx, chunk);
-      for (const chunk of chunks(rows)) await insertChecks(trx, chunk);
+      const sids = new Map<string, number>();
+      for (const chunk of chunks(mergeServers(rows))) await upsertServers(trx, chunk, sids);
+      for (const chunk of chunks(rows)) await insertChecks(trx, chunk, sids);
       await writeLookups(trx, batch.lookups);
       if (batch.expireBefore !== null) await expireLookups(trx, batch.expireBefore);
       await writeCounters(trx, batch.counters);
     });
 }
 
-async function upsertServers(trx: Transaction<Database>, servers: ServerRow[]): Promise<void> {
+/** Upserts the server rows and notes the integer key of each in `sids`. */
+async function upsertServers(trx: Transaction<Database>, servers: ServerRow[], sids: Map<string, number>): Promise<void> {
   const values = sql.join(
     servers.map(
       ({ latest: r, firstSeen, record }) =>
@@ -94,7 +96,7 @@ async function upsertServers(trx: Transaction<Database>, servers: ServerRow[]): 
   const newer = sql.raw('excluded.last_seen >= servers.last_seen');
   // INSERT … SELECT so that a new server row starts with the look-ups already recorded for
   // it, which keeps clients_24h equal to its number of look-up rows.
-  await sql`
+  const { rows } = await sql<{ id: string; sid: number }>`
     INSERT INTO servers (id, edition, host, port, first_seen, last_seen, record_players, last_online,
       players_online, players_max, clients_24h, trend_score)
     SELECT v.id, v.edition, v.host, v.port::integer, v.first_seen::bigint, v.last_seen::bigint,
@@ -112,25 +114,63 @@ async function upsertServers(trx: Transaction<Database>, servers: ServerRow[]): 
       players_max = CASE WHEN ${newer} THEN excluded.players_max ELSE servers.players_max END,
       trend_score = CASE WHEN ${newer}
         THEN servers.clients_24h * ${sql.lit(SCORE_SCALE)} + (excluded.trend_score - excluded.clients_24h * ${sql.lit(SCORE_SCALE)})
-        ELSE servers.trend_score END`.execute(trx);
+        ELSE servers.trend_score END
+    RETURNING id, sid`.execute(trx);
+  for (const row of rows) sids.set(row.id, Number(row.sid));
 }
 
-async function insertChecks(trx: Transaction<Database>, rows: CheckRow[]): Promise<void> {
+/**
+ * Inserts the checks (one per server and millisecond: a second one is ignored) and adds those
+ * that were new to their hour's rollup row, rows in (server, hour) order.
+ */
+async function insertChecks(trx: Transaction<Database>, rows: CheckRow[], sids: Map<string, number>): Promise<void> {
   if (rows.length === 0) return;
-  await trx
+  const inserted = await trx
     .insertInto('checks')
     .values(
       rows.map((r) => ({
-        server_id: r.serverId,
+        server: sids.get(r.serverId)!,
         checked_at: r.checkedAt,
         online: r.online,
         players_online: r.checkPlayers,
         players_max: r.checkPlayersMax,
         latency_ms: r.latencyMs,
-        version: r.version,
       })),
     )
+    .onConflict((oc) => oc.columns(['server', 'checked_at']).doNothing())
+    .returning(['server', 'checked_at', 'online', 'players_online'])
     .execute();
+  const hours = new Map<string, Insertable<Database['check_hours']>>();
+  for (const r of inserted) {
+    const hour = Math.floor(Number(r.checked_at) / HOUR_MS);
+    const key = `${r.server}:${hour}`;
+    const row = hours.get(key) ?? { server: Number(r.server), hour, checks: 0, online: 0, players_n: 0, players_sum: 0, players_peak: null };
+    const players = r.players_online === null ? null : Number(r.players_online);
+    row.checks = Number(row.checks) + 1;
+    row.online = Number(row.online) + Number(r.online);
+    if (players !== null) {
+      row.players_n = Number(row.players_n) + 1;
+      row.players_sum = Number(row.players_sum) + players;
+      row.players_peak = Math.max(players, row.players_peak ?? -1);
+    }
+    hours.set(key, row);
+  }
+  const ordered = [...hours.values()].sort((a, b) => a.server - b.server || a.hour - b.hour);
+  for (const chunk of chunks(ordered)) {
+    await trx
+      .insertInto('check_hours')
+      .values(chunk)
+      .onConflict((oc) =>
+        oc.columns(['server', 'hour']).doUpdateSet({
+          checks: sql`check_hours.checks + excluded.checks`,
+          online: sql`check_hours.online + excluded.online`,
+          players_n: sql`check_hours.players_n + excluded.players_n`,
+          players_sum: sql`check_hours.players_sum + excluded.players_sum`,
+          players_peak: sql`GREATEST(check_hours.players_peak, excluded.players_peak)`,
+        }),
+      )
+      .execute();
+  }
 }
 
 async function writeCounters(trx: Transaction<Database>, counters: Map<CounterName, number>): Promise<void> {

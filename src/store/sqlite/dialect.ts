@@ -1,59 +1,103 @@
-import { mkdirSync } from 'node:fs';
-import { dirname } from 'node:path';
-import { LRUCache } from 'lru-cache';
-import { SqliteDialect, type SqliteDatabase, type SqliteStatement } from 'kysely';
-import { sqliteBinding, type SqliteBinding, type SqliteBindingName, type SqliteConnection } from './binding.js';
-
-/** Prepared statements kept per connection; the hot paths use a handful of texts. */
-const STATEMENT_CACHE_SIZE = 256;
-
-/** Bytes the write-ahead log's file is cut back to once it starts over. */
-export const WAL_SIZE_LIMIT_BYTES = 64 * 1024 * 1024;
-
 /**
- * SQLite through the embedded binding (./binding.ts): WAL (readers never wait for the writer, and a commit is one
- * append to the log), synchronous=NORMAL (a commit survives the process dying; only a power
- * loss can take back the last transactions), and a busy timeout instead of SQLITE_BUSY
- * errors when another connection holds the write lock.
+ * SQLite for Kysely through the store's worker thread (worker.ts): Kysely builds and compiles
+ * queries on the main thread; the worker prepares and runs them. As with Kysely's own SQLite
+ * driver there is one connection, held by one user at a time (a transaction holds it from
+ * BEGIN to COMMIT); waiting users get it in the order they asked, so a long series of
+ * maintenance steps cannot keep reads and writes out.
  */
-export function createSqliteDialect(
-  path: string,
-  bindingName?: SqliteBindingName,
-): { dialect: SqliteDialect; database: SqliteConnection; binding: SqliteBinding } {
-  if (path !== ':memory:' && !path.startsWith('file:')) mkdirSync(dirname(path), { recursive: true });
-  const binding = sqliteBinding(bindingName);
-  const database = binding.open(path);
-  database.pragma('journal_mode = WAL');
-  database.pragma('synchronous = NORMAL');
-  database.pragma('busy_timeout = 5000');
-  // 8 MiB of page cache instead of 2: the index pages the writes touch stay in memory; more
-  // is resident memory for pages the operating system's cache holds anyway.
-  database.pragma('cache_size = -8192');
-  // A log that a burst of writes grew is cut back to this size once a checkpoint lets it
-  // start over, instead of keeping its largest size on disk.
-  database.pragma(`journal_size_limit = ${WAL_SIZE_LIMIT_BYTES}`);
-  // The same connection serves Kysely (reads, migrations, pruning) and the group commit's
-  // prepared statements (sqlite/batch-writer.ts): the binding is synchronous, so a batch
-  // transaction never interleaves with a Kysely statement.
-  return { dialect: new SqliteDialect({ database: withStatementCache(database) }), database, binding };
+import {
+  CompiledQuery,
+  SqliteAdapter,
+  SqliteIntrospector,
+  SqliteQueryCompiler,
+  type DatabaseConnection,
+  type DatabaseIntrospector,
+  type Dialect,
+  type Driver,
+  type Kysely,
+  type QueryResult,
+} from 'kysely';
+import type { QueryAnswer } from './protocol.js';
+import type { SqliteWorker } from './worker-client.js';
+
+/** A first-come, first-served lock. */
+class FairLock {
+  private held = false;
+  private readonly waiting: Array<() => void> = [];
+
+  async lock(): Promise<void> {
+    if (!this.held) {
+      this.held = true;
+      return;
+    }
+    await new Promise<void>((resolve) => this.waiting.push(resolve));
+  }
+
+  unlock(): void {
+    const next = this.waiting.shift();
+    if (next) next();
+    else this.held = false;
+  }
 }
 
-/**
- * Kysely prepares every query anew; parsing and planning an upsert costs more than running
- * it, so statements are reused by their SQL text (least recently used ones dropped).
- * Reuse is safe: Kysely runs one query at a time on this connection and never streams here.
- */
-function withStatementCache(database: SqliteConnection): SqliteDatabase {
-  const cache = new LRUCache<string, SqliteStatement>({ max: STATEMENT_CACHE_SIZE });
+class WorkerConnection implements DatabaseConnection {
+  constructor(private readonly worker: SqliteWorker) {}
+
+  async executeQuery<R>(compiled: CompiledQuery): Promise<QueryResult<R>> {
+    const answer = (await this.worker.request({ op: 'query', sql: compiled.sql, params: compiled.parameters })) as QueryAnswer;
+    return {
+      rows: answer.rows as R[],
+      ...(answer.changes === undefined ? {} : { numAffectedRows: BigInt(answer.changes) }),
+      ...(answer.lastInsertRowid === undefined ? {} : { insertId: BigInt(answer.lastInsertRowid) }),
+    };
+  }
+
+  async *streamQuery<R>(): AsyncIterableIterator<QueryResult<R>> {
+    throw new Error('the SQLite store does not stream query results');
+  }
+}
+
+class WorkerDriver implements Driver {
+  private readonly lock = new FairLock();
+  private readonly connection: WorkerConnection;
+
+  constructor(private readonly worker: SqliteWorker) {
+    this.connection = new WorkerConnection(worker);
+  }
+
+  async init(): Promise<void> {}
+
+  async acquireConnection(): Promise<DatabaseConnection> {
+    await this.lock.lock();
+    return this.connection;
+  }
+
+  async beginTransaction(connection: DatabaseConnection): Promise<void> {
+    await connection.executeQuery(CompiledQuery.raw('begin'));
+  }
+
+  async commitTransaction(connection: DatabaseConnection): Promise<void> {
+    await connection.executeQuery(CompiledQuery.raw('commit'));
+  }
+
+  async rollbackTransaction(connection: DatabaseConnection): Promise<void> {
+    await connection.executeQuery(CompiledQuery.raw('rollback'));
+  }
+
+  async releaseConnection(): Promise<void> {
+    this.lock.unlock();
+  }
+
+  async destroy(): Promise<void> {
+    await this.worker.close();
+  }
+}
+
+export function createSqliteDialect(worker: SqliteWorker): Dialect {
   return {
-    close: () => database.close(),
-    prepare(sql: string): SqliteStatement {
-      let statement = cache.get(sql);
-      if (!statement) {
-        statement = database.prepare(sql);
-        cache.set(sql, statement);
-      }
-      return statement;
-    },
+    createDriver: () => new WorkerDriver(worker),
+    createQueryCompiler: () => new SqliteQueryCompiler(),
+    createAdapter: () => new SqliteAdapter(),
+    createIntrospector: (db: Kysely<unknown>): DatabaseIntrospector => new SqliteIntrospector(db),
   };
 }

@@ -1,0 +1,56 @@
+/**
+ * The messages between the store (main thread) and its SQLite worker thread (worker.ts). The
+ * worker owns the one connection; the main thread sends it one request at a time per
+ * connection holder (the Kysely driver's lock) and waits for the answer.
+ */
+import type { WriteBatch } from '../write-queue.js';
+
+/** What the worker is started with. */
+export interface SqliteWorkerData {
+  /** The binding module to `require` (better-sqlite3 or libsql). */
+  module: string;
+  path: string;
+}
+
+/** One maintenance step: retention over the servers after `afterSid`, for at most `budgetMs`. */
+export interface PruneStep {
+  afterSid: number;
+  /** Raw checks before this time (ms) go. */
+  checksBefore: number;
+  /** Hourly rows before this hour (hours since the epoch) go. */
+  hoursBefore: number;
+  /** Servers whose latest check is before this time (ms) go, with their remaining rows. */
+  serversBefore: number;
+  budgetMs: number;
+}
+
+export interface PruneStepResult {
+  /** The last server visited; null once every server was. */
+  lastSid: number | null;
+  checks: number;
+  hours: number;
+  servers: number;
+}
+
+export type SqliteRequest =
+  | { op: 'query'; sql: string; params: readonly unknown[] }
+  | { op: 'batch'; batch: WriteBatch }
+  | { op: 'prune'; step: PruneStep }
+  /** Gives up to `pages` free pages back to the file system; answers the free pages left. */
+  | { op: 'vacuum'; pages: number }
+  | { op: 'close' };
+
+export interface QueryAnswer {
+  rows: Record<string, unknown>[];
+  changes?: number;
+  lastInsertRowid?: number;
+}
+
+/** An error as it crosses the thread boundary: SQLite's code (SQLITE_FULL, ...) kept. */
+export interface WorkerError {
+  name: string;
+  message: string;
+  code?: string;
+}
+
+export type SqliteResponse = { id: number; ok: true; value: unknown } | { id: number; ok: false; error: WorkerError };

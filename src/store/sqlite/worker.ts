@@ -1,0 +1,72 @@
+/**
+ * The SQLite store's worker thread: it owns the connection and runs every statement, so no
+ * query, group commit, retention step or checkpoint ever runs on the event loop that serves
+ * requests. It answers one request at a time, in the order they arrive (protocol.ts).
+ */
+import { createRequire } from 'node:module';
+import { parentPort, workerData } from 'node:worker_threads';
+import { LRUCache } from 'lru-cache';
+import type { SqliteConnection } from './binding.js';
+import { createSqliteBatchWriter } from './batch-writer.js';
+import type { QueryAnswer, SqliteRequest, SqliteResponse, SqliteWorkerData, WorkerError } from './protocol.js';
+import { createSqlitePruner, vacuumStep } from './retention.js';
+import { configureConnection } from './connection.js';
+
+/** Prepared statements kept; the store uses a few dozen texts. */
+const STATEMENT_CACHE_SIZE = 256;
+
+type Statement = ReturnType<SqliteConnection['prepare']>;
+
+const data = workerData as SqliteWorkerData;
+const Database = createRequire(import.meta.url)(data.module) as new (path: string) => SqliteConnection;
+const database = configureConnection(new Database(data.path));
+const statements = new LRUCache<string, Statement>({ max: STATEMENT_CACHE_SIZE });
+// Made on first use: they prepare statements on the migrated schema.
+let writeBatch: ReturnType<typeof createSqliteBatchWriter> | null = null;
+let prune: ReturnType<typeof createSqlitePruner> | null = null;
+
+function query(sql: string, params: readonly unknown[]): QueryAnswer {
+  let statement = statements.get(sql);
+  if (!statement) {
+    statement = database.prepare(sql);
+    statements.set(sql, statement);
+  }
+  if (statement.reader) return { rows: statement.all(params) as Record<string, unknown>[] };
+  const { changes, lastInsertRowid } = statement.run(params);
+  return { rows: [], changes, lastInsertRowid: Number(lastInsertRowid) };
+}
+
+function handle(request: SqliteRequest): unknown {
+  switch (request.op) {
+    case 'query':
+      return query(request.sql, request.params);
+    case 'batch':
+      return (writeBatch ??= createSqliteBatchWriter(database))(request.batch);
+    case 'prune':
+      return (prune ??= createSqlitePruner(database))(request.step);
+    case 'vacuum':
+      return vacuumStep(database, request.pages);
+    case 'close':
+      statements.clear();
+      database.close();
+      setImmediate(() => parentPort!.close());
+      return null;
+  }
+}
+
+function asWorkerError(error: unknown): WorkerError {
+  if (!(error instanceof Error)) return { name: 'Error', message: String(error) };
+  const code = (error as { code?: unknown }).code;
+  return { name: error.name, message: error.message, ...(typeof code === 'string' ? { code } : {}) };
+}
+
+parentPort!.on('message', ({ id, request }: { id: number; request: SqliteRequest }) => {
+  let response: SqliteResponse;
+  try {
+    response = { id, ok: true, value: handle(request) };
+  } catch (error) {
+    response = { id, ok: false, error: asWorkerError(error) };
+  }
+  parentPort!.postMessage(response);
+});
+parentPort!.postMessage({ id: 0, ok: true, value: 'ready' } satisfies SqliteResponse);

@@ -1,0 +1,82 @@
+/**
+ * The /stats body from the database: the all-time counters, servers by their latest check of
+ * the last 24 hours (one covering-index range, aggregated without a GROUP BY), and the newest
+ * 10 checks. Those are among the checks of the 10 servers checked last (each of the newest 10
+ * checks is the latest of a server at least as recent as itself), so they are read from those
+ * servers' own ranges of the raw table, never by a scan of it.
+ */
+import type { Kysely } from 'kysely';
+import type { Edition } from '../core/types.js';
+import type { Database } from './schema.js';
+import type { RecentCheck, Statistics } from './types.js';
+
+const STATS_WINDOW_MS = 24 * 60 * 60_000;
+const RECENT_CHECKS = 10;
+
+const round2 = (value: number) => Math.round(value * 100) / 100;
+
+export async function readStatistics(db: Kysely<Database>, now: number): Promise<Statistics> {
+  const counterRows = await db.selectFrom('counters').select(['name', 'value']).execute();
+  const counters = new Map(counterRows.map((r) => [r.name, Number(r.value)]));
+
+  const state = await db
+    .selectFrom('servers')
+    .select((eb) => [
+      eb.fn.countAll<number>().as('servers'),
+      eb.fn.sum<number>('last_online').as('online'),
+      eb.fn.sum<number>(eb.case().when('last_online', '=', 1).then(eb.ref('players_online')).else(0).end()).as('players'),
+    ])
+    .where('last_seen', '>=', now - STATS_WINDOW_MS)
+    .executeTakeFirst();
+  const onlineServers = Number(state?.online ?? 0);
+  const offlineServers = Number(state?.servers ?? 0) - onlineServers;
+  const total = onlineServers + offlineServers;
+
+  return {
+    totalRequests: counters.get('totalRequests') ?? 0,
+    apiRequests: counters.get('apiRequests') ?? 0,
+    serverQueries: counters.get('serverQueries') ?? 0,
+    totalChecks: counters.get('totalChecks') ?? 0,
+    onlineServers,
+    offlineServers,
+    activePlayers: Number(state?.players ?? 0),
+    onlineRate: total === 0 ? 0 : round2((onlineServers * 100) / total),
+    recentChecks: await readRecentChecks(db),
+  };
+}
+
+async function readRecentChecks(db: Kysely<Database>): Promise<RecentCheck[]> {
+  const servers = await db
+    .selectFrom('servers')
+    .select(['sid', 'host', 'port', 'edition', 'last_seen'])
+    .orderBy('last_seen', 'desc')
+    .limit(RECENT_CHECKS)
+    .execute();
+  const perServer = await Promise.all(
+    servers.map((server) =>
+      db
+        .selectFrom('checks')
+        .select(['server', 'checked_at', 'online', 'players_online'])
+        .where('server', '=', server.sid)
+        .orderBy('checked_at', 'desc')
+        .limit(RECENT_CHECKS)
+        .execute(),
+    ),
+  );
+  const bySid = new Map(servers.map((s) => [Number(s.sid), s]));
+  return perServer
+    .flat()
+    .sort((a, b) => Number(b.checked_at) - Number(a.checked_at) || Number(b.server) - Number(a.server))
+    .slice(0, RECENT_CHECKS)
+    .map((r) => {
+      const server = bySid.get(Number(r.server))!;
+      return {
+        hostname: server.host,
+        port: Number(server.port),
+        edition: server.edition as Edition,
+        online: Number(r.online) === 1,
+        players: r.players_online === null ? null : Number(r.players_online),
+        checked_at: new Date(Number(r.checked_at)).toISOString(),
+      };
+    });
+}
