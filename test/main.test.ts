@@ -3,10 +3,11 @@
  * flight. Runs src/main.ts through tsx, exactly as `npm start` runs the built file.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { closedPort, startSilentServer } from './support/hostile.js';
 
 const children: ChildProcess[] = [];
@@ -54,6 +55,28 @@ describe('start-up', () => {
     const lines = proc.output().stderr.trim().split('\n');
     expect(lines).toHaveLength(1);
     expect(lines[0]).toContain(name);
+  });
+});
+
+describe('a database Observer cannot use', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'observer-main-db-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it.each([
+    ['is not a database', 'not-a-database.db', () => Buffer.from('name,players\nplay.example.net,12\n'), 'is not an SQLite database'],
+    ['has an SQLite header and garbage after it', 'garbage.db', () => Buffer.concat([Buffer.from('SQLite format 3\0', 'latin1'), randomBytes(8192)]), 'cannot be read as an SQLite database'],
+  ])('exits 1 with one line naming a file that %s, and leaves the file as it was', async (_what, name, bytes, reason) => {
+    const path = join(dir, name);
+    const content = bytes();
+    writeFileSync(path, content);
+    const proc = start({ DATABASE_URL: `sqlite:${path}`, PORT: '0' });
+    expect(await proc.exited).toBe(1);
+    const lines = proc.output().stderr.trim().split('\n');
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toContain(path);
+    expect(lines[0]).toContain(reason);
+    expect(readFileSync(path).equals(content)).toBe(true);
+    expect(readdirSync(dir).filter((f) => f.startsWith(name))).toEqual([name]);
   });
 });
 

@@ -82,10 +82,12 @@ async function postgresLayout(db: Kysely<unknown>): Promise<void> {
   ]);
   const { rows } = await sql<{ first: number | null; last: number | null }>`
     SELECT min(checked_at) AS first, max(checked_at) AS last FROM checks_v1`.execute(db);
+  // A partition for each day the old checks span, and for the days around today.
+  if (rows[0]?.first != null && rows[0].last != null) {
+    await ensureDayPartitions(db, Math.floor(Number(rows[0].first) / DAY_MS), Math.floor(Number(rows[0].last) / DAY_MS));
+  }
   const today = Math.floor(Date.now() / DAY_MS);
-  const first = rows[0]?.first == null ? today : Math.min(today, Math.floor(Number(rows[0].first) / DAY_MS));
-  const last = rows[0]?.last == null ? today : Math.max(today, Math.floor(Number(rows[0].last) / DAY_MS));
-  await ensureDayPartitions(db, first - 1, last + 2);
+  await ensureDayPartitions(db, today - 1, today + 2);
   await run(db, [
     `INSERT INTO checks SELECT s.sid, c.checked_at, c.online, c.players_online, c.players_max, round(c.latency_ms)
       FROM checks_v1 c JOIN servers s ON s.id = c.server_id ON CONFLICT DO NOTHING`,

@@ -51,20 +51,28 @@ const UNREADABLE_FILE = new Set(['SQLITE_NOTADB', 'SQLITE_CORRUPT']);
 export async function openStore(config: StoreConfig, clock: Clock = systemClock, options: StoreOptions = {}): Promise<HistoryStore> {
   const onError = options.onError ?? reportBackgroundError;
   const retention = { checkDays: config.checkRetentionDays, rollupDays: config.rollupRetentionDays ?? DEFAULT_ROLLUP_RETENTION_DAYS };
-  const parts = config.database.kind === 'sqlite' ? await sqliteParts(config.database.path, options, onError) : postgresParts(config.database.url, onError);
+  const { database } = config;
+  const parts = database.kind === 'sqlite' ? await sqliteParts(database.path, options, onError).catch(unreadable(database.path)) : postgresParts(database.url, onError);
   const store = new KyselyHistoryStore({ ...parts, retention }, clock, options);
   try {
     await store.migrate();
   } catch (error) {
     await parts.db.destroy().catch(() => {});
-    const code = (error as { code?: unknown }).code;
-    if (typeof code === 'string' && UNREADABLE_FILE.has(code)) {
-      throw new StoreOpenError(`${parts.location} cannot be read as an SQLite database (${code}); it was left unchanged`, { cause: error });
-    }
-    throw error;
+    unreadable(parts.location)(error);
   }
   store.start();
   return store;
+}
+
+/** Rethrows an error that says the file is no database as StoreOpenError naming it. */
+function unreadable(location: string): (error: unknown) => never {
+  return (error) => {
+    const code = (error as { code?: unknown }).code;
+    if (typeof code === 'string' && UNREADABLE_FILE.has(code)) {
+      throw new StoreOpenError(`${location} cannot be read as an SQLite database (${code}); it was left unchanged`, { cause: error });
+    }
+    throw error;
+  };
 }
 
 async function sqliteParts(path: string, options: StoreOptions, onError: (error: unknown) => void): Promise<Omit<StoreParts, 'retention'>> {

@@ -6,7 +6,8 @@
  * what it ranked, bounded whatever the number of servers and whatever clients ask:
  *
  * - A snapshot is the head of the ranking (fresh online servers, score descending, then id):
- *   its first `SNAPSHOT_SERVERS` servers, read in one statement by the index that orders them.
+ *   the key, id and score of its first `SNAPSHOT_SERVERS` servers, read in one statement from
+ *   the index that orders them (a page reads the rest of its own servers' rows).
  * - A first page is cut from the latest snapshot while that snapshot holds every check and
  *   look-up recorded on this instance and is under `lifeMs` old (a second: other instances
  *   write to a shared database too, and their checks show within it); otherwise a new one is
@@ -19,28 +20,23 @@
  *   ranking as it is now. A cursor the store no longer remembers continues in the latest
  *   snapshot, after its server, or where its current score places it.
  */
-import type { Edition } from '../core/types.js';
-
-/** Servers a snapshot holds at most: the first 40 pages of 25. */
+/** Servers a snapshot holds at most: 20 pages at the largest limit. */
 export const SNAPSHOT_SERVERS = 1_000;
 
-/** A ranked server with what a /trends item shows of it. */
+/** A server's place in the ranking: what the `servers_ranking` index holds of it. */
 export interface RankedServer {
   sid: number;
   id: string;
-  edition: Edition;
-  host: string;
-  port: number;
-  lastSeen: number;
-  playersOnline: number;
-  playersMax: number;
-  recordPlayers: number;
   /** The stored integer score (ranking.ts). */
   score: number;
 }
 
+let snapshotsTaken = 0;
+
 export class RankingSnapshot {
   private readonly positions = new Map<string, number>();
+  /** Names the snapshot in remembered cursors, which must not hold the snapshot itself. */
+  readonly serial = ++snapshotsTaken;
 
   constructor(
     /** When it was read (monotonic clock). */
@@ -77,6 +73,8 @@ export class RankingSnapshot {
 
 /** Where a page's `nextCursor` stands: in a snapshot, or past one's end at a score. */
 export type CursorPlace = { snapshot: RankingSnapshot } | { score: number };
+/** A remembered place: a snapshot by its serial, so a cursor never keeps a snapshot alive. */
+type RememberedPlace = { serial: number } | { score: number };
 
 export interface RankingSnapshotsOptions {
   /** Longest a snapshot serves first pages (default 1 s). */
@@ -93,7 +91,7 @@ export class RankingSnapshots {
   private latest: RankingSnapshot | null = null;
   private taking: { version: number; snapshot: Promise<RankingSnapshot> } | null = null;
   private kept: RankingSnapshot[] = [];
-  private readonly issued = new Map<string, { place: CursorPlace; until: number }>();
+  private readonly issued = new Map<string, { place: RememberedPlace; until: number }>();
   private readonly lifeMs: number;
   private readonly cursorLifeMs: number;
   private readonly keptSnapshots: number;
@@ -116,18 +114,21 @@ export class RankingSnapshots {
   issuedAt(cursor: string, now: number): CursorPlace | null {
     const entry = this.issued.get(cursor);
     if (!entry) return null;
-    if (entry.until <= now || ('snapshot' in entry.place && !this.kept.includes(entry.place.snapshot))) {
+    const { place } = entry;
+    const snapshot = 'serial' in place ? this.kept.find((s) => s.serial === place.serial) : undefined;
+    if (entry.until <= now || ('serial' in place && !snapshot)) {
       this.issued.delete(cursor);
       return null;
     }
-    return entry.place;
+    return snapshot ? { snapshot } : (place as { score: number });
   }
 
   /** Remembers where a page ending on `cursor` stood. */
   issue(cursor: string, place: CursorPlace, now: number): void {
     this.issued.delete(cursor);
     if (this.issued.size >= this.maxCursors) this.issued.delete(this.issued.keys().next().value!);
-    this.issued.set(cursor, { place, until: now + this.cursorLifeMs });
+    const remembered = 'snapshot' in place ? { serial: place.snapshot.serial } : place;
+    this.issued.set(cursor, { place: remembered, until: now + this.cursorLifeMs });
   }
 
   /** A snapshot holding every row recorded before this call, under `lifeMs` old (`now`: monotonic). */

@@ -114,12 +114,12 @@ export class TrendReader {
     return rows.map(rankedServer);
   }
 
-  /** Fresh online servers in ranking order, read along the servers_ranking index. */
+  /** Fresh online servers in ranking order, from the servers_ranking index alone. */
   private ranked() {
     return (
       this.deps.db
         .selectFrom('servers')
-        .select(['sid', 'id', 'edition', 'host', 'port', 'last_seen', 'players_online', 'players_max', 'record_players', 'trend_score'])
+        .select(['sid', 'id', 'trend_score'])
         .where('last_online', '=', 1)
         // Unary plus keeps this term away from servers_last_seen: the planner would otherwise
         // range over every fresh server and sort them, where servers_ranking reads them in
@@ -130,9 +130,24 @@ export class TrendReader {
     );
   }
 
+  /** The page's items: their rows and uptime read by key, in the page's order, with the score it was ranked by. */
   private async items(servers: RankedServer[]): Promise<TrendServer[]> {
-    const uptime = await this.uptimeOf(servers.map((s) => s.sid));
-    return servers.map((s) => trendServer(s, uptime.get(s.sid) ?? 0));
+    if (servers.length === 0) return [];
+    const sids = servers.map((s) => s.sid);
+    const [rows, uptime] = await Promise.all([
+      this.deps.db
+        .selectFrom('servers')
+        .select(['sid', 'edition', 'host', 'port', 'last_seen', 'players_online', 'players_max', 'record_players'])
+        .where('sid', 'in', sids)
+        .execute(),
+      this.uptimeOf(sids),
+    ]);
+    const bySid = new Map(rows.map((r) => [Number(r.sid), r]));
+    // A server forgotten since its snapshot was taken has no row left: it is left out.
+    return servers.flatMap((s) => {
+      const row = bySid.get(s.sid);
+      return row ? [trendServer(s, row, uptime.get(s.sid) ?? 0)] : [];
+    });
   }
 
   /** Share of checks online in the uptime window, per server, in percent (2 decimals). */
@@ -155,41 +170,29 @@ export class TrendReader {
   }
 }
 
-type RankedRow = Pick<
-  Database['servers'],
-  'id' | 'edition' | 'host' | 'port' | 'last_seen' | 'players_online' | 'players_max' | 'record_players' | 'trend_score'
-> & { sid: number };
+type ServerRow = Pick<Database['servers'], 'edition' | 'host' | 'port' | 'last_seen' | 'players_online' | 'players_max' | 'record_players'>;
 
-function rankedServer(r: RankedRow): RankedServer {
-  return {
-    sid: Number(r.sid),
-    id: r.id,
-    edition: r.edition as Edition,
-    host: r.host,
-    port: Number(r.port),
-    lastSeen: Number(r.last_seen),
-    playersOnline: Number(r.players_online),
-    playersMax: Number(r.players_max),
-    recordPlayers: Number(r.record_players),
-    score: Number(r.trend_score),
-  };
+function rankedServer(r: { sid: number; id: string; trend_score: number }): RankedServer {
+  return { sid: Number(r.sid), id: r.id, score: Number(r.trend_score) };
 }
 
 /** A ranked server as a /trends item. */
-function trendServer(r: RankedServer, uptimePercentage: number): TrendServer {
+function trendServer(ranked: RankedServer, r: ServerRow, uptimePercentage: number): TrendServer {
+  const edition = r.edition as Edition;
+  const port = Number(r.port);
   return {
-    server_id: r.id,
+    server_id: ranked.id,
     hostname: r.host,
-    address: serverAddress(r.edition, r.host, r.port),
-    port: r.port,
-    edition: r.edition,
-    trend_score: scoreValue(r.score),
+    address: serverAddress(edition, r.host, port),
+    port,
+    edition,
+    trend_score: scoreValue(ranked.score),
     is_online: true,
     stale: false,
-    checked_at: new Date(r.lastSeen).toISOString(),
-    players_online: r.playersOnline,
-    players_max: r.playersMax,
-    record_players: r.recordPlayers,
+    checked_at: new Date(Number(r.last_seen)).toISOString(),
+    players_online: Number(r.players_online),
+    players_max: Number(r.players_max),
+    record_players: Number(r.record_players),
     uptime_percentage: uptimePercentage,
   };
 }

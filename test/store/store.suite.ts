@@ -516,6 +516,34 @@ export function storeSuite(backend: StoreBackend): void {
       expect((await reopened.trends(1, null)).data[0]?.trend_score).toBe(1);
     });
 
+    it('keeps caches, buckets and retention right through a wall clock stepped back an hour, then forward a day', async () => {
+      const target = await backend.create({ checkDays: 2, rollupDays: 30 });
+      const clock = new FakeClock();
+      const store = await open(target, clock);
+      const [first, second, third] = [randomUUID(), randomUUID(), randomUUID()];
+      await record(store, check(first, clock.now(), { playersOnline: 4 }));
+      expect((await store.stats()).onlineServers).toBe(1);
+
+      clock.step(-HOUR);
+      await record(store, check(second, clock.now(), { playersOnline: 6 }));
+      // A minute later on the monotonic clock, however the wall clock moved, /stats is computed anew.
+      clock.advance(60_000);
+      expect((await store.stats()).onlineServers).toBe(2);
+      // Each check is in the bucket of its own time.
+      const history = await store.history(second, '7d');
+      expect(history?.buckets.filter((b) => b.checks > 0).map((b) => b.time)).toEqual([new Date(Math.floor((T0 - HOUR) / HOUR) * HOUR).toISOString()]);
+
+      clock.step(DAY);
+      await record(store, check(third, clock.now(), { playersOnline: 8 }));
+      clock.advance(60_000);
+      // Now 23 hours after `first` and just over 24 after `second`: the last day holds two.
+      expect((await store.stats()).onlineServers).toBe(2);
+      // Retention measured from the new time keeps what is younger than two days.
+      await store.prune();
+      expect(await target.query('SELECT checked_at FROM checks')).toHaveLength(3);
+      expect((await store.trends(10, null)).data.map((s) => s.server_id)).toEqual([third]);
+    });
+
     it('keeps raw checks and hourly rows as long as their retention says, forgets servers past both, in a pass after start', async () => {
       const target = await backend.create({ checkDays: 2, rollupDays: 30 });
       const clock = new FakeClock();

@@ -78,13 +78,17 @@ export class SqliteWorker {
     this.worker = worker;
     worker.unref();
     this.ready = new Promise<void>((resolve, reject) => {
+      let started = false;
       worker.on('message', (response: SqliteResponse) => {
-        if (response.id === 0) return resolve();
-        this.settle(response);
+        if (response.id !== 0) return this.settle(response);
+        if (response.ok) {
+          started = true;
+          resolve();
+        } else reject(new SqliteWorkerError(response.error));
       });
       worker.once('error', (error) => {
         reject(error);
-        if (!this.closed) this.onError(error);
+        if (started && !this.closed) this.onError(error);
       });
       worker.once('exit', (code) => {
         if (this.worker === worker) this.worker = null;

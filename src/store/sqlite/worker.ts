@@ -19,7 +19,15 @@ type Statement = ReturnType<SqliteConnection['prepare']>;
 
 const data = workerData as SqliteWorkerData;
 const Database = createRequire(import.meta.url)(data.module) as new (path: string) => SqliteConnection;
-const database = configureConnection(new Database(data.path));
+let database: SqliteConnection;
+try {
+  database = configureConnection(new Database(data.path));
+} catch (error) {
+  // Answered as the start request's failure, so the store can name the file and the reason.
+  parentPort!.postMessage({ id: 0, ok: false, error: asWorkerError(error) } satisfies SqliteResponse);
+  parentPort!.close();
+  throw error;
+}
 const statements = new LRUCache<string, Statement>({ max: STATEMENT_CACHE_SIZE });
 // Made on first use: they prepare statements on the migrated schema.
 let writeBatch: ReturnType<typeof createSqliteBatchWriter> | null = null;

@@ -1,0 +1,63 @@
+/**
+ * A database in the layout before migration 0003 (what Observer wrote until then): the
+ * first two migrations applied by the real migrator, then rows inserted as that layout's
+ * writer stored them. The migration tests and the scale bench start from it.
+ */
+import { Kysely, Migrator, PostgresDialect, sql } from 'kysely';
+import pg from 'pg';
+import { migrationProvider } from '../../src/store/migrations.js';
+import type { Dialect } from '../../src/store/schema.js';
+import { sqliteBinding } from '../../src/store/sqlite/binding.js';
+import { createSqliteDialect } from '../../src/store/sqlite/dialect.js';
+import { SqliteWorker } from '../../src/store/sqlite/worker-client.js';
+
+export type LegacyDatabase = { kind: 'sqlite'; path: string } | { kind: 'postgres'; url: string };
+
+export interface LegacyServer {
+  id: string;
+  edition: string;
+  host: string;
+  port: number;
+  first_seen: number;
+  last_seen: number;
+  record_players: number;
+  last_online: number;
+  players_online: number;
+  players_max: number;
+  clients_24h: number;
+  trend_score: number;
+}
+
+export interface LegacyCheck {
+  server_id: string;
+  checked_at: number;
+  online: number;
+  players_online: number | null;
+  players_max: number | null;
+  latency_ms: number | null;
+  version: string | null;
+}
+
+export async function openLegacy(database: LegacyDatabase): Promise<Kysely<unknown>> {
+  const dialect: Dialect = database.kind;
+  const db =
+    database.kind === 'sqlite'
+      ? new Kysely<unknown>({ dialect: createSqliteDialect(await SqliteWorker.start(database.path, sqliteBinding(), () => {})) })
+      : new Kysely<unknown>({ dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: database.url, max: 2 }) }) });
+  const all = await migrationProvider(dialect).getMigrations();
+  const provider = { getMigrations: async () => ({ '0001_history': all['0001_history']!, '0002_watches': all['0002_watches']! }) };
+  const { error } = await new Migrator({ db, provider }).migrateToLatest();
+  if (error) throw error;
+  return db;
+}
+
+/** Inserts rows as the old layout held them, 500 a statement. */
+export async function insertLegacy(db: Kysely<unknown>, table: 'servers' | 'checks', rows: Array<LegacyServer | LegacyCheck>): Promise<void> {
+  for (let i = 0; i < rows.length; i += 500) {
+    const chunk = rows.slice(i, i + 500);
+    const columns = Object.keys(chunk[0]!);
+    await sql`INSERT INTO ${sql.table(table)} (${sql.join(columns.map((c) => sql.ref(c)))}) VALUES ${sql.join(
+      chunk.map((row) => sql`(${sql.join(columns.map((c) => (row as unknown as Record<string, unknown>)[c]))})`),
+    )}`.execute(db);
+  }
+}

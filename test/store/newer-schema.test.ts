@@ -1,0 +1,60 @@
+/**
+ * A database a newer Observer migrated (a migration this version does not know) is refused
+ * before anything is written to it, on SQLite and PostgreSQL, with a message naming it.
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import { afterAll, expect, it } from 'vitest';
+import { openStore, StoreOpenError } from '../../src/store/index.js';
+import { sqliteBinding } from '../../src/store/sqlite/binding.js';
+import { POSTGRES_URL } from '../support/services.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'observer-newer-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+const FUTURE = '9999_from_the_future';
+
+it('refuses an SQLite file a newer Observer migrated, and leaves it unchanged', async () => {
+  const path = join(dir, 'observer.db');
+  await (await openStore({ database: { kind: 'sqlite', path }, checkRetentionDays: 30 })).close();
+  const db = sqliteBinding().open(path);
+  db.prepare('INSERT INTO kysely_migration (name, timestamp) VALUES (?, ?)').run(FUTURE, new Date().toISOString());
+  db.close();
+  const digest = () => createHash('sha256').update(readFileSync(path)).digest('hex');
+  const before = digest();
+
+  const error = await openStore({ database: { kind: 'sqlite', path }, checkRetentionDays: 30 }).catch((e: unknown) => e);
+  expect(error).toBeInstanceOf(StoreOpenError);
+  expect((error as Error).message).toContain(path);
+  expect((error as Error).message).toContain(`newer Observer (its migration ${FUTURE}`);
+  expect(digest()).toBe(before);
+});
+
+it('refuses a PostgreSQL database a newer Observer migrated, and names it', async () => {
+  const name = `observer_newer_${randomBytes(6).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: POSTGRES_URL });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${name}`);
+  try {
+    const url = new URL(POSTGRES_URL);
+    url.pathname = `/${name}`;
+    await (await openStore({ database: { kind: 'postgres', url: url.toString() }, checkRetentionDays: 30 })).close();
+    const client = new pg.Client({ connectionString: url.toString() });
+    await client.connect();
+    await client.query('INSERT INTO kysely_migration (name, timestamp) VALUES ($1, $2)', [FUTURE, new Date().toISOString()]);
+    const tables = async () => (await client.query("SELECT count(*)::int AS n FROM pg_tables WHERE schemaname = 'public'")).rows[0].n as number;
+    const before = await tables();
+
+    const error = await openStore({ database: { kind: 'postgres', url: url.toString() }, checkRetentionDays: 30 }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(StoreOpenError);
+    expect((error as Error).message).toContain(`PostgreSQL database ${name}`);
+    expect(await tables()).toBe(before);
+    await client.end();
+  } finally {
+    await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    await admin.end();
+  }
+});
