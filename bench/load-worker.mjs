@@ -8,7 +8,8 @@
  * loadCpuMs is the CPU time this load generator itself used.
  *
  * With `"distinct": "<prefix>"`, `{n}` in the URL's path is replaced by `<prefix>-<n>` with
- * n counting up per request, so that every request asks for a new name (uncached status).
+ * n counting up per request, so that every request asks for a new name (uncached status);
+ * with `"cycle": N` as well, n goes round 0 … N-1 (a server list's N servers in turn).
  * Loopback URLs only.
  */
 import autocannon from 'autocannon';
@@ -26,7 +27,7 @@ const requests =
     : [
         {
           setupRequest: (request) => {
-            request.path = rawPath.replace('{n}', `${options.distinct}-${n++}`);
+            request.path = rawPath.replace('{n}', `${options.distinct}-${options.cycle ? n++ % options.cycle : n++}`);
             return request;
           },
         },

@@ -19,7 +19,7 @@ import { RedisDailySecret } from './redis/daily-secret.js';
 import { SharedRedis } from './redis/shared-redis.js';
 import { BackgroundRefresher, Blocklist, MemoryStatusCache, createStatusService, withBlockedFlag, type StatusService } from './status/index.js';
 import { RedisStatusCache } from './status/redis-cache.js';
-import { openStore, type StoreOptions } from './store/index.js';
+import { openStore, type RetentionReport, type StoreOptions } from './store/index.js';
 import type { HistoryStore, Store } from './store/types.js';
 import { WatchScheduler } from './watch/scheduler.js';
 import { WatchService, type WatchTiming } from './watch/service.js';
@@ -49,9 +49,12 @@ function backgroundLog() {
     redis: (state: string, reason: string) => {
       process.stderr.write(`observer: redis ${state}: ${reason}\n`);
     },
+    /** A retention pass ended: what it removed and how long it took (info; nothing before the app). */
+    retention: (_report: RetentionReport) => {},
     /** From now on, into the app's log. */
     attach(app: FastifyInstance) {
       log.error = (error, context) => app.log.warn({ err: error, context }, 'background error');
+      log.retention = (report) => app.log.info({ retention: report }, 'retention pass done');
       log.redis = (state, reason) =>
         app.log[state === 'ok' ? 'info' : 'warn']({ reason }, state === 'ok' ? 'redis back: shared mode' : 'redis down: local mode');
     },
@@ -98,6 +101,7 @@ export async function composeApp(config: Config, options: ComposeOptions = {}) {
   const redis = await connectRedis(config, log);
   const store = await openStore(config, clock, {
     onError: (error) => log.error(error, 'history store'),
+    onRetention: (report) => log.retention(report),
     writes: { ...options.writes, maxRows: config.historyBufferMax },
   });
   const icmp = icmpEcho(config, options, log);
@@ -119,6 +123,7 @@ export async function composeApp(config: Config, options: ComposeOptions = {}) {
     hasher,
     status: withBlockedFlag(refresher.tracking(status), blocklist),
     store,
+    recorded: (serverId) => status.recordedFor(serverId),
     ...(metrics ? { metrics } : {}),
     health: () => dependencyHealth(store, redis),
     ...(options.logger !== undefined ? { logger: options.logger } : {}),

@@ -79,6 +79,8 @@ export interface AppDeps {
   status?: StatusLookup;
   /** History store; without it /trends and /stats are not served and nothing is counted. */
   store?: Store;
+  /** Resolves once the check a look-up of this server is recording (if any) is queued: /history waits for it. */
+  recorded?: (serverId: string) => Promise<void>;
   /** Requests slower than this are logged as warnings whatever LOG_REQUESTS says (default 1000). */
   slowRequestMs?: number;
   /**
@@ -130,7 +132,7 @@ export async function buildApp(deps: AppDeps) {
       }
       if (deps.store) {
         await api.register(historyRoutes, { store: deps.store, config });
-        await api.register(uptimeRoutes, { store: deps.store, config });
+        await api.register(uptimeRoutes, { store: deps.store, config, recorded: deps.recorded ?? (async () => {}) });
       }
       if (deps.watches) await api.register(watchRoutes, { watches: deps.watches, hasher });
       api.get('/openapi.json', { schema: { hide: true }, config: tierConfig('general') }, async () => app.swagger());

@@ -93,6 +93,11 @@ export class HistoryRecorder {
     );
   }
 
+  /** Resolves once the decision on this server's check, if one is under way, is taken and its row queued. */
+  async settledFor(serverId: string): Promise<void> {
+    await this.recordings.get(serverId)?.catch(() => {});
+  }
+
   /** Resolves once every decision under way is taken and its rows queued (tests, shutdown). */
   async settled(): Promise<void> {
     while (this.pending.size > 0) await Promise.allSettled([...this.pending]);

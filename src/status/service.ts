@@ -156,6 +156,11 @@ export class StatusService implements StatusLookup {
     return this.recorder?.settled() ?? Promise.resolve();
   }
 
+  /** Resolves once the check of this server being decided, if any, is queued or left out. */
+  recordedFor(serverId: string): Promise<void> {
+    return this.recorder?.settledFor(serverId) ?? Promise.resolve();
+  }
+
   /** Pings in flight right now (coalesced requests count once). */
   get activePings(): number {
     return this.pingsInFlight;

@@ -24,7 +24,7 @@ import { Migrator, type Kysely } from 'kysely';
 import { monotonicTime, type Clock } from '../core/clock.js';
 import { serverAddress } from '../core/types.js';
 import { StoreOpenError } from './errors.js';
-import { retentionCutoffs, type Maintenance, type Retention } from './maintenance.js';
+import { retentionCutoffs, type Maintenance, type Retention, type RetentionReport } from './maintenance.js';
 import { migrationProvider } from './migrations.js';
 import { ReadFallback } from './read-fallback.js';
 import type { Database, Dialect } from './schema.js';
@@ -49,6 +49,8 @@ export interface StoreOptions {
   pruneDelayMs?: number;
   /** Failures of background work (flush timer, retention, idle pool clients). */
   onError?: (error: unknown) => void;
+  /** A retention pass ended (the service logs it). */
+  onRetention?: (report: RetentionReport) => void;
   /** The SQLite binding (default: the one this install has; benchmarks compare both). */
   sqliteBinding?: SqliteBindingName;
 }
@@ -243,7 +245,9 @@ export class KyselyHistoryStore implements HistoryStore {
   prune(): Promise<void> {
     this.pruning ??= (async () => {
       const now = this.clock.now();
-      await this.parts.maintenance.run(retentionCutoffs(this.parts.retention, now), now, this.stopMaintenance.signal);
+      const started = this.elapsed();
+      const removed = await this.parts.maintenance.run(retentionCutoffs(this.parts.retention, now), now, this.stopMaintenance.signal);
+      this.options.onRetention?.({ removed, ms: Math.round(this.elapsed() - started) });
     })().finally(() => {
       this.pruning = null;
     });

@@ -39,6 +39,7 @@ export { serverAddress, type StoreOptions } from './history-store.js';
 export { HISTORY_RANGES, HISTORY_RANGE_NAMES, bucketWindow, type HistoryBucket, type HistoryRange, type ServerHistory } from './uptime-history.js';
 
 export { StoreOpenError } from './errors.js';
+export type { RetentionReport } from './maintenance.js';
 
 /** Hourly rows are kept this many days unless configured (ROLLUP_RETENTION_DAYS's default). */
 const DEFAULT_ROLLUP_RETENTION_DAYS = 30;

@@ -36,8 +36,18 @@ export function retentionCutoffs(retention: Retention, now: number): RetentionCu
   };
 }
 
+/** What a retention pass removed (rows, partitions, pages given back), by kind. */
+export type Removed = Record<string, number>;
+
+/** A pass as the store reports it. */
+export interface RetentionReport {
+  removed: Removed;
+  /** How long the pass took, steps and the waits between them included. */
+  ms: number;
+}
+
 /** The database's part of retention, and whatever upkeep comes with it (partitions, free pages). */
 export interface Maintenance {
   /** One whole pass; `now` places the partitions to make ahead. Stops between steps once `signal` aborts. */
-  run(cutoffs: RetentionCutoffs, now: number, signal: AbortSignal): Promise<void>;
+  run(cutoffs: RetentionCutoffs, now: number, signal: AbortSignal): Promise<Removed>;
 }

@@ -58,7 +58,10 @@ const RANGE_TEXT = HISTORY_RANGE_NAMES.map(
   (name) => `\`${name}\`: ${HISTORY_RANGES[name].rangeMs / HISTORY_RANGES[name].bucketMs} buckets of ${HISTORY_RANGES[name].bucketMs / 60_000} minutes`,
 ).join(', ');
 
-export const uptimeRoutes: FastifyPluginAsyncTypebox<{ store: Store; config: Config }> = async (app, { store }) => {
+export const uptimeRoutes: FastifyPluginAsyncTypebox<{ store: Store; config: Config; recorded: (serverId: string) => Promise<void> }> = async (
+  app,
+  { store, recorded },
+) => {
   app.get(
     '/history/:address',
     {
@@ -87,6 +90,8 @@ export const uptimeRoutes: FastifyPluginAsyncTypebox<{ store: Store; config: Con
       const mode = parseQueryMode(legacy, bedrock);
       const parsed = parseAddress(request.params.address);
       const id = serverId(editionOf(mode), parsed.host, parsed.port ?? defaultPort(mode));
+      // The page that has just looked the server up asks next: its check counts once queued.
+      await recorded(id);
       const history = await store.history(id, range);
       if (!history) throw new ObserverError('not_found', 404, 'This server has not been checked by this service yet.');
       reply.header('Cache-Control', `public, max-age=${history.stale ? 5 : HISTORY_MAX_AGE_SECONDS}`);

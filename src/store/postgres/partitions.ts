@@ -11,7 +11,7 @@
  * for long; what it could not do is done on the next pass.
  */
 import { sql, type Kysely } from 'kysely';
-import type { Maintenance, RetentionCutoffs } from '../maintenance.js';
+import type { Maintenance, Removed, RetentionCutoffs } from '../maintenance.js';
 import type { Database } from '../schema.js';
 
 const HOUR_MS = 3_600_000;
@@ -94,31 +94,36 @@ export async function ensureDayPartitions<DB>(db: Kysely<DB>, firstDay: number, 
   }
 }
 
-/** Drops the day partitions wholly before the cutoffs, and deletes the default partitions' rows before them. */
-async function dropOldPartitions<DB>(db: Kysely<DB>, cutoffs: RetentionCutoffs): Promise<void> {
+/** Drops the day partitions wholly before the cutoffs, and deletes the default partitions' rows before them; returns how many it dropped. */
+async function dropOldPartitions<DB>(db: Kysely<DB>, cutoffs: RetentionCutoffs): Promise<number> {
+  let dropped = 0;
   for (const table of PARTITIONED) {
     const cutoff = table.name === 'checks' ? cutoffs.checksBefore : cutoffs.hoursBefore;
     for (const [day, name] of await partitionDays(db, table)) {
       if ((day + 1) * table.perDay > cutoff) continue;
       await inTransaction(db, (trx) => sql`DROP TABLE ${sql.id(name)}`.execute(trx).then(() => {}));
+      dropped += 1;
     }
     await sql`DELETE FROM ${sql.id(`${table.name}_default`)} WHERE ${sql.id(table.column)} < ${cutoff}`.execute(db);
   }
+  return dropped;
 }
 
 export function postgresMaintenance(db: Kysely<Database>): Maintenance {
   return {
-    async run(cutoffs: RetentionCutoffs, now: number, signal: AbortSignal) {
+    async run(cutoffs: RetentionCutoffs, now: number, signal: AbortSignal): Promise<Removed> {
       const today = Math.floor(now / DAY_MS);
       await ensureDayPartitions(db, today - DAYS_BEHIND, today + DAYS_AHEAD);
-      await dropOldPartitions(db, cutoffs);
+      const removed = { partitions: await dropOldPartitions(db, cutoffs), servers: 0 };
       while (!signal.aborted) {
         const result = await db
           .deleteFrom('servers')
           .where('sid', 'in', (eb) => eb.selectFrom('servers').select('sid').where('last_seen', '<', cutoffs.serversBefore).limit(SERVERS_PER_DELETE))
           .executeTakeFirst();
+        removed.servers += Number(result.numDeletedRows);
         if (Number(result.numDeletedRows) < SERVERS_PER_DELETE) break;
       }
+      return removed;
     },
   };
 }

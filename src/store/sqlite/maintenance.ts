@@ -5,7 +5,7 @@
  * a time, so the file shrinks instead of keeping its largest size.
  */
 import type { Kysely } from 'kysely';
-import type { Maintenance, RetentionCutoffs } from '../maintenance.js';
+import type { Maintenance, Removed, RetentionCutoffs } from '../maintenance.js';
 import type { Database } from '../schema.js';
 import type { PruneStepResult } from './protocol.js';
 import type { SqliteWorker } from './worker-client.js';
@@ -18,19 +18,25 @@ const VACUUM_PAGES = 256;
 export function sqliteMaintenance(db: Kysely<Database>, worker: SqliteWorker): Maintenance {
   const step = <T>(run: () => Promise<unknown>) => db.connection().execute(run) as Promise<T>;
   return {
-    async run(cutoffs: RetentionCutoffs, _now: number, signal: AbortSignal) {
+    async run(cutoffs: RetentionCutoffs, _now: number, signal: AbortSignal): Promise<Removed> {
+      const removed = { checks: 0, hours: 0, servers: 0, pages: 0 };
       let afterSid = 0;
       while (!signal.aborted) {
         const result = await step<PruneStepResult>(() => worker.request({ op: 'prune', step: { afterSid, ...cutoffs, budgetMs: STEP_MS } }));
+        removed.checks += result.checks;
+        removed.hours += result.hours;
+        removed.servers += result.servers;
         if (result.lastSid === null) break;
         afterSid = result.lastSid;
       }
       // Until nothing is free, or a step frees nothing (a file without incremental auto-vacuum).
       for (let free = Number.POSITIVE_INFINITY; !signal.aborted; ) {
         const left = await step<number>(() => worker.request({ op: 'vacuum', pages: VACUUM_PAGES }));
+        if (Number.isFinite(free)) removed.pages += Math.max(0, free - left);
         if (left === 0 || left >= free) break;
         free = left;
       }
+      return removed;
     },
   };
 }
