@@ -32,8 +32,15 @@ export interface TrendReaderDeps {
 
 const round2 = (value: number) => Math.round(value * 100) / 100;
 
+type PageCache = (read: () => Promise<TrendServer[]>) => Promise<TrendServer[]>;
+
+/** Pages whose items a snapshot keeps (every limit of its first page, and some more). */
+const PAGES_PER_SNAPSHOT = 64;
+
 export class TrendReader {
   private readonly rankings: RankingSnapshots;
+  /** Items of pages read from each snapshot, let go with the snapshot. */
+  private readonly pages = new WeakMap<RankingSnapshot, Map<string, Promise<TrendServer[]>>>();
 
   constructor(private readonly deps: TrendReaderDeps) {
     this.rankings = new RankingSnapshots((version) => this.takeSnapshot(version), deps.version);
@@ -46,7 +53,7 @@ export class TrendReader {
     const head = snapshot.servers.slice(from, from + limit);
     if (from + limit <= snapshot.servers.length || snapshot.complete) {
       const hasNext = from + limit < snapshot.servers.length || !snapshot.complete;
-      return this.answer(head, hasNext, { snapshot });
+      return this.answer(head, hasNext, { snapshot }, this.pageCache(snapshot, `${from}:${limit}`));
     }
     // The page runs past the end of a snapshot that is not the whole ranking: the ranking as
     // it is now goes on after the snapshot's last server.
@@ -83,12 +90,33 @@ export class TrendReader {
     return this.answer(servers, rows.length > limit, { score: end?.score ?? score });
   }
 
-  /** The page, its cursor remembered with where it stands. */
-  private async answer(servers: RankedServer[], hasNext: boolean, place: CursorPlace): Promise<TrendPage> {
+  /** The page, its cursor remembered with where it stands; its items read once per snapshot when `cache` is given. */
+  private async answer(servers: RankedServer[], hasNext: boolean, place: CursorPlace, cache?: PageCache): Promise<TrendPage> {
     const last = servers[servers.length - 1];
     const nextCursor = hasNext && last ? last.id : null;
     if (nextCursor !== null) this.rankings.issue(nextCursor, place, this.deps.elapsed());
-    return { data: await this.items(servers), hasNext: nextCursor !== null, nextCursor };
+    return { data: await (cache ? cache(() => this.items(servers)) : this.items(servers)), hasNext: nextCursor !== null, nextCursor };
+  }
+
+  /**
+   * The items of one page of a snapshot, read once while the snapshot serves (a second at
+   * most, or until a check lands): every client asking for the same first page meanwhile
+   * shares them. Bounded per snapshot; a failed read is not kept.
+   */
+  private pageCache(snapshot: RankingSnapshot, key: string): PageCache {
+    let pages = this.pages.get(snapshot);
+    if (!pages) this.pages.set(snapshot, (pages = new Map()));
+    const kept = pages;
+    return (read) => {
+      const known = kept.get(key);
+      if (known) return known;
+      const items = read();
+      if (kept.size < PAGES_PER_SNAPSHOT) {
+        kept.set(key, items);
+        items.catch(() => kept.delete(key));
+      }
+      return items;
+    };
   }
 
   private async scoreOf(cursor: string): Promise<number> {

@@ -21,6 +21,8 @@ const DAYS_AHEAD = 2;
 const DAYS_BEHIND = 1;
 /** Longest DDL waits for a lock before it gives up until the next pass. */
 const LOCK_TIMEOUT = '500ms';
+/** PostgreSQL's SQLSTATE for a lock timeout. */
+const LOCK_NOT_AVAILABLE = '55P03';
 /** Servers forgotten per statement. */
 const SERVERS_PER_DELETE = 1_000;
 
@@ -101,8 +103,13 @@ async function dropOldPartitions<DB>(db: Kysely<DB>, cutoffs: RetentionCutoffs):
     const cutoff = table.name === 'checks' ? cutoffs.checksBefore : cutoffs.hoursBefore;
     for (const [day, name] of await partitionDays(db, table)) {
       if ((day + 1) * table.perDay > cutoff) continue;
-      await inTransaction(db, (trx) => sql`DROP TABLE ${sql.id(name)}`.execute(trx).then(() => {}));
-      dropped += 1;
+      try {
+        await inTransaction(db, (trx) => sql`DROP TABLE ${sql.id(name)}`.execute(trx).then(() => {}));
+        dropped += 1;
+      } catch (error) {
+        // A long query held the table past the lock timeout: the next pass drops it.
+        if ((error as { code?: unknown }).code !== LOCK_NOT_AVAILABLE) throw error;
+      }
     }
     await sql`DELETE FROM ${sql.id(`${table.name}_default`)} WHERE ${sql.id(table.column)} < ${cutoff}`.execute(db);
   }
