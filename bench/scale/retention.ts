@@ -4,33 +4,18 @@
  * day on. With raw checks kept 2 days and hourly rows 30, the file grows for 30 days, then
  * stays flat: retention frees as much as a day adds, and gives the free pages back.
  */
-import type { Clock } from '../../src/core/clock.js';
 import { openStore } from '../../src/store/index.js';
 import { sqliteBinding } from '../../src/store/sqlite/binding.js';
 import { serverId } from '../../src/status/server-id.js';
 import { DAY, HOUR, MINUTE } from './data.js';
 import { fmt } from '../support.js';
+import { FakeClock } from '../../test/support/clock.js';
 
 const INTERVAL = 5 * MINUTE;
 
-class SteppedClock implements Clock {
-  private elapsed = 0;
-  constructor(public t: number) {}
-  now(): number {
-    return this.t;
-  }
-  monotonic(): number {
-    return this.elapsed;
-  }
-  advance(ms: number): void {
-    this.t += ms;
-    this.elapsed += ms;
-  }
-}
-
 export async function retentionOverDays(path: string, servers: number, days: number): Promise<void> {
   const start = Date.UTC(2026, 0, 1);
-  const clock = new SteppedClock(start);
+  const clock = new FakeClock(start);
   const store = await openStore({ database: { kind: 'sqlite', path }, checkRetentionDays: 2, rollupRetentionDays: 30 }, clock);
   const db = sqliteBinding().open(path);
   db.pragma('busy_timeout = 10000');

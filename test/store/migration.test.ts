@@ -3,17 +3,16 @@
  * store opens it, carries every check over, rolls them up by hour, and answers history,
  * trends and statistics exactly as the raw checks say; new checks land beside the old ones.
  */
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { bucketWindow, openStore, type HistoryRange } from '../../src/store/index.js';
 import { playersScore, SCORE_SCALE } from '../../src/store/ranking.js';
-import { POSTGRES_URL } from '../support/services.js';
+import { createTestDatabase } from '../support/postgres-databases.js';
 import { insertLegacy, openLegacy, type LegacyCheck, type LegacyDatabase, type LegacyServer } from './legacy-layout.js';
-import { FakeClock } from './store.suite.js';
+import { FakeClock } from '../support/clock.js';
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
@@ -76,20 +75,9 @@ async function sqliteTarget(): Promise<LegacyDatabase> {
 }
 
 async function postgresTarget(): Promise<LegacyDatabase> {
-  const name = `observer_migration_${randomBytes(6).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: POSTGRES_URL });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE ${name}`);
-  await admin.end();
-  cleanups.push(async () => {
-    const client = new pg.Client({ connectionString: POSTGRES_URL });
-    await client.connect();
-    await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-    await client.end();
-  });
-  const url = new URL(POSTGRES_URL);
-  url.pathname = `/${name}`;
-  return { kind: 'postgres', url: url.toString() };
+  const database = await createTestDatabase('observer_migration');
+  cleanups.push(() => database.drop());
+  return { kind: 'postgres', url: database.url };
 }
 
 describe.each([

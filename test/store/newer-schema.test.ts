@@ -2,7 +2,7 @@
  * A database a newer Observer migrated (a migration this version does not know) is refused
  * before anything is written to it, on SQLite and PostgreSQL, with a message naming it.
  */
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -10,7 +10,7 @@ import pg from 'pg';
 import { afterAll, expect, it } from 'vitest';
 import { openStore, StoreOpenError } from '../../src/store/index.js';
 import { sqliteBinding } from '../../src/store/sqlite/binding.js';
-import { POSTGRES_URL } from '../support/services.js';
+import { createTestDatabase } from '../support/postgres-databases.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'observer-newer-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -34,27 +34,21 @@ it('refuses an SQLite file a newer Observer migrated, and leaves it unchanged', 
 });
 
 it('refuses a PostgreSQL database a newer Observer migrated, and names it', async () => {
-  const name = `observer_newer_${randomBytes(6).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: POSTGRES_URL });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE ${name}`);
+  const database = await createTestDatabase('observer_newer');
   try {
-    const url = new URL(POSTGRES_URL);
-    url.pathname = `/${name}`;
-    await (await openStore({ database: { kind: 'postgres', url: url.toString() }, checkRetentionDays: 30 })).close();
-    const client = new pg.Client({ connectionString: url.toString() });
+    await (await openStore({ database: { kind: 'postgres', url: database.url }, checkRetentionDays: 30 })).close();
+    const client = new pg.Client({ connectionString: database.url });
     await client.connect();
     await client.query('INSERT INTO kysely_migration (name, timestamp) VALUES ($1, $2)', [FUTURE, new Date().toISOString()]);
     const tables = async () => (await client.query("SELECT count(*)::int AS n FROM pg_tables WHERE schemaname = 'public'")).rows[0].n as number;
     const before = await tables();
 
-    const error = await openStore({ database: { kind: 'postgres', url: url.toString() }, checkRetentionDays: 30 }).catch((e: unknown) => e);
+    const error = await openStore({ database: { kind: 'postgres', url: database.url }, checkRetentionDays: 30 }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(StoreOpenError);
-    expect((error as Error).message).toContain(`PostgreSQL database ${name}`);
+    expect((error as Error).message).toContain(`PostgreSQL database ${database.name}`);
     expect(await tables()).toBe(before);
     await client.end();
   } finally {
-    await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-    await admin.end();
+    await database.drop();
   }
 });

@@ -12,39 +12,26 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, expect, it, vi } from 'vitest';
 import { openStore, type HistoryStore } from '../../src/store/index.js';
-import { POSTGRES_URL } from '../support/services.js';
+import { asAdmin, createTestDatabase, type TestDatabase } from '../support/postgres-databases.js';
 
 const cleanups: Array<() => Promise<void> | void> = [];
 afterAll(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-async function admin<T>(work: (client: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: POSTGRES_URL });
-  await client.connect();
-  try {
-    return await work(client);
-  } finally {
-    await client.end();
-  }
-}
-
 /** A fresh database; `settings` are applied to it before the store first connects. */
-async function database(settings: string[] = []): Promise<{ name: string; url: string }> {
-  const name = `observer_faults_${randomBytes(6).toString('hex')}`;
-  await admin(async (c) => {
-    await c.query(`CREATE DATABASE ${name}`);
-    for (const setting of settings) await c.query(`ALTER DATABASE ${name} SET ${setting}`);
+async function database(settings: string[] = []): Promise<TestDatabase> {
+  const made = await createTestDatabase('observer_faults');
+  cleanups.push(() => made.drop());
+  await asAdmin(async (c) => {
+    for (const setting of settings) await c.query(`ALTER DATABASE ${made.name} SET ${setting}`);
   });
-  cleanups.push(() => admin((c) => c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)).then(() => {}));
-  const url = new URL(POSTGRES_URL);
-  url.pathname = `/${name}`;
-  return { name, url: url.toString() };
+  return made;
 }
 
 /** Applies a database setting to every session: the store's pooled ones reconnect with it. */
 async function setAndReconnect(name: string, setting: string): Promise<void> {
-  await admin(async (c) => {
+  await asAdmin(async (c) => {
     await c.query(`ALTER DATABASE ${name} SET ${setting}`);
     await c.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()', [name]);
   });
@@ -106,9 +93,10 @@ it.skipIf(!root)('buffers while its disk is full, and writes everything once the
   const uid = Number(execFileSync('id', ['-u', 'postgres']).toString().trim());
   chownSync(mount, uid, uid);
   const space = `observer_full_${randomBytes(4).toString('hex')}`;
-  await admin((c) => c.query(`CREATE TABLESPACE ${space} LOCATION '${mount}'`));
+  await asAdmin((c) => c.query(`CREATE TABLESPACE ${space} LOCATION '${mount}'`));
+  // Cleanups run last first: the database goes before its tablespace.
+  cleanups.push(() => asAdmin((c) => c.query(`DROP TABLESPACE IF EXISTS ${space}`)).then(() => {}));
   const { url } = await database([`default_tablespace = ${space}`]);
-  cleanups.push(() => admin((c) => c.query(`DROP TABLESPACE IF EXISTS ${space}`)).then(() => {}));
 
   const errors: unknown[] = [];
   const store = await open(url, errors, 200_000);

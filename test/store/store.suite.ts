@@ -6,10 +6,11 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import type { Config } from '../../src/config/index.js';
-import type { Clock } from '../../src/core/clock.js';
 import type { Edition } from '../../src/core/types.js';
 import { InvalidCursorError, openStore, type HistoryStore, type StoreOptions } from '../../src/store/index.js';
+import type { Clock } from '../../src/core/clock.js';
 import type { CheckRecord } from '../../src/store/types.js';
+import { FakeClock } from '../support/clock.js';
 
 export interface StoreTarget {
   config: { database: Config['database']; checkRetentionDays: number; rollupRetentionDays?: number };
@@ -28,25 +29,6 @@ const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
 const DAY = 24 * HOUR;
 const T0 = Date.parse('2025-06-01T12:00:00.000Z');
-
-/** Wall and monotonic time: `advance` moves both, `step` only the wall clock (an NTP step). */
-export class FakeClock implements Clock {
-  private elapsed = 0;
-  constructor(public t = T0) {}
-  now(): number {
-    return this.t;
-  }
-  monotonic(): number {
-    return this.elapsed;
-  }
-  advance(ms: number): void {
-    this.t += ms;
-    this.elapsed += ms;
-  }
-  step(ms: number): void {
-    this.t += ms;
-  }
-}
 
 /** A deterministic PRNG (mulberry32), so a failing ranking can be replayed. */
 export function random(seed: number): () => number {
@@ -96,7 +78,7 @@ export function storeSuite(backend: StoreBackend): void {
 
     it('applies its migrations at start, and again harmlessly on a second start', async () => {
       const target = await backend.create();
-      const clock = new FakeClock();
+      const clock = new FakeClock(T0);
       const first = await open(target, clock);
       await record(first, check(randomUUID(), clock.now()));
       await first.close();
@@ -107,7 +89,7 @@ export function storeSuite(backend: StoreBackend): void {
 
     it('knows a server once a check of it is written, until it is pruned', async () => {
       const target = await backend.create();
-      const clock = new FakeClock();
+      const clock = new FakeClock(T0);
       const store = await open(target, clock);
       const id = randomUUID();
       expect(await store.knowsServer(id)).toBe(false);
@@ -121,7 +103,7 @@ export function storeSuite(backend: StoreBackend): void {
 
     it('answers each of many servers asked about at once, known and unknown alike', async () => {
       const target = await backend.create();
-      const clock = new FakeClock();
+      const clock = new FakeClock(T0);
       const store = await open(target, clock);
       const known: string[] = [randomUUID(), randomUUID(), randomUUID()];
       for (const id of known) await record(store, check(id, clock.now()));
@@ -137,7 +119,7 @@ export function storeSuite(backend: StoreBackend): void {
 
     it('lists servers whose latest check is online and under 30 minutes old, with their fields', async () => {
       const target = await backend.create();
-      const clock = new FakeClock();
+      const clock = new FakeClock(T0);
       const store = await open(target, clock);
       const now = clock.now();
       const [fresh, offline, old, edge, bedrock, ipv6] = Array.from({ length: 6 }, () => randomUUID());
@@ -187,7 +169,7 @@ export function storeSuite(backend: StoreBackend): void {
 
     it('keeps the newest check as the latest one when checks arrive out of order', async () => {
       const target = await backend.create();
-      const clock = new FakeClock();
+      const clock = new FakeClock(T0);
       const store = await open(target, clock);
       const id = randomUUID();
       await record(store, check(id, clock.now(), { playersOnline: 3 }));
@@ -200,7 +182,7 @@ export function storeSuite(backend: StoreBackend): void {
 
     it('ranks by distinct clients of the last 24 hours, players breaking ties', async () => {
       const target = await backend.create();
-      const clock = new FakeClock();
+      const clock = new FakeClock(T0);
       const store = await open(target, clock);
       const [pumped, twoClients, crowded, quiet] = Array.from({ length: 4 }, () => randomUUID());
       // One client asking a hundred times counts once.
@@ -224,7 +206,7 @@ export function storeSuite(backend: StoreBackend): void {
 
     it('counts a look-up recorded before the server was first checked', async () => {
       const target = await backend.create();
-      const clock = new FakeClock();
+      const clock = new FakeClock(T0);
       const store = await open(target, clock);
       const id = randomUUID();
       store.recordLookup(id, 'early-client');
@@ -238,7 +220,7 @@ export function storeSuite(backend: StoreBackend): void {
 
     it('stops counting a client after 24 hours and deletes its row', async () => {
       const target = await backend.create();
-      const clock = new FakeClock();
+      const clock = new FakeClock(T0);
       const store = await open(target, clock);
       const id = randomUUID();
       store.recordLookup(id, 'client-a');
@@ -267,7 +249,7 @@ export function storeSuite(backend: StoreBackend): void {
 
     it('brings look-ups into the ranking within a second, without being asked', async () => {
       const target = await backend.create();
-      const clock = new FakeClock();
+      const clock = new FakeClock(T0);
       const store = await open(target, clock);
       const id = randomUUID();
       await record(store, check(id, clock.now()));
@@ -280,7 +262,7 @@ export function storeSuite(backend: StoreBackend): void {
 
     it('never writes the client key it is given', async () => {
       const target = await backend.create();
-      const clock = new FakeClock();
+      const clock = new FakeClock(T0);
       const store = await open(target, clock);
       const id = randomUUID();
       store.recordLookup(id, 'opaque-client-key-7f3a');
@@ -292,7 +274,7 @@ export function storeSuite(backend: StoreBackend): void {
 
     it('pages through a few hundred servers: every ranked server exactly once at every page size', async () => {
       const target = await backend.create();
-      const clock = new FakeClock();
+      const clock = new FakeClock(T0);
       const store = await open(target, clock);
       const rand = random(6);
       const expected: Array<{ id: string; clients: number; players: number }> = [];
@@ -341,7 +323,7 @@ export function storeSuite(backend: StoreBackend): void {
 
     it('cuts every page of a chain from the ranking of its first page, while checks land between pages', async () => {
       const target = await backend.create();
-      const clock = new FakeClock();
+      const clock = new FakeClock(T0);
       const store = await open(target, clock);
       const ids = Array.from({ length: 8 }, () => randomUUID());
       for (const [i, id] of ids.entries()) {
@@ -371,7 +353,7 @@ export function storeSuite(backend: StoreBackend): void {
 
     it('counts a check and a look-up in the ranking as soon as they are made, still queued', async () => {
       const target = await backend.create();
-      const clock = new FakeClock();
+      const clock = new FakeClock(T0);
       // A window longer than the test: nothing is written unless the read asks for it.
       const store = await open(target, clock, { writes: { windowMs: 60_000 } });
       expect((await store.trends(10, null)).data).toEqual([]);
@@ -388,7 +370,7 @@ export function storeSuite(backend: StoreBackend): void {
 
     it('rejects a cursor naming a server it does not know', async () => {
       const target = await backend.create();
-      const clock = new FakeClock();
+      const clock = new FakeClock(T0);
       const store = await open(target, clock);
       await record(store, check(randomUUID(), clock.now()));
       const error = await store.trends(10, randomUUID()).catch((e: unknown) => e);
@@ -398,7 +380,7 @@ export function storeSuite(backend: StoreBackend): void {
 
     it('continues after a cursor whose server has left the ranking, from where it stood', async () => {
       const target = await backend.create();
-      const clock = new FakeClock();
+      const clock = new FakeClock(T0);
       const store = await open(target, clock);
       const ids = Array.from({ length: 5 }, () => randomUUID());
       for (const [i, id] of ids.entries()) {
@@ -416,7 +398,7 @@ export function storeSuite(backend: StoreBackend): void {
 
     it('answers /stats: all-time counters, servers by their latest check of the last 24 hours, recent checks', async () => {
       const target = await backend.create();
-      const clock = new FakeClock();
+      const clock = new FakeClock(T0);
       const store = await open(target, clock);
       const now = clock.now();
       const [a, b, c, gone] = Array.from({ length: 4 }, () => randomUUID());
@@ -455,7 +437,7 @@ export function storeSuite(backend: StoreBackend): void {
 
     it('reports an offline check with players null, and zeros on an empty database', async () => {
       const target = await backend.create();
-      const clock = new FakeClock();
+      const clock = new FakeClock(T0);
       const store = await open(target, clock, { statsCacheMs: 0 });
       expect(await store.stats()).toEqual({
         totalRequests: 0,
@@ -476,7 +458,7 @@ export function storeSuite(backend: StoreBackend): void {
 
     it('computes /stats at most once per 60 seconds', async () => {
       const target = await backend.create();
-      const clock = new FakeClock();
+      const clock = new FakeClock(T0);
       const store = await open(target, clock);
       await record(store, check(randomUUID(), clock.now()));
       expect((await store.stats()).onlineServers).toBe(1);
@@ -489,7 +471,7 @@ export function storeSuite(backend: StoreBackend): void {
 
     it('writes counters within a second, in batches, and keeps them across a restart', async () => {
       const target = await backend.create();
-      const clock = new FakeClock();
+      const clock = new FakeClock(T0);
       const store = await open(target, clock);
       for (let i = 0; i < 1000; i++) store.count({ totalRequests: 1, apiRequests: i % 2 });
       const written = async () =>
@@ -506,7 +488,7 @@ export function storeSuite(backend: StoreBackend): void {
 
     it('keeps look-ups buffered at close', async () => {
       const target = await backend.create();
-      const clock = new FakeClock();
+      const clock = new FakeClock(T0);
       const store = await open(target, clock);
       const id = randomUUID();
       await record(store, check(id, clock.now()));
@@ -518,7 +500,7 @@ export function storeSuite(backend: StoreBackend): void {
 
     it('keeps caches, buckets and retention right through a wall clock stepped back an hour, then forward a day', async () => {
       const target = await backend.create({ checkDays: 2, rollupDays: 30 });
-      const clock = new FakeClock();
+      const clock = new FakeClock(T0);
       const store = await open(target, clock);
       const [first, second, third] = [randomUUID(), randomUUID(), randomUUID()];
       await record(store, check(first, clock.now(), { playersOnline: 4 }));
@@ -546,7 +528,7 @@ export function storeSuite(backend: StoreBackend): void {
 
     it('keeps raw checks and hourly rows as long as their retention says, forgets servers past both, in a pass after start', async () => {
       const target = await backend.create({ checkDays: 2, rollupDays: 30 });
-      const clock = new FakeClock();
+      const clock = new FakeClock(T0);
       const past = new FakeClock(T0 - 40 * DAY);
       const [forgotten, kept] = [randomUUID(), randomUUID()];
       const early = await open(target, past);

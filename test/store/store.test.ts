@@ -1,11 +1,10 @@
 /** The store suite against SQLite (a file in a temp dir) and the real PostgreSQL. */
-import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sqliteBinding } from '../../src/store/sqlite/binding.js';
 import pg from 'pg';
-import { POSTGRES_URL } from '../support/services.js';
+import { createTestDatabase, type TestDatabase } from '../support/postgres-databases.js';
 import { storeSuite, type StoreTarget } from './store.suite.js';
 
 const sqliteDirs: string[] = [];
@@ -33,31 +32,19 @@ storeSuite({
   },
 });
 
-const databases: string[] = [];
+const databases: TestDatabase[] = [];
 const clients: pg.Client[] = [];
-async function admin<T>(work: (client: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: POSTGRES_URL });
-  await client.connect();
-  try {
-    return await work(client);
-  } finally {
-    await client.end();
-  }
-}
 
 storeSuite({
   name: 'PostgreSQL',
   async create(retention = {}): Promise<StoreTarget> {
-    const name = `observer_test_${randomBytes(6).toString('hex')}`;
-    await admin((c) => c.query(`CREATE DATABASE ${name}`));
-    databases.push(name);
-    const url = new URL(POSTGRES_URL);
-    url.pathname = `/${name}`;
-    const reader = new pg.Client({ connectionString: url.toString() });
+    const database = await createTestDatabase();
+    databases.push(database);
+    const reader = new pg.Client({ connectionString: database.url });
     await reader.connect();
     clients.push(reader);
     return {
-      config: { database: { kind: 'postgres', url: url.toString() }, checkRetentionDays: retention.checkDays ?? 30, rollupRetentionDays: retention.rollupDays ?? 30 },
+      config: { database: { kind: 'postgres', url: database.url }, checkRetentionDays: retention.checkDays ?? 30, rollupRetentionDays: retention.rollupDays ?? 30 },
       async query(text) {
         return (await reader.query(text)).rows as Record<string, unknown>[];
       },
@@ -65,8 +52,6 @@ storeSuite({
   },
   async dispose() {
     await Promise.all(clients.splice(0).map((c) => c.end()));
-    await admin(async (c) => {
-      for (const name of databases.splice(0)) await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-    });
+    for (const database of databases.splice(0)) await database.drop();
   },
 });
