@@ -12,7 +12,7 @@ export async function run(target: ClientTarget): Promise<ClientReport> {
   const client = createClient({ baseUrl: target.base, headers: target.client });
 
   const auto = await getServerStatus({ client, path: { address: target.server }, query: { edition: 'auto' } });
-  if (auto.data === undefined) throw new Error(`edition=auto: ${auto.response.status}`);
+  if (auto.data === undefined) throw new Error(`edition=auto: ${auto.response?.status}`);
   const notAny: IsAny<typeof auto.data> = false;
   if (!('editions' in auto.data)) throw new Error('edition=auto answered a ServerStatus');
   const both: EditionsStatus = auto.data;
@@ -35,7 +35,7 @@ export async function run(target: ClientTarget): Promise<ClientReport> {
       const error: ErrorResponse = icon.error;
       const errorNotAny: IsAny<typeof icon.error> = false;
       void errorNotAny;
-      imageError = { status: icon.response.status, error: error.error, message: error.message, retryAfter: icon.response.headers.get('Retry-After') };
+      imageError = { status: icon.response?.status ?? 0, error: error.error, message: error.message, retryAfter: icon.response?.headers.get('Retry-After') ?? null };
     } else if (!(icon.data instanceof Blob)) {
       throw new Error('the icon is not a Blob');
     }
