@@ -8,6 +8,9 @@ import { getServerIcon, getServerStatus, getServerStatuses } from './generated/h
 import type { BulkError, EditionsStatus, ErrorResponse, ServerStatus } from './generated/hey-api/types.gen';
 import type { ClientReport, ClientTarget, IsAny } from './report';
 
+/** An error body written as JSON reads it: the codes are string literals, not a TypeScript enum. */
+export const sample: ErrorResponse = { status: 'error', error: 'rate_limited', message: 'Rate limit exceeded.' };
+
 export async function run(target: ClientTarget): Promise<ClientReport> {
   const client = createClient({ baseUrl: target.base, headers: target.client });
 

@@ -10,11 +10,14 @@ import {
   getServerStatuses,
   type getServerIconResponseError,
 } from './generated/orval/api';
-import type { BulkError, EditionsStatus, ServerStatus } from './generated/orval/api';
+import type { BulkError, EditionsStatus, ErrorResponse, ServerStatus } from './generated/orval/api';
 import type { ClientReport, ClientTarget, IsAny } from './report';
 
 /** What orval throws for an error answer: its status and its body, typed by the operation's errors. */
 type ThrownAnswer<Data> = Error & { info?: Data; status?: number };
+
+/** An error body written as JSON reads it: the codes are string literals, not a TypeScript enum. */
+export const sample: ErrorResponse = { status: 'error', error: 'rate_limited', message: 'Rate limit exceeded.' };
 
 export async function run(target: ClientTarget): Promise<ClientReport> {
   const options: RequestInit = { headers: target.client };

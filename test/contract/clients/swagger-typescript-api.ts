@@ -19,6 +19,9 @@ async function errorBody(answer: HttpResponse<unknown, ErrorResponse>): Promise<
   return body;
 }
 
+/** An error body written as JSON reads it: the codes are string literals, not a TypeScript enum. */
+export const sample: ErrorResponse = { status: 'error', error: 'rate_limited', message: 'Rate limit exceeded.' };
+
 export async function run(target: ClientTarget): Promise<ClientReport> {
   const config = { baseUrl: target.base, baseApiParams: { headers: target.client } };
   const statusApi = new Status(config);
