@@ -19,7 +19,7 @@ import { registerBooleanFlags } from './boolean-flags.js';
 import { Admission } from './admission.js';
 import { clientAddress, clientKeyOf, type TrustProxy } from './client-key.js';
 import { registerCors, registerPreflight } from './cors.js';
-import { registerErrorHandling, registerNotFound } from './errors.js';
+import { answerError, registerErrorHandling, registerNotFound } from './errors.js';
 import { limitConnectionsPerClient, registerBodyRefusal, serverTimeouts } from './limits.js';
 import { lazyChildLogger } from './request-logger.js';
 import { registerMetricsRoute } from './metrics.js';
@@ -234,6 +234,9 @@ function createServer(deps: AppDeps, front: { fast: FastStatus | null }) {
     ajv: { customOptions: { coerceTypes: 'array', removeAdditional: false, useDefaults: true } },
     bodyLimit: config.http.bodyLimitBytes,
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 1000 },
+    // A URL the router refuses (malformed percent-encoding, an over-long parameter) is answered
+    // in the one error shape too, not in Fastify's own.
+    frameworkErrors: answerError,
     // Fastify's own HTTP/1 server, with the front (fast-status.ts) before its handler.
     serverFactory: (handler, fastifyOptions) => {
       const options = fastifyOptions as { connectionTimeout?: number };

@@ -9,7 +9,7 @@ import { Type, type TSchema } from 'typebox';
 
 /** Every `error` an error body can carry, by the status it comes with (docs/api.md, "Errors"). */
 export const API_ERRORS = {
-  bad_request: [400, 'a request Fastify refused before it reached a route (a malformed request line or header)'],
+  bad_request: [400, 'a URL the router refuses (malformed percent-encoding), or a request Fastify refuses before the route'],
   invalid_address: [400, 'the address is not a host name, IP or host:port Observer accepts'],
   invalid_query: [400, 'query flags that contradict each other (`legacy` with `bedrock`, `edition` with either)'],
   invalid_parameter: [400, 'a parameter or body field outside its schema (type, bounds, pattern, unknown field)'],
@@ -122,6 +122,11 @@ export function text(description: string, mediaType: string, headerSchemas: Reco
 /** A response without a body (304, 204). */
 export function empty(description: string, headerSchemas: Record<string, TSchema> = {}) {
   return { type: 'null' as const, description, headers: headerSchemas };
+}
+
+/** The errors of a route with path parameters: the router refuses malformed percent-encoding in them (400 `bad_request`). */
+export function withPathParameters(errors: RouteErrors): RouteErrors {
+  return { ...errors, 400: [...(errors[400] ?? []), 'bad_request'] };
 }
 
 /** The error responses of a route: the codes each status can carry, beyond the ones every route has. */

@@ -21,7 +21,8 @@ import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-r
 import type { ClientReport, ClientTarget } from './clients/report.js';
 import { DocumentCheck, type OpenApiDocument } from './document-check.js';
 import { newClient, TourLog, type Instance } from './tour.js';
-import { NOT_BROUGHT_ABOUT, tourEverything, type TourServers } from './tour-routes.js';
+import { API_ERRORS } from '../../src/http/contract.js';
+import { CODES_NOT_BROUGHT_ABOUT, NOT_BROUGHT_ABOUT, tourEverything, type TourServers } from './tour-routes.js';
 import {
   anyTypes,
   compileErrors,
@@ -124,5 +125,7 @@ describe('a tour of every route', () => {
     );
     const missing = documented.filter((answer) => !log.covered.has(answer) && !NOT_BROUGHT_ABOUT.some((skip) => skip.test(answer)));
     expect(missing).toEqual([]);
+    const codesMissing = Object.keys(API_ERRORS).filter((code) => !log.codes.has(code) && !(code in CODES_NOT_BROUGHT_ABOUT));
+    expect(codesMissing).toEqual([]);
   });
 });

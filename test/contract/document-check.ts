@@ -62,16 +62,22 @@ export class DocumentCheck {
     return operation;
   }
 
-  /** Every operation, with a URL whose path parameters are the document's examples. */
-  operations(): Array<{ method: 'GET' | 'POST' | 'DELETE'; path: string; url: string; takesBody: boolean }> {
+  /**
+   * Every operation, with a URL whose path parameters are the document's examples, and, for an
+   * operation with path parameters, that URL with the last one replaced by `broken`.
+   */
+  operations(broken: string): Array<{ method: 'GET' | 'POST' | 'DELETE'; path: string; url: string; brokenUrl: string | null; takesBody: boolean }> {
     return Object.entries(this.doc.paths).flatMap(([path, item]) =>
       Object.entries(item).map(([method, operation]) => {
-        const url = path.replace(/\{(\w+)\}/g, (_match, name: string) => {
-          const example = operation.parameters?.find((p) => p.in === 'path' && p.name === name)?.example;
-          if (typeof example !== 'string') throw new Error(`${method} ${path}: path parameter ${name} has no example`);
-          return encodeURIComponent(example);
-        });
-        return { method: method.toUpperCase() as 'GET' | 'POST' | 'DELETE', path, url, takesBody: operation.requestBody !== undefined };
+        const example = (name: string) => {
+          const value = operation.parameters?.find((p) => p.in === 'path' && p.name === name)?.example;
+          if (typeof value !== 'string') throw new Error(`${method} ${path}: path parameter ${name} has no example`);
+          return encodeURIComponent(value);
+        };
+        const url = path.replace(/\{(\w+)\}/g, (_match, name: string) => example(name));
+        const last = path.lastIndexOf('{');
+        const brokenUrl = last < 0 ? null : path.slice(0, last).replace(/\{(\w+)\}/g, (_match, name: string) => example(name)) + broken + path.slice(path.indexOf('}', last) + 1);
+        return { method: method.toUpperCase() as 'GET' | 'POST' | 'DELETE', path, url, brokenUrl, takesBody: operation.requestBody !== undefined };
       }),
     );
   }

@@ -62,12 +62,14 @@ export function send(instance: Instance, step: Step): Promise<Answer> {
 export class TourLog {
   readonly problems: string[] = [];
   readonly covered = new Set<string>();
+  /** The `error` codes of the error answers seen. */
+  readonly codes = new Set<string>();
 
   constructor(private readonly check: DocumentCheck) {}
 
   /** The document's operations (DocumentCheck.operations). */
-  operations() {
-    return this.check.operations();
+  operations(broken: string) {
+    return this.check.operations(broken);
   }
 
   /** Sends `step` to `instance`, checks the answer; the answer. */
@@ -78,10 +80,9 @@ export class TourLog {
     this.covered.add(`${method} ${step.path} ${answer.status}`);
     this.problems.push(...this.check.problems(method, step.path, answer));
     if (answer.status !== step.status) this.problems.push(`${what}: ${answer.status} where ${step.status} was expected: ${answer.body.toString('utf8').slice(0, 200)}`);
-    if (step.error !== undefined) {
-      const code = answer.headers.get('content-type')?.includes('json') ? (JSON.parse(answer.body.toString('utf8')) as { error?: string }).error : undefined;
-      if (code !== step.error) this.problems.push(`${what}: error ${String(code)} where ${step.error} was expected`);
-    }
+    const code = answer.status >= 400 && answer.headers.get('content-type')?.includes('json') ? (JSON.parse(answer.body.toString('utf8')) as { error?: string }).error : undefined;
+    if (code !== undefined) this.codes.add(code);
+    if (step.error !== undefined && code !== step.error) this.problems.push(`${what}: error ${String(code)} where ${step.error} was expected`);
     return answer;
   }
 

@@ -19,7 +19,7 @@ import type { StatusLookup } from '../../status/types.js';
 import { PING_BUDGET_NOTE, type MediaLookupOptions } from '../ping-budget.js';
 import { tierConfig } from '../rate-limit.js';
 import { BooleanFlag } from '../schemas.js';
-import { empty, errorResponses, headers, json, text } from '../contract.js';
+import { empty, errorResponses, headers, json, text, withPathParameters } from '../contract.js';
 import { Address, HexColor, SERVER_IMAGE_ERRORS, statusFor } from './images.js';
 
 /** Bump when the drawing changes, so clients holding an old ETag get the new badge. */
@@ -113,7 +113,7 @@ export const badgeRoutes: FastifyPluginAsyncTypebox<{
         response: {
           200: text('The badge.', 'image/svg+xml', headers('Cache-Control!', 'ETag!', 'RateLimit-Policy')),
           304: NOT_MODIFIED,
-          ...errorResponses(SERVER_IMAGE_ERRORS, { limited: true }),
+          ...errorResponses(withPathParameters(SERVER_IMAGE_ERRORS), { limited: true }),
         },
       },
     },
@@ -145,7 +145,7 @@ export const badgeRoutes: FastifyPluginAsyncTypebox<{
         response: {
           200: json("The badge's content for shields.io.", ShieldsEndpoint, headers('Cache-Control!', 'ETag!', 'RateLimit-Policy')),
           304: NOT_MODIFIED,
-          ...errorResponses(SERVER_IMAGE_ERRORS, { limited: true }),
+          ...errorResponses(withPathParameters(SERVER_IMAGE_ERRORS), { limited: true }),
         },
       },
     },

@@ -33,7 +33,7 @@ import { parseAddress, parseQueryMode, queryEcho } from '../../resolve/index.js'
 import type { LookupOptions, StatusLookup } from '../../status/types.js';
 import { PING_BUDGET_NOTE, type MediaLookupOptions, type RenderGate } from '../ping-budget.js';
 import { tierConfig } from '../rate-limit.js';
-import { binary, empty, errorResponses, headers, type RouteErrors } from '../contract.js';
+import { binary, empty, errorResponses, headers, withPathParameters, type RouteErrors } from '../contract.js';
 import { AddressParameter, BooleanFlag } from '../schemas.js';
 
 /** Spec: icons are cached 1 day by browsers, 7 days by CDNs. */
@@ -329,7 +329,7 @@ function registerStatusBanner(app: ImageApp, { status, config, lookupOptions }: 
         security: [],
         params: Type.Object({ address: Address }),
         querystring: BannerQuery,
-        response: imageResponses(['image/png']),
+        response: imageResponses(['image/png'], withPathParameters(SERVER_IMAGE_ERRORS)),
       },
     },
     async (request, reply) => {

@@ -3,7 +3,7 @@ import type { FastifyError } from 'fastify';
 import { Type } from 'typebox';
 import type { Config } from '../../config/index.js';
 import { answerError, publicError } from '../errors.js';
-import { errorResponses, headers, json } from '../contract.js';
+import { errorResponses, headers, json, withPathParameters } from '../contract.js';
 import { AddressParameter, BooleanFlag, EditionParameter } from '../schemas.js';
 import { queryRequest, type StatusAnswers } from '../status-answer.js';
 
@@ -51,12 +51,12 @@ export const statusRoutes: FastifyPluginAsyncTypebox<{ answers: StatusAnswers; c
             headers('X-Cache!', 'Cache-Control!', 'RateLimit-Policy!'),
           ),
           ...errorResponses(
-            {
+            withPathParameters({
               400: ['invalid_address', 'invalid_query', 'invalid_parameter', 'target_refused'],
               404: ['host_not_found'],
               429: ['rate_limited', 'target_rate_limited'],
               503: ['service_busy', 'overloaded'],
-            },
+            }),
             { limited: true },
           ),
         },

@@ -12,7 +12,7 @@ import { defaultPort, parseAddress, parseQueryMode } from '../../resolve/index.j
 import { serverId } from '../../status/server-id.js';
 import { HISTORY_RANGES, HISTORY_RANGE_NAMES, type Store } from '../../store/index.js';
 import { tierConfig } from '../rate-limit.js';
-import { errorResponses, headers, json } from '../contract.js';
+import { errorResponses, headers, json, withPathParameters } from '../contract.js';
 import { AddressParameter, BooleanFlag } from '../schemas.js';
 
 /** Seconds a history answer may be cached: a new check lands at most this late in it. */
@@ -85,7 +85,12 @@ export const uptimeRoutes: FastifyPluginAsyncTypebox<{ store: Store; config: Con
         response: {
           200: json('The history.', Type.Ref('ServerHistory'), headers('Cache-Control!', 'X-Cache', 'RateLimit-Policy')),
           ...errorResponses(
-            { 400: ['invalid_address', 'invalid_query', 'invalid_parameter'], 404: ['not_found'], 429: ['rate_limited'], 503: ['store_unavailable'] },
+            withPathParameters({
+              400: ['invalid_address', 'invalid_query', 'invalid_parameter'],
+              404: ['not_found'],
+              429: ['rate_limited'],
+              503: ['store_unavailable'],
+            }),
             { limited: true },
           ),
         },

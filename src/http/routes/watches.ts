@@ -9,7 +9,7 @@ import type { ClientHasher } from '../../core/client-hash.js';
 import type { WatchService } from '../../watch/service.js';
 import { clientKeyOf } from '../client-key.js';
 import { tierConfig } from '../rate-limit.js';
-import { empty, errorResponses, headers, json, type RouteErrors } from '../contract.js';
+import { empty, errorResponses, headers, json, withPathParameters, type RouteErrors } from '../contract.js';
 
 const Edition = Type.Union([Type.Literal('java'), Type.Literal('bedrock')]);
 const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) => Type.Union([schema, Type.Null()]);
@@ -129,7 +129,7 @@ export const watchRoutes: FastifyPluginAsyncTypebox<{ watches: WatchService; has
               413: ['body_too_large'],
               415: ['unsupported_media_type'],
               429: ['rate_limited'],
-              503: ['webhook_dns_failure', 'store_unavailable'],
+              503: ['webhook_dns_failure'],
             },
             { limited: true, takesBody: true },
           ),
@@ -154,7 +154,7 @@ export const watchRoutes: FastifyPluginAsyncTypebox<{ watches: WatchService; has
       tags: ['watches'],
       security,
       params: WatchParams,
-      response: { ...errorResponses({ ...errors, 503: ['store_unavailable'] }, { limited: true }), ...response },
+      response: { ...errorResponses(withPathParameters(errors), { limited: true }), ...response },
     },
   });
   const authorised = (request: { params: { id: string } } & FastifyRequest) => watches.authorised(request.params.id, bearer(request));

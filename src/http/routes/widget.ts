@@ -16,7 +16,7 @@ import type { LookupOptions, StatusLookup } from '../../status/types.js';
 import { PING_BUDGET_NOTE, type MediaLookupOptions, type RenderGate } from '../ping-budget.js';
 import { SERVER_IMAGE_ERRORS } from './images.js';
 import { tierConfig } from '../rate-limit.js';
-import { binary, errorResponses, headers, text } from '../contract.js';
+import { binary, errorResponses, headers, text, withPathParameters } from '../contract.js';
 import { BooleanFlag } from '../schemas.js';
 
 const require = createRequire(import.meta.url);
@@ -154,7 +154,7 @@ function registerWidgetPage(app: WidgetApp, { status, lookupOptions, renderGate 
         querystring: WidgetQuery,
         response: {
           200: text('The widget page.', 'text/html', headers('Cache-Control!', 'RateLimit-Policy')),
-          ...errorResponses(SERVER_IMAGE_ERRORS, { limited: true }),
+          ...errorResponses(withPathParameters(SERVER_IMAGE_ERRORS), { limited: true }),
         },
       },
     },
@@ -196,7 +196,7 @@ function registerWidgetFonts(app: WidgetApp): void {
         params: Type.Object({ file: Type.String({ maxLength: 64, examples: ['inter-latin-400-normal.woff2'] }) }),
         response: {
           200: binary('woff2 font.', ['font/woff2'], headers('Cache-Control!', 'RateLimit-Policy')),
-          ...errorResponses({ 400: ['invalid_parameter'], 404: ['not_found'], 429: ['rate_limited'] }, { limited: true }),
+          ...errorResponses(withPathParameters({ 400: ['invalid_parameter'], 404: ['not_found'], 429: ['rate_limited'] }), { limited: true }),
         },
       },
     },
