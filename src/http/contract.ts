@@ -86,6 +86,8 @@ const HEADERS = {
 
 export type HeaderName = keyof typeof HEADERS;
 
+const REQUIRED_HEADER = 'x-observer-required';
+
 /**
  * Headers of a response: a name alone is sent on some answers of the status, `!` after it on
  * every one. `required` is carried in the schema by a vendor key that `contractDocument` turns
@@ -99,8 +101,6 @@ export function headers(...names: Array<HeaderName | `${HeaderName}!`>) {
   }
   return out;
 }
-
-const REQUIRED_HEADER = 'x-observer-required';
 
 /** A JSON response: `schema` as `application/json`, with its headers. */
 export function json<T extends TSchema>(description: string, schema: T, headerSchemas: Record<string, TSchema> = {}) {
@@ -155,19 +155,22 @@ export function errorResponses(errors: RouteErrors, options: ErrorOptions = {}) 
   const out: Record<number, ReturnType<typeof json>> = {};
   for (const [status, codes] of Object.entries(all)) {
     if (codes === undefined) continue;
-    out[Number(status)] = json(errorDescription(Number(status), codes), Type.Ref('ErrorResponse'), errorHeaders(Number(status), options));
+    out[Number(status)] = json(errorDescription(codes), Type.Ref('ErrorResponse'), errorHeaders(Number(status), options));
   }
   return out;
 }
 
-function errorDescription(status: number, codes: readonly ApiErrorCode[]): string {
+function errorDescription(codes: readonly ApiErrorCode[]): string {
   return `\`error\`: ${codes.map((code) => `\`${code}\` (${API_ERRORS[code][1]})`).join('; ')}.`;
 }
 
+/**
+ * The headers of an error: a limited route's RateLimit fields (on every 429; on other errors
+ * once the route's limit was counted), `Retry-After` on 429 and 503, the scheme on 401.
+ */
 function errorHeaders(status: number, options: ErrorOptions): Record<string, TSchema> {
   const limits: Array<HeaderName | `${HeaderName}!`> = options.limited ? (status === 429 ? ['RateLimit-Policy!', 'RateLimit!'] : ['RateLimit-Policy', 'RateLimit']) : [];
-  if (status === 429) return headers(...limits, 'Retry-After!');
-  if (status === 503) return headers(...limits, 'Retry-After!');
+  if (status === 429 || status === 503) return headers(...limits, 'Retry-After!');
   if (status === 401) return headers(...limits, 'WWW-Authenticate!');
   return headers(...limits);
 }
