@@ -13,16 +13,19 @@
 //    os/cpu so npm can skip it elsewhere.
 // With --installed it checks instead that node_modules holds what the lock pins (setup.sh
 // runs `npm ci` only when it does not: npm ci starts by deleting node_modules).
+// With --dir DIR it checks DIR's package.json and lock instead (the contract test's tools,
+// test/contract/tools, whose lock scripts/contract-tools.mjs installs).
 // With --npm it also runs `npm ci --dry-run --ignore-scripts` and `npm install --dry-run
 // --ignore-scripts` on a copy of package.json and the lock (never on this checkout's
 // node_modules): npm's own check of the same thing, and of every engines field (EBADENGINE).
 import { spawnSync } from 'node:child_process';
 import { cpSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, dirname } from 'node:path';
+import { join, dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const dirArg = process.argv.indexOf('--dir');
+const root = dirArg > 0 ? resolve(process.argv[dirArg + 1]) : join(dirname(fileURLToPath(import.meta.url)), '..');
 const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
 const lock = JSON.parse(readFileSync(join(root, 'package-lock.json'), 'utf8'));
 const problems = [];

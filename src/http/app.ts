@@ -19,7 +19,7 @@ import { registerBooleanFlags } from './boolean-flags.js';
 import { Admission } from './admission.js';
 import { clientAddress, clientKeyOf, type TrustProxy } from './client-key.js';
 import { registerCors, registerPreflight } from './cors.js';
-import { registerErrorHandling, registerNotFound } from './errors.js';
+import { answerError, registerErrorHandling, registerNotFound } from './errors.js';
 import { limitConnectionsPerClient, registerBodyRefusal, serverTimeouts } from './limits.js';
 import { lazyChildLogger } from './request-logger.js';
 import { registerMetricsRoute } from './metrics.js';
@@ -53,6 +53,7 @@ import { bulkRoutes } from './routes/bulk.js';
 import { watchRoutes } from './routes/watches.js';
 import type { WatchService } from '../watch/service.js';
 import { BulkError, BulkResponse, EditionsStatus, ErrorCode, ErrorResponse, HealthResponse, Motd, QueryErrorCode, QueryResult, ServerStatus } from './schemas.js';
+import { ApiErrorCodeSchema, contractDocument } from './contract.js';
 
 export const API_PREFIX = '/api/v1';
 /** Requests slower than this are logged as warnings by default (AppDeps.slowRequestMs). */
@@ -114,7 +115,7 @@ export async function buildApp(deps: AppDeps) {
   // Image and widget look-ups count the client too, like the status route's.
   const lookupOptions = mediaLookupOptions(tierCharger(rateLimits), hasher, admitPing);
 
-  await registerDocs(app);
+  await registerDocs(app, config);
   const record = registerRecording(app, deps);
   const answers = deps.status ? statusAnswers(app, config, { status: deps.status, hasher, rateLimits, admitPing }) : null;
   if (answers) openFront(app, deps, front, { answers, health, record });
@@ -189,7 +190,7 @@ function registerAdmission(app: App, config: Config): Admission {
 }
 
 /** Schemas referenced by `$ref` from more than one route. */
-const SHARED_SCHEMAS = [ErrorResponse, HealthResponse, ErrorCode, QueryErrorCode, Motd, QueryResult, ServerStatus, EditionsStatus, ServerHistory, BulkError, BulkResponse];
+const SHARED_SCHEMAS = [ApiErrorCodeSchema, ErrorResponse, HealthResponse, ErrorCode, QueryErrorCode, Motd, QueryResult, ServerStatus, EditionsStatus, ServerHistory, BulkError, BulkResponse];
 
 /**
  * Whose X-Forwarded-For is believed, as Fastify's `trustProxy`. `true`: one proxy hop, the
@@ -235,6 +236,9 @@ function createServer(deps: AppDeps, front: { fast: FastStatus | null }) {
     ajv: { customOptions: { coerceTypes: 'array', removeAdditional: false, useDefaults: true } },
     bodyLimit: config.http.bodyLimitBytes,
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 1000 },
+    // A URL the router refuses (malformed percent-encoding, an over-long parameter) is answered
+    // in the one error shape too, not in Fastify's own.
+    frameworkErrors: answerError,
     // Fastify's own HTTP/1 server, with the front (fast-status.ts) before its handler.
     serverFactory: (handler, fastifyOptions) => {
       const options = fastifyOptions as { connectionTimeout?: number };
@@ -322,8 +326,20 @@ function registerMaintenanceGate(app: App, config: Config): void {
   });
 }
 
+/** The groups of operations, in the order the document lists them. */
+const TAGS = [
+  { name: 'health', description: 'Whether the instance answers: for uptime monitors.' },
+  { name: 'status', description: 'Server status as JSON, one server or many.' },
+  { name: 'images', description: 'Icons, banners and badges drawn from a server\'s status.' },
+  { name: 'widget', description: 'The embeddable HTML widget and its fonts.' },
+  { name: 'trends', description: 'Online servers, most popular first.' },
+  { name: 'stats', description: 'Platform statistics.' },
+  { name: 'history', description: 'A server\'s uptime and players over time.' },
+  { name: 'watches', description: 'Webhook deliveries when a server goes down or comes back.' },
+];
+
 /** The OpenAPI 3.1 document and the Swagger UI at /docs, served without any CDN. */
-async function registerDocs(app: App): Promise<void> {
+async function registerDocs(app: App, config: Config): Promise<void> {
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',
@@ -336,13 +352,15 @@ async function registerDocs(app: App): Promise<void> {
           '`{"status":"error","error":"<code>","message":"<sentence>"}`. 429 responses carry ' +
           '`Retry-After`, `RateLimit-Policy` and `RateLimit` headers.',
         license: { name: 'MIT', identifier: 'MIT' },
+        contact: { name: 'The operator of this Observer instance', ...(config.publicUrl ? { url: config.publicUrl } : {}) },
       },
+      tags: TAGS,
       // Where the API lives on this instance: every path below is relative to it.
       servers: [{ url: API_PREFIX, description: 'This Observer instance' }],
       // A watch's management token (docs/api.md, "Watches").
       components: { securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer' } } },
     },
-    transformObject: (documents) => optionalDefaults((documents as { openapiObject: OpenApiDocument }).openapiObject),
+    transformObject: (documents) => contractDocument((documents as { openapiObject: object }).openapiObject),
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
   });
   await app.register(swaggerUi, {
@@ -351,25 +369,6 @@ async function registerDocs(app: App): Promise<void> {
     uiConfig: { validatorUrl: null, deepLinking: true },
     staticCSP: true,
   });
-}
-
-interface OpenApiDocument {
-  paths?: Record<string, Record<string, { parameters?: Array<{ in: string; required?: boolean; schema?: { default?: unknown } }> }>>;
-}
-
-/**
- * A parameter the API defaults is one a client may leave out: the schemas list it as required
- * so that validation fills the default in, but the document must not ask clients for it.
- */
-function optionalDefaults<T extends OpenApiDocument>(document: T): T {
-  for (const item of Object.values(document.paths ?? {})) {
-    for (const operation of Object.values(item)) {
-      for (const parameter of operation.parameters ?? []) {
-        if (parameter.in !== 'path' && parameter.schema?.default !== undefined) parameter.required = false;
-      }
-    }
-  }
-  return document;
 }
 
 /** Whether every request gets an access line (LOG_REQUESTS at a level that shows it). */

@@ -35,8 +35,14 @@ export function describeValidation(issue: ValidationIssue, context: string | und
   return name === '' ? `The ${where} ${rule}.` : `The ${where} parameter "${name}" ${rule}.`;
 }
 
-/** Fastify's client errors that users meet most, as our code and sentence. */
-const FASTIFY_CLIENT_ERRORS: Record<string, [string, string]> = {
+/**
+ * Fastify's client errors that users meet most, as our code and sentence (and status, where
+ * ours differs); any other is `bad_request`.
+ */
+const FASTIFY_CLIENT_ERRORS: Record<string, [string, string, number?]> = {
+  FST_ERR_BAD_URL: ['bad_request', 'The URL holds malformed percent-encoding.'],
+  // A path parameter over the router's maxParamLength: a bad parameter like any other, not a 414.
+  FST_ERR_MAX_PARAM_LENGTH: ['invalid_parameter', 'A path parameter is longer than this service accepts.', 400],
   FST_ERR_CTP_BODY_TOO_LARGE: ['body_too_large', 'The request body is larger than this route accepts (see its documentation for the limit).'],
   FST_ERR_CTP_INVALID_MEDIA_TYPE: ['unsupported_media_type', 'The request body must be sent as application/json.'],
   FST_ERR_CTP_EMPTY_JSON_BODY: ['invalid_body', 'The request body is empty; send a JSON object.'],
@@ -59,16 +65,22 @@ export function publicError(error: FastifyError | ObserverError): ObserverError 
     // Fastify's own client errors (bad JSON, unsupported media type, ...) carry safe messages;
     // the common ones get a code and a sentence of our own.
     const known = FASTIFY_CLIENT_ERRORS[error.code ?? ''];
-    const code = known?.[0] ?? (error.code ?? 'bad_request').replace(/^FST_ERR_/, '').toLowerCase();
-    return new ObserverError(code, status, known?.[1] ?? error.message);
+    return new ObserverError(known?.[0] ?? 'bad_request', known?.[2] ?? status, known?.[1] ?? error.message);
   }
   return new ObserverError('internal_error', 500, 'An unexpected error occurred.', { cause: error });
 }
 
-/** The app's error handler: the error in the one shape, and a 5xx logged. */
+/** Headers a route may have set for the answer it meant to give, which an error must not carry. */
+const SUCCESS_ONLY_HEADERS = ['cache-control', 'etag', 'x-render-cache', 'x-cache'];
+
+/**
+ * The app's error handler: the error in the one shape, and a 5xx logged. An error is never
+ * cached as the image or answer the route was about to send would have been.
+ */
 export function answerError(error: FastifyError | ObserverError, request: FastifyRequest, reply: FastifyReply) {
   const answer = publicError(error);
   if (answer.statusCode >= 500) request.log.error({ err: error }, error instanceof ObserverError ? 'request failed' : 'unexpected error');
+  for (const name of SUCCESS_ONLY_HEADERS) reply.removeHeader(name);
   return reply.code(answer.statusCode).headers(answer.headers).send(errorBody(answer.code, answer.message));
 }
 

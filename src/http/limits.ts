@@ -1,8 +1,8 @@
 /**
  * HTTP limits every request meets before any route runs (docs/hostile-clients.md):
- *  - a body only where a route takes one (POST /status/bulk), at most HTTP_BODY_LIMIT_BYTES
- *    (Fastify's `bodyLimit`, checked before parsing); any other request that announces a body
- *    is refused with 413 before it is read;
+ *  - a body only where a route takes one (POST /status/bulk, /watches), as `application/json`
+ *    (415 otherwise), at most HTTP_BODY_LIMIT_BYTES (Fastify's `bodyLimit`, checked before
+ *    parsing); any other request that announces a body is refused with 413 before it is read;
  *  - head, request and keep-alive timeouts on the server (a client trickling its request head
  *    is cut off);
  *  - at most MAX_CONNECTIONS_PER_CLIENT open connections per client address (an IPv6 client
@@ -27,11 +27,25 @@ export function announcesBody(headers: { 'content-length'?: string; 'transfer-en
   return headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
 }
 
-/** 413 for a request that sends a body to a route that takes none. */
+/** Whether a Content-Type header names JSON (`application/json`, parameters such as charset allowed). */
+export function isJsonMediaType(contentType: string | undefined): boolean {
+  return contentType !== undefined && contentType.split(';', 1)[0]!.trim().toLowerCase() === 'application/json';
+}
+
+/**
+ * 413 for a request that sends a body to a route that takes none; 415 for a body sent to one
+ * that does in another media type than JSON, or with none (Fastify would otherwise read
+ * `text/plain` as a string and refuse it as a 400).
+ */
 export function registerBodyRefusal(app: FastifyInstance): void {
   app.addHook('onRequest', (request, reply, done) => {
     const takesBody = BODY_METHODS.has(request.method) && request.routeOptions.schema?.body !== undefined;
-    if (takesBody || !announcesBody(request.headers)) return done();
+    if (!announcesBody(request.headers)) return done();
+    if (takesBody) {
+      if (isJsonMediaType(request.headers['content-type'])) return done();
+      reply.header('connection', 'close');
+      return done(new ObserverError('unsupported_media_type', 415, 'The request body must be sent as application/json.'));
+    }
     // The unread body is not drained: the connection closes after this answer.
     reply.header('connection', 'close');
     done(new ObserverError('body_not_allowed', 413, `${request.method} ${request.routeOptions.url ?? 'this path'} takes no request body.`));

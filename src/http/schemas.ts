@@ -3,15 +3,15 @@
  * documents the endpoint in the OpenAPI document.
  */
 import { Type, type Static } from 'typebox';
-import { ERROR_MESSAGES, QUERY_ERROR_MESSAGES, type ErrorCode as ErrorCodeValue, type QueryErrorCode as QueryErrorCodeValue } from '../core/errors.js';
+import { ERROR_MESSAGES, QUERY_ERROR_MESSAGES } from '../core/errors.js';
 
 export const ErrorResponse = Type.Object(
   {
     status: Type.Literal('error'),
-    error: Type.String({ description: 'Stable machine-readable error code, e.g. `invalid_parameter`.' }),
+    error: Type.Ref('ApiErrorCode'),
     message: Type.String({ description: 'Human-readable sentence saying what was wrong.' }),
   },
-  { $id: 'ErrorResponse', additionalProperties: true, description: 'The body of every 4xx and 5xx response.' },
+  { $id: 'ErrorResponse', additionalProperties: false, description: 'The body of every 4xx and 5xx response.' },
 );
 export type ErrorResponse = Static<typeof ErrorResponse>;
 
@@ -42,9 +42,18 @@ export const HealthResponse = Type.Object(
   },
   {
     $id: 'HealthResponse',
+    additionalProperties: false,
     description: 'Stays 200 while the instance can answer, whatever the state of its database and Redis.',
   },
 );
+
+/** `{address}` of the routes about one server. */
+export const AddressParameter = Type.String({
+  minLength: 1,
+  maxLength: 255,
+  description: 'host, host:port, IPv4, [IPv6]:port or IPv6',
+  examples: ['play.example.net'],
+});
 
 /**
  * Boolean query flags: `true`/`false`, `1`/`0` and a bare `?flag` (true). Ajv coerces only
@@ -53,12 +62,6 @@ export const HealthResponse = Type.Object(
 export const BooleanFlag = (description: string, defaultValue = false) =>
   Type.Boolean({ default: defaultValue, description });
 
-/** Responses shared by every rate-limited route. */
-export const errorResponses = {
-  400: Type.Ref('ErrorResponse'),
-  429: Type.Ref('ErrorResponse'),
-} as const;
-
 const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) => Type.Union([schema, Type.Null()]);
 
 const codeList = (codes: Readonly<Record<string, string>>) =>
@@ -66,14 +69,21 @@ const codeList = (codes: Readonly<Record<string, string>>) =>
     .map(([code, message]) => `\`${code}\` (${message})`)
     .join(', ');
 
+/**
+ * A named enum of strings, as `anyOf` of constants: every generator types it as a union of
+ * string literals (a named `enum` becomes a TypeScript `enum` in some, which a JSON value
+ * cannot be assigned to).
+ */
+const LiteralUnion = (values: readonly string[], options: Record<string, unknown>) => Type.Union(values.map((value) => Type.Literal(value)), options);
+
 /** `error_code` of an offline status: why its ping failed (docs/api.md, "Why a server is offline"). */
-export const ErrorCode = Type.Enum(Object.keys(ERROR_MESSAGES) as ErrorCodeValue[], {
+export const ErrorCode = LiteralUnion(Object.keys(ERROR_MESSAGES), {
   $id: 'ErrorCode',
   description: `Why the ping failed, beside the \`error\` sentence: ${codeList(ERROR_MESSAGES)}. Null when online.`,
 });
 
 /** `queryResult.error_code`: why the Query failed. */
-export const QueryErrorCode = Type.Enum(Object.keys(QUERY_ERROR_MESSAGES) as QueryErrorCodeValue[], {
+export const QueryErrorCode = LiteralUnion(Object.keys(QUERY_ERROR_MESSAGES), {
   $id: 'QueryErrorCode',
   description: `Why the Query failed: the codes of \`ErrorCode\`, and \`query_unavailable\` where this instance cannot send a Query.`,
 });
@@ -95,7 +105,7 @@ export const Motd = Type.Object(
           underlined: Type.Boolean(),
           strikethrough: Type.Boolean(),
           obfuscated: Type.Boolean(),
-        }),
+        }, { additionalProperties: false }),
         {
           description:
             'The formatted MOTD as runs of text with one style, exact colours included (hex colours of chat components ' +
@@ -105,17 +115,58 @@ export const Motd = Type.Object(
       ),
     ),
   },
-  { $id: 'Motd' },
+  { $id: 'Motd', additionalProperties: false },
 );
+
+const Port = (description: string) => Type.Integer({ minimum: 0, maximum: 65535, description });
+
+/** Fields a Java server adds to its status when it sends them (protocol/java.ts, protocol/forge.ts). */
+const JavaExtras = {
+  enforcesSecureChat: Type.Optional(Type.Boolean({ description: 'Java: the server requires signed chat.' })),
+  previewsChat: Type.Optional(Type.Boolean({ description: 'Java (1.19 to 1.19.2): the server previews chat.' })),
+  preventsChatReports: Type.Optional(Type.Boolean({ description: 'Java: a mod or plugin that prevents chat reports says so.' })),
+  modLoader: Type.Optional(
+    Type.Union([Type.Literal('fml1'), Type.Literal('forge'), Type.Literal('neoforge')], {
+      description: 'Java: the mod loader of a modded server (`fml1`: Forge 1.7 to 1.12).',
+    }),
+  ),
+  mods: Type.Optional(
+    Type.Array(
+      Type.Object(
+        {
+          id: Type.String(),
+          version: Nullable(Type.String({ description: 'Null when the server does not say (server-side-only mods).' })),
+        },
+        { additionalProperties: false },
+      ),
+      { description: 'Java: the mods a Forge or NeoForge server lists (at most 1,024).' },
+    ),
+  ),
+  modsTruncated: Type.Optional(Type.Literal(true, { description: 'Java: present when the server, or Observer past 1,024, cut the mod list short.' })),
+};
+
+/** Fields a Bedrock server adds to its advertisement when it sends them (protocol/bedrock.ts). */
+const BedrockExtras = {
+  edition: Type.Optional(Type.String({ description: 'Bedrock: `MCPE`, or `MCEE` for Education Edition.' })),
+  serverGuid: Type.Optional(Type.String({ pattern: '^-?\\d{1,20}$', description: 'Bedrock: the server\'s GUID, in decimal.' })),
+  levelName: Type.Optional(Type.String({ description: 'Bedrock: the MOTD\'s second line, the world name on vanilla servers.' })),
+  gameMode: Type.Optional(Type.String({ description: 'Bedrock: e.g. `Survival`.' })),
+  gameModeId: Type.Optional(Type.Integer({ minimum: 0, maximum: 65535 })),
+  portIPv4: Type.Optional(Port('Bedrock: the IPv4 port the server advertises.')),
+  portIPv6: Type.Optional(Port('Bedrock: the IPv6 port the server advertises.')),
+};
 
 export const ServerStatus = Type.Object(
   {
-    query: Type.Object({
-      host: Type.String({ description: 'Normalised host as queried.' }),
-      port: Type.Integer({ description: 'Port queried: explicit, from the SRV record, or the default.' }),
-      legacy: Type.Boolean(),
-      bedrock: Type.Boolean(),
-    }),
+    query: Type.Object(
+      {
+        host: Type.String({ description: 'Normalised host as queried.' }),
+        port: Type.Integer({ description: 'Port queried: explicit, from the SRV record, or the default.' }),
+        legacy: Type.Boolean(),
+        bedrock: Type.Boolean(),
+      },
+      { additionalProperties: false },
+    ),
     server_id: Nullable(Type.String({ format: 'uuid', description: 'UUID v5 of `edition:host:port`.' })),
     ip_address: Nullable(Type.String({ description: 'The checked IP the query went to.' })),
     icmp: Nullable(
@@ -124,13 +175,22 @@ export const ServerStatus = Type.Object(
     online: Type.Boolean({ description: 'True when the Minecraft ping this body represents completed.' }),
     error: Nullable(Type.String({ description: 'Short, safe summary of a failed query, e.g. `timed out`.' })),
     error_code: Nullable(Type.Ref('ErrorCode')),
-    version: Nullable(Type.Object({ name: Type.String(), protocol: Type.Integer() })),
+    version: Nullable(Type.Object({ name: Type.String(), protocol: Type.Integer() }, { additionalProperties: false })),
     players: Nullable(
       Type.Object({
         online: Type.Integer({ minimum: 0 }),
         max: Type.Integer({ minimum: 0 }),
-        sample: Type.Array(Type.Object({}, { additionalProperties: true })),
-      }),
+        sample: Type.Array(
+          Type.Object(
+            {
+              name: Type.String({ description: 'Player name as the server lists it (cleaned of control characters).' }),
+              id: Type.String({ description: 'Player UUID as the server sends it; may be empty.' }),
+            },
+            { additionalProperties: false },
+          ),
+          { description: 'The players the server chooses to list (Java; empty on Bedrock and legacy).' },
+        ),
+      }, { additionalProperties: false }),
     ),
     motd: Nullable(Type.Ref('Motd')),
     favicon: Nullable(Type.String({ description: '`data:image/png;base64,...` when the server sends a valid one.' })),
@@ -141,7 +201,18 @@ export const ServerStatus = Type.Object(
         'service is saturated, or flap damping: then `failing` is set).',
     }),
     checked_at: Type.String({ format: 'date-time', description: 'Time of the ping this body represents.' }),
-    srvRecord: Nullable(Type.Object({}, { additionalProperties: true })),
+    srvRecord: Nullable(
+      Type.Object(
+        {
+          name: Type.String({ description: 'The SRV name looked up, `_minecraft._tcp.<host>`.' }),
+          target: Type.String({ description: 'Host name the record points at.' }),
+          port: Type.Integer({ minimum: 1, maximum: 65535 }),
+          priority: Type.Integer({ minimum: 0 }),
+          weight: Type.Integer({ minimum: 0 }),
+        },
+        { additionalProperties: false, description: 'The SRV record the look-up followed; null without one.' },
+      ),
+    ),
     blocked: Type.Optional(
       Nullable(
         Type.Boolean({
@@ -160,19 +231,24 @@ export const ServerStatus = Type.Object(
           error_code: Nullable(Type.Ref('ErrorCode')),
         },
         {
+          additionalProperties: false,
           description:
             'Only on a damped answer (flap damping): the server stopped answering after a recent success, and this body ' +
             'is that success (`stale: true`) until `DAMPING_FAILURES` failures in a row or `DAMPING_MINUTES` have passed.',
         },
       ),
     ),
+    ...JavaExtras,
+    ...BedrockExtras,
   },
   {
     $id: 'ServerStatus',
-    additionalProperties: true,
+    additionalProperties: false,
     description:
-      'Extra fields appear where a server sends them: Bedrock `edition`, `serverGuid`, `levelName`, `gameMode`, ' +
-      '`gameModeId`, `portIPv4`, `portIPv6`; Java `enforcesSecureChat`, Forge/NeoForge mod lists.',
+      'One server\'s status, as `GET /status/{address}` answers it. The optional fields appear where a server sends ' +
+      'them: on Java `enforcesSecureChat`, `previewsChat`, `preventsChatReports` and the Forge/NeoForge mod list; on ' +
+      'Bedrock `edition`, `serverGuid`, `levelName`, `gameMode`, `gameModeId`, `portIPv4`, `portIPv6`. It never has ' +
+      '`editions`, which tells it from an `EditionsStatus`.',
   },
 );
 
@@ -229,11 +305,14 @@ export const EditionParameter = Type.Optional(
 /** The answer of `edition=auto`: which editions answered, and each edition's status. */
 export const EditionsStatus = Type.Object(
   {
-    query: Type.Object({
-      host: Type.String({ description: 'Normalised host as queried.' }),
-      port: Nullable(Type.Integer({ minimum: 1, maximum: 65535, description: 'The explicit port, used by both editions; null without one.' })),
-      edition: Type.Literal('auto'),
-    }),
+    query: Type.Object(
+      {
+        host: Type.String({ description: 'Normalised host as queried.' }),
+        port: Nullable(Type.Integer({ minimum: 1, maximum: 65535, description: 'The explicit port, used by both editions; null without one.' })),
+        edition: Type.Literal('auto'),
+      },
+      { additionalProperties: false },
+    ),
     online: Type.Boolean({ description: 'True when at least one edition answered.' }),
     editions: Type.Array(Type.Union([Type.Literal('java'), Type.Literal('bedrock')]), {
       description: 'The editions whose ping completed (`online` in their status), Java first: what the server speaks.',
@@ -241,17 +320,31 @@ export const EditionsStatus = Type.Object(
     java: Type.Ref('ServerStatus', { description: 'As `GET /status/{address}` answers (the same cache entry).' }),
     bedrock: Type.Ref('ServerStatus', { description: 'As `GET /status/{address}?bedrock=true` answers (the same cache entry).' }),
   },
-  { $id: 'EditionsStatus', additionalProperties: false },
+  {
+    $id: 'EditionsStatus',
+    additionalProperties: false,
+    description:
+      'The answer of `edition=auto`: both editions\' statuses. Its required `editions` tells it from a `ServerStatus`, ' +
+      'which never has that field (`\'editions\' in body`).',
+  },
 );
 
 /** One bulk entry that could not be looked up: same codes as the single endpoint. */
 export const BulkError = Type.Object(
   {
-    address: Type.String(),
-    error: Type.String({ description: 'Error code, as the single endpoint gives it (`invalid_address`, `host_not_found`, …).' }),
+    address: Type.String({ description: 'The entry\'s `address`, as sent.' }),
+    error: Type.Ref('ApiErrorCode', {
+      description:
+        'The code the single endpoint would answer: `invalid_address`, `invalid_query`, `target_refused`, `host_not_found`, ' +
+        '`target_rate_limited`, `service_busy`, `overloaded`.',
+    }),
     message: Type.String(),
   },
-  { $id: 'BulkError', additionalProperties: false },
+  {
+    $id: 'BulkError',
+    additionalProperties: false,
+    description: 'A bulk entry that could not be looked up. Its required `message` tells it from a status (`\'message\' in entry`).',
+  },
 );
 
 export const BulkRequest = Type.Object(
@@ -278,8 +371,10 @@ export type BulkRequest = Static<typeof BulkRequest>;
 export const BulkResponse = Type.Object(
   {
     results: Type.Array(Type.Union([Type.Ref('ServerStatus'), Type.Ref('EditionsStatus'), Type.Ref('BulkError')]), {
-      description: 'One per requested server, in the same order.',
+      description:
+        'One per requested server, in the same order: a `ServerStatus`, an `EditionsStatus` (`edition: auto`; it has ' +
+        '`editions`) or a `BulkError` (it has `message`).',
     }),
   },
-  { $id: 'BulkResponse' },
+  { $id: 'BulkResponse', additionalProperties: false },
 );

@@ -3,7 +3,9 @@
  * /api/v1/openapi.json with openapi-typescript, type-check a program that calls every route
  * through openapi-fetch with only the parameters the document requires, and run it against
  * the app. A parameter the API defaults but the document marks required fails the type check;
- * a wrong `servers` URL fails the calls.
+ * a wrong `servers` URL fails the calls. The web front's own types of the answers it reads
+ * (web/src/api.ts) are checked against the same document: every body the document allows
+ * must be one the page's type accepts, so the page and the contract cannot drift apart.
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
@@ -60,7 +62,20 @@ export async function callEveryRoute(origin: string, server: string, apiBase: st
 }
 `;
 
-it('a client generated from the served document compiles with required parameters only, and its calls succeed', async () => {
+/** The document's answers assigned to the web front's types of them: a field the page expects and the API does not send, or types that differ, fail to compile. */
+const WEB_TYPES_CHECK = `import type { components, paths } from './schema.js';
+import type { ServerHistory, ServerStatus, Statistics, TrendServer } from ${JSON.stringify(join(process.cwd(), 'web', 'src', 'api.js'))};
+
+type Trends = paths['/trends']['get']['responses'][200]['content']['application/json'];
+type Stats = paths['/stats']['get']['responses'][200]['content']['application/json'];
+
+export const status = (body: components['schemas']['ServerStatus']): ServerStatus => body;
+export const history = (body: components['schemas']['ServerHistory']): ServerHistory => body;
+export const trend = (body: Trends['data'][number]): TrendServer => body;
+export const stats = (body: Stats): Statistics => body;
+`;
+
+it("a client generated from the served document compiles with required parameters only, and its calls succeed; the web front's types accept what it documents", async () => {
   const { app } = await composeApp(testConfig({ DATABASE_URL: `sqlite:${join(dataDir, 'observer.db')}` }), { logger: false, icmp: null });
   try {
     await app.listen({ host: '127.0.0.1', port: 0 });
@@ -68,12 +83,13 @@ it('a client generated from the served document compiles with required parameter
     const doc = (await (await fetch(`${origin}/api/v1/openapi.json`)).json()) as { servers: Array<{ url: string }> };
     writeFileSync(join(generated, 'schema.d.ts'), astToString(await openapiTS(doc as never)));
     writeFileSync(join(generated, 'client.ts'), PROGRAM);
+    writeFileSync(join(generated, 'web-types.ts'), WEB_TYPES_CHECK);
 
     const options: ts.CompilerOptions = {
       strict: true, noEmit: true, module: ts.ModuleKind.NodeNext, moduleResolution: ts.ModuleResolutionKind.NodeNext,
       target: ts.ScriptTarget.ES2022, lib: ['lib.es2022.d.ts', 'lib.dom.d.ts'], types: [], skipLibCheck: true,
     };
-    const program = ts.createProgram([join(generated, 'client.ts')], options);
+    const program = ts.createProgram([join(generated, 'client.ts'), join(generated, 'web-types.ts')], options);
     const errors = ts.getPreEmitDiagnostics(program).map((d) => ts.flattenDiagnosticMessageText(d.messageText, '\n'));
     expect(errors).toEqual([]);
 

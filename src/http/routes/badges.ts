@@ -19,7 +19,8 @@ import type { StatusLookup } from '../../status/types.js';
 import { PING_BUDGET_NOTE, type MediaLookupOptions } from '../ping-budget.js';
 import { tierConfig } from '../rate-limit.js';
 import { BooleanFlag } from '../schemas.js';
-import { Address, HexColor, imageResponses, statusFor } from './images.js';
+import { empty, errorResponses, headers, json, text, withPathParameters } from '../contract.js';
+import { Address, HexColor, SERVER_IMAGE_ERRORS, statusFor } from './images.js';
 
 /** Bump when the drawing changes, so clients holding an old ETag get the new badge. */
 const BADGE_VERSION = 1;
@@ -52,8 +53,10 @@ const ShieldsEndpoint = Type.Object(
     style: Type.Enum(BADGE_STYLES),
     cacheSeconds: Type.Integer({ minimum: 300, description: 'How long shields.io may keep the badge: the status cache lifetime, at least 300.' }),
   },
-  { description: "shields.io's endpoint badge JSON, schema version 1." },
+  { additionalProperties: false, description: "shields.io's endpoint badge JSON, schema version 1." },
 );
+
+const NOT_MODIFIED = empty('Not modified: the `If-None-Match` ETag still names this answer.', headers('Cache-Control!', 'ETag!', 'RateLimit-Policy'));
 
 interface Badge {
   content: BadgeContent;
@@ -95,6 +98,7 @@ export const badgeRoutes: FastifyPluginAsyncTypebox<{
     {
       config: media,
       schema: {
+        operationId: 'getServerBadge',
         summary: 'Status badge (SVG)',
         description:
           'A small SVG badge for READMEs: the label, then `12/100 online` on the online colour or `offline` on the offline colour. ' +
@@ -103,10 +107,14 @@ export const badgeRoutes: FastifyPluginAsyncTypebox<{
           'the ETag changes only when the badge does.' +
           PING_BUDGET_NOTE,
         tags: ['images'],
+        security: [],
         params,
         querystring: BadgeQuery,
-        produces: ['image/svg+xml'],
-        response: imageResponses('image/svg+xml'),
+        response: {
+          200: text('The badge.', 'image/svg+xml', headers('Cache-Control!', 'ETag!', 'RateLimit-Policy')),
+          304: NOT_MODIFIED,
+          ...errorResponses(withPathParameters(SERVER_IMAGE_ERRORS), { limited: true }),
+        },
       },
     },
     async (request, reply) => {
@@ -124,19 +132,20 @@ export const badgeRoutes: FastifyPluginAsyncTypebox<{
     {
       config: media,
       schema: {
+        operationId: 'getServerShieldsBadge',
         summary: 'Status badge (shields.io endpoint)',
         description:
           "The badge's content as shields.io's endpoint JSON (schema version 1), for " +
           '`https://img.shields.io/endpoint?url=<this URL, encoded>`. Same parameters and messages as `/badge/{address}`.' +
           PING_BUDGET_NOTE,
         tags: ['images'],
+        security: [],
         params,
         querystring: BadgeQuery,
         response: {
-          200: ShieldsEndpoint,
-          304: Type.Null({ description: 'Not modified: the `If-None-Match` ETag still names this answer.' }),
-          400: Type.Ref('ErrorResponse'),
-          429: Type.Ref('ErrorResponse'),
+          200: json("The badge's content for shields.io.", ShieldsEndpoint, headers('Cache-Control!', 'ETag!', 'RateLimit-Policy')),
+          304: NOT_MODIFIED,
+          ...errorResponses(withPathParameters(SERVER_IMAGE_ERRORS), { limited: true }),
         },
       },
     },

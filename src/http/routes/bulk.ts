@@ -8,6 +8,7 @@ import { lookupEditions, parseEditionChoice } from '../../status/editions.js';
 import type { StatusLookup } from '../../status/types.js';
 import { lookupKeyOf } from '../client-key.js';
 import { tierConfig } from '../rate-limit.js';
+import { errorResponses, headers, json } from '../contract.js';
 import { BulkRequest } from '../schemas.js';
 import { statusBody } from '../../status/cache.js';
 import { queryRequest, statusLookupOptions } from '../status-answer.js';
@@ -46,6 +47,7 @@ export const bulkRoutes: FastifyPluginAsyncTypebox<{ status: StatusLookup; confi
     {
       config: { ...tierConfig('status'), rateUnits: entries },
       schema: {
+        operationId: 'getServerStatuses',
         summary: 'Many server statuses at once',
         description:
           `Up to ${MAX_BULK_ENTRIES} look-ups in one request; \`results\` holds one entry per server, in the same order: ` +
@@ -55,13 +57,19 @@ export const bulkRoutes: FastifyPluginAsyncTypebox<{ status: StatusLookup; confi
           `pings run at once per request. Body at most \`HTTP_BODY_LIMIT_BYTES\` (${config.http.bodyLimitBytes} bytes; 413 \`body_too_large\`), ` +
           'sent as `application/json` (415 `unsupported_media_type` otherwise).',
         tags: ['status'],
+        security: [],
         body: BulkRequest,
         response: {
-          200: Type.Ref('BulkResponse'),
-          400: Type.Ref('ErrorResponse'),
-          413: Type.Ref('ErrorResponse'),
-          415: Type.Ref('ErrorResponse'),
-          429: Type.Ref('ErrorResponse'),
+          200: json('One result per entry.', Type.Ref('BulkResponse'), headers('Cache-Control!', 'RateLimit-Policy', 'RateLimit')),
+          ...errorResponses(
+            {
+              400: ['invalid_parameter', 'invalid_body'],
+              413: ['body_too_large'],
+              415: ['unsupported_media_type'],
+              429: ['rate_limited'],
+            },
+            { limited: true, takesBody: true },
+          ),
         },
       },
     },

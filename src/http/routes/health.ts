@@ -3,6 +3,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { Clock } from '../../core/clock.js';
 import { SERVICE_NAME, SERVICE_VERSION } from '../../core/service-info.js';
 import { Type } from 'typebox';
+import { errorResponses, headers, json } from '../contract.js';
 import { CORS_HEADERS } from '../cors.js';
 
 export type DependencyState = 'ok' | 'degraded' | 'down';
@@ -57,12 +58,17 @@ export const healthRoutes: FastifyPluginAsyncTypebox<{ body: () => string }> = a
     '/status',
     {
       schema: {
+        operationId: 'getHealth',
         summary: 'Health check',
         description:
           'Always 200 while the process serves requests, also in maintenance mode and while the database or ' +
           'Redis is down (the extra fields `database`, `redis` and `write_buffer` tell). Not rate-limited.',
         tags: ['health'],
-        response: { 200: Type.Ref('HealthResponse') },
+        security: [],
+        response: {
+          200: json('The instance answers.', Type.Ref('HealthResponse'), headers('Cache-Control!')),
+          ...errorResponses({}, { duringMaintenance: true }),
+        },
       },
     },
     (_request, reply) => writeHealth(reply.hijack().raw, body()),

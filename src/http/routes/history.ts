@@ -8,7 +8,7 @@ import type { Config } from '../../config/index.js';
 import { TREND_SCORE_FORMULA } from '../../store/ranking.js';
 import type { Store } from '../../store/types.js';
 import { tierConfig } from '../rate-limit.js';
-import { errorResponses } from '../schemas.js';
+import { errorResponses, headers, json } from '../contract.js';
 
 const Edition = Type.Union([Type.Literal('java'), Type.Literal('bedrock')]);
 
@@ -24,8 +24,8 @@ const TrendServer = Type.Object(
     port: Type.Integer({ minimum: 1, maximum: 65535 }),
     edition: Edition,
     trend_score: Type.Number({ minimum: 0, description: TREND_SCORE_FORMULA }),
-    is_online: Type.Boolean({ description: 'Always true.' }),
-    stale: Type.Boolean({ description: 'Always false.' }),
+    is_online: Type.Literal(true, { description: 'Always true.' }),
+    stale: Type.Literal(false, { description: 'Always false.' }),
     checked_at: Type.String({ format: 'date-time', description: 'Time of the latest check.' }),
     players_online: Type.Integer({ minimum: 0 }),
     players_max: Type.Integer({ minimum: 0 }),
@@ -36,7 +36,7 @@ const TrendServer = Type.Object(
       description: 'Share of the checks of the last 7 days that found the server online, 2 decimals.',
     }),
   },
-  { required: ['hostname', 'port', 'is_online', 'stale'], additionalProperties: true, title: 'TrendServer' },
+  { additionalProperties: false, title: 'TrendServer' },
 );
 
 /** Set only when the database did not answer within a second (X-Cache: STALE). */
@@ -53,15 +53,18 @@ const TrendResponse = Type.Object(
     success: Type.Literal(true),
     stale: StaleField,
     data: Type.Array(TrendServer),
-    meta: Type.Object({
-      nextCursor: Type.Union([Type.String({ format: 'uuid' }), Type.Null()], {
-        description: '`server_id` of the last item, to pass as `cursor`; null on the last page.',
-      }),
-      hasNext: Type.Boolean(),
-      limit: Type.Integer(),
-    }),
+    meta: Type.Object(
+      {
+        nextCursor: Type.Union([Type.String({ format: 'uuid' }), Type.Null()], {
+          description: '`server_id` of the last item, to pass as `cursor`; null on the last page.',
+        }),
+        hasNext: Type.Boolean(),
+        limit: Type.Integer(),
+      },
+      { additionalProperties: false },
+    ),
   },
-  { title: 'TrendResponse' },
+  { additionalProperties: false, title: 'TrendResponse' },
 );
 
 const TrendsQuery = Type.Object({
@@ -80,7 +83,7 @@ const RecentCheck = Type.Object(
     players: Type.Union([Type.Integer({ minimum: 0 }), Type.Null()], { description: 'null when offline.' }),
     checked_at: Type.String({ format: 'date-time' }),
   },
-  { title: 'RecentCheck' },
+  { additionalProperties: false, title: 'RecentCheck' },
 );
 
 const Statistics = Type.Object(
@@ -96,7 +99,7 @@ const Statistics = Type.Object(
     recentChecks: Type.Array(RecentCheck, { description: 'The last 10 checks, newest first.' }),
     stale: StaleField,
   },
-  { additionalProperties: true, title: 'Statistics' },
+  { additionalProperties: false, title: 'Statistics' },
 );
 
 /** What /trends and /stats do while the history database is down (docs/api.md). */
@@ -104,6 +107,12 @@ const STORE_OUTAGE_NOTE =
   'While the history database is slow or unreachable the answer never waits more than about a second: ' +
   'the last good answer to the same request is served with `stale: true` and `X-Cache: STALE`, or, when ' +
   'there is none, a 503 `store_unavailable` with `Retry-After`.';
+
+/**
+ * Headers of a store read: `X-Cache: STALE` on the last good answer (then `no-store`, so the
+ * client's `RateLimit` comes along), `public` caching otherwise.
+ */
+const READ_HEADERS = headers('Cache-Control!', 'X-Cache', 'RateLimit-Policy', 'RateLimit');
 
 /** `urn:uuid:` and upper case pass the uuid format; server ids are stored bare, lower case. */
 function normaliseUuid(value: string): string {
@@ -116,6 +125,7 @@ export const historyRoutes: FastifyPluginAsyncTypebox<{ store: Store; config: Co
     {
       config: tierConfig('general'),
       schema: {
+        operationId: 'getTrends',
         summary: 'Trending online servers',
         description:
           'Servers whose latest check found them online less than 30 minutes ago, most popular first: ' +
@@ -130,8 +140,15 @@ export const historyRoutes: FastifyPluginAsyncTypebox<{ store: Store; config: Co
           'not know (any more), is a 400 (`invalid_parameter`, `invalid_cursor`). Cached 30 seconds.\n\n' +
           STORE_OUTAGE_NOTE,
         tags: ['trends'],
+        security: [],
         querystring: TrendsQuery,
-        response: { 200: TrendResponse, ...errorResponses, 503: Type.Ref('ErrorResponse') },
+        response: {
+          200: json('A page of the ranking.', TrendResponse, READ_HEADERS),
+          ...errorResponses(
+            { 400: ['invalid_parameter', 'invalid_cursor'], 429: ['rate_limited'], 503: ['store_unavailable'] },
+            { limited: true },
+          ),
+        },
       },
     },
     async (request, reply) => {
@@ -160,13 +177,18 @@ export const historyRoutes: FastifyPluginAsyncTypebox<{ store: Store; config: Co
     {
       config: tierConfig('general'),
       schema: {
+        operationId: 'getStatistics',
         summary: 'Platform statistics',
         description:
           'All-time request and check counters (they survive restarts), servers by their latest check of the ' +
           'last 24 hours, and the last 10 checks. Computed at most once per 60 seconds and cached as long.\n\n' +
           STORE_OUTAGE_NOTE,
         tags: ['stats'],
-        response: { 200: Statistics, ...errorResponses, 503: Type.Ref('ErrorResponse') },
+        security: [],
+        response: {
+          200: json('The statistics.', Statistics, READ_HEADERS),
+          ...errorResponses({ 429: ['rate_limited'], 503: ['store_unavailable'] }, { limited: true }),
+        },
       },
     },
     async (_request, reply) => {

@@ -33,7 +33,8 @@ import { parseAddress, parseQueryMode, queryEcho } from '../../resolve/index.js'
 import type { LookupOptions, StatusLookup } from '../../status/types.js';
 import { PING_BUDGET_NOTE, type MediaLookupOptions, type RenderGate } from '../ping-budget.js';
 import { tierConfig } from '../rate-limit.js';
-import { BooleanFlag } from '../schemas.js';
+import { binary, empty, errorResponses, headers, withPathParameters, type RouteErrors } from '../contract.js';
+import { AddressParameter, BooleanFlag } from '../schemas.js';
 
 /** Spec: icons are cached 1 day by browsers, 7 days by CDNs. */
 const ICON_CACHE_CONTROL = 'public, max-age=86400, s-maxage=604800';
@@ -46,7 +47,7 @@ export const HexColor = (description: string, example: string) =>
   });
 
 const ADDRESS_DESCRIPTION = 'host, host:port, IPv4, [IPv6]:port or IPv6';
-export const Address = Type.String({ minLength: 1, maxLength: 255, description: ADDRESS_DESCRIPTION });
+export const Address = AddressParameter;
 
 /**
  * `/icon/sharp` requires `address`; `/icon/dynamic` takes `address` or its alias `server`, so
@@ -67,11 +68,21 @@ const IconQuery = (size: { min: number; max: number; default: number }, withAlia
     withAlias ? { anyOf: [{ required: ['address'] }, { required: ['server'] }] } : {},
   );
 
-export const imageResponses = (type: string) => ({
-  200: Type.Unsafe<Buffer>({ description: `The image (${type}).`, content: undefined }),
-  304: Type.Null({ description: 'Not modified: the `If-None-Match` ETag still names this image.' }),
-  400: Type.Ref('ErrorResponse'),
-  429: Type.Ref('ErrorResponse'),
+/** What an image route about a server can refuse: its address, its limits, a ping or render under load. */
+export const SERVER_IMAGE_ERRORS: RouteErrors = {
+  400: ['invalid_address', 'invalid_query', 'invalid_parameter', 'target_refused'],
+  429: ['rate_limited', 'target_rate_limited'],
+  503: ['service_busy', 'overloaded'],
+};
+
+/**
+ * The responses of an image route: the image in `mediaTypes`, a 304, and its errors as JSON.
+ * `limited`: the route is charged to the media tier.
+ */
+export const imageResponses = (mediaTypes: readonly string[], errors: RouteErrors = SERVER_IMAGE_ERRORS, limited = true) => ({
+  200: binary(`The image (${mediaTypes.join(' or ')}).`, mediaTypes, headers('Cache-Control!', 'ETag!', 'X-Render-Cache!', ...(limited ? (['RateLimit-Policy'] as const) : []))),
+  304: empty('Not modified: the `If-None-Match` ETag still names this image.', headers('Cache-Control!', 'ETag!', ...(limited ? (['RateLimit-Policy'] as const) : []))),
+  ...errorResponses(errors, { limited }),
 });
 
 /**
@@ -190,6 +201,7 @@ function registerIconRoutes(app: ImageApp, options: ImageRouteOptions, send: Sen
     {
       config: tierConfig('media'),
       schema: {
+        operationId: 'getServerIcon',
         summary: 'Server icon',
         description:
           "The server's favicon at `size` pixels (enlarged with nearest-neighbour, so pixel art stays crisp), or " +
@@ -198,9 +210,9 @@ function registerIconRoutes(app: ImageApp, options: ImageRouteOptions, send: Sen
           'which is cached only as long as that status stays fresh.' +
           PING_BUDGET_NOTE,
         tags: ['images'],
+        security: [],
         querystring: IconQuery(DYNAMIC_ICON_SIZE, true),
-        produces: ['image/png', 'image/webp'],
-        response: imageResponses('image/png or image/webp'),
+        response: imageResponses(['image/png', 'image/webp']),
       },
     },
     async (request, reply) => {
@@ -214,12 +226,13 @@ function registerIconRoutes(app: ImageApp, options: ImageRouteOptions, send: Sen
     {
       config: tierConfig('media'),
       schema: {
+        operationId: 'getRoundedServerIcon',
         summary: 'Rounded server icon',
         description: "The server's favicon (or the default icon) as a PNG with rounded, transparent corners." + PING_BUDGET_NOTE,
         tags: ['images'],
+        security: [],
         querystring: IconQuery(SHARP_ICON_SIZE, false),
-        produces: ['image/png'],
-        response: imageResponses('image/png'),
+        response: imageResponses(['image/png']),
       },
     },
     async (request, reply) => {
@@ -235,19 +248,20 @@ function registerMotdBanner(app: ImageApp, send: SendImage): void {
     '/banner/motd',
     {
       schema: {
+        operationId: 'getMotdBanner',
         summary: 'MOTD banner',
         description:
           'Renders Minecraft-formatted text (`§` or `&` codes) as an 800x180 PNG without querying any server. ' +
           'Not rate-limited per minute; each distinct text and colour pair is rendered once and kept in the render cache once asked for twice, ' +
           'and the ETag lets clients revalidate. A new render is refused with 503 `overloaded` (and `Retry-After`) while the render slots are full.',
         tags: ['images'],
+        security: [],
         querystring: Type.Object({
           motd: Type.String({ minLength: 1, maxLength: MAX_MOTD_PARAMETER_LENGTH, description: 'MOTD text, at most 300 characters.' }),
           textColor: Type.Optional(HexColor('Default text colour', '#FFFFFF')),
           accentColor: Type.Optional(HexColor('Background accent colour', '#10B981')),
         }),
-        produces: ['image/png'],
-        response: imageResponses('image/png'),
+        response: imageResponses(['image/png'], { 400: ['invalid_parameter'], 503: ['overloaded'] }, false),
       },
     },
     async (request, reply) => {
@@ -303,6 +317,7 @@ function registerStatusBanner(app: ImageApp, { status, config, lookupOptions }: 
     {
       config: tierConfig('media'),
       schema: {
+        operationId: 'getServerBanner',
         summary: 'Status banner',
         description:
           'A PNG banner with the server name, player count (in the accent colour), MOTD, latency and favicon; an offline ' +
@@ -311,10 +326,10 @@ function registerStatusBanner(app: ImageApp, { status, config, lookupOptions }: 
           '`Cache-Control: max-age` follows the freshness of the status it shows.' +
           PING_BUDGET_NOTE,
         tags: ['images'],
+        security: [],
         params: Type.Object({ address: Address }),
         querystring: BannerQuery,
-        produces: ['image/png'],
-        response: imageResponses('image/png'),
+        response: imageResponses(['image/png'], withPathParameters(SERVER_IMAGE_ERRORS)),
       },
     },
     async (request, reply) => {

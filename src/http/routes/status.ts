@@ -3,7 +3,8 @@ import type { FastifyError } from 'fastify';
 import { Type } from 'typebox';
 import type { Config } from '../../config/index.js';
 import { answerError, publicError } from '../errors.js';
-import { BooleanFlag, EditionParameter } from '../schemas.js';
+import { errorResponses, headers, json, withPathParameters } from '../contract.js';
+import { AddressParameter, BooleanFlag, EditionParameter } from '../schemas.js';
 import { queryRequest, type StatusAnswers } from '../status-answer.js';
 
 /**
@@ -18,6 +19,7 @@ export const statusRoutes: FastifyPluginAsyncTypebox<{ answers: StatusAnswers; c
       errorHandler: (error: FastifyError, request, reply) =>
         error.validation ? answers.serve(request.raw, reply.hijack().raw, publicError(error)) : answerError(error, request, reply),
       schema: {
+        operationId: 'getServerStatus',
         summary: 'Server status',
         description:
           'Pings a Minecraft server and returns its status. `address` is a host name or IP, optionally with `:port` ' +
@@ -28,7 +30,8 @@ export const statusRoutes: FastifyPluginAsyncTypebox<{ answers: StatusAnswers; c
           `One server IP is pinged at most ${config.targetPingsPerMinute} times a minute, whatever the name or client: ` +
           'past that the last success under 24 hours old is served stale, or the answer is 429 `target_rate_limited`.',
         tags: ['status'],
-        params: Type.Object({ address: Type.String({ minLength: 1, maxLength: 255, description: 'host, host:port, IPv4, [IPv6]:port or IPv6' }) }),
+        security: [],
+        params: Type.Object({ address: AddressParameter }),
         querystring: Type.Object({
           legacy: BooleanFlag('Use the pre-1.7.2 Java ping protocol.'),
           bedrock: BooleanFlag('Use the Bedrock query; the default port becomes 19132.'),
@@ -42,13 +45,20 @@ export const statusRoutes: FastifyPluginAsyncTypebox<{ answers: StatusAnswers; c
           ),
         }),
         response: {
-          200: Type.Union([Type.Ref('ServerStatus'), Type.Ref('EditionsStatus')], {
-            description: 'A `ServerStatus`; with `edition=auto`, an `EditionsStatus`.',
-          }),
-          400: Type.Ref('ErrorResponse'),
-          404: Type.Ref('ErrorResponse'),
-          429: Type.Ref('ErrorResponse'),
-          503: Type.Ref('ErrorResponse'),
+          200: json(
+            'A `ServerStatus`; with `edition=auto`, an `EditionsStatus`, told apart by its `editions` field.',
+            Type.Union([Type.Ref('ServerStatus'), Type.Ref('EditionsStatus')]),
+            headers('X-Cache!', 'Cache-Control!', 'RateLimit-Policy!'),
+          ),
+          ...errorResponses(
+            withPathParameters({
+              400: ['invalid_address', 'invalid_query', 'invalid_parameter', 'target_refused'],
+              404: ['host_not_found'],
+              429: ['rate_limited', 'target_rate_limited'],
+              503: ['service_busy', 'overloaded'],
+            }),
+            { limited: true },
+          ),
         },
       },
     },

@@ -12,7 +12,8 @@ import { defaultPort, parseAddress, parseQueryMode } from '../../resolve/index.j
 import { serverId } from '../../status/server-id.js';
 import { HISTORY_RANGES, HISTORY_RANGE_NAMES, type Store } from '../../store/index.js';
 import { tierConfig } from '../rate-limit.js';
-import { BooleanFlag, errorResponses } from '../schemas.js';
+import { errorResponses, headers, json, withPathParameters } from '../contract.js';
+import { AddressParameter, BooleanFlag } from '../schemas.js';
 
 /** Seconds a history answer may be cached: a new check lands at most this late in it. */
 export const HISTORY_MAX_AGE_SECONDS = 60;
@@ -67,6 +68,7 @@ export const uptimeRoutes: FastifyPluginAsyncTypebox<{ store: Store; config: Con
     {
       config: tierConfig('general'),
       schema: {
+        operationId: 'getServerHistory',
         summary: 'Uptime and players history',
         description:
           "A server's checks over a range, in buckets whose edges are multiples of the bucket size since the epoch " +
@@ -76,13 +78,25 @@ export const uptimeRoutes: FastifyPluginAsyncTypebox<{ store: Store; config: Con
           `never pings). Cached ${HISTORY_MAX_AGE_SECONDS} seconds. While the history database cannot answer, the ` +
           'last good answer is served with `stale: true` (`X-Cache: STALE`), or 503 `store_unavailable` without one.',
         tags: ['history'],
-        params: Type.Object({ address: Type.String({ minLength: 1, maxLength: 255, description: 'host, host:port, IPv4, [IPv6]:port or IPv6' }) }),
+        security: [],
+        params: Type.Object({ address: AddressParameter }),
         querystring: Type.Object({
           range: Type.Enum(HISTORY_RANGE_NAMES, { default: '24h', description: 'Time range.' }),
           legacy: BooleanFlag('The server as queried with the pre-1.7.2 Java protocol (same history as Java).'),
           bedrock: BooleanFlag('The Bedrock server; the default port becomes 19132.'),
         }),
-        response: { 200: Type.Ref('ServerHistory'), 404: Type.Ref('ErrorResponse'), 503: Type.Ref('ErrorResponse'), ...errorResponses },
+        response: {
+          200: json('The history.', Type.Ref('ServerHistory'), headers('Cache-Control!', 'X-Cache', 'RateLimit-Policy')),
+          ...errorResponses(
+            withPathParameters({
+              400: ['invalid_address', 'invalid_query', 'invalid_parameter'],
+              404: ['not_found'],
+              429: ['rate_limited'],
+              503: ['store_unavailable'],
+            }),
+            { limited: true },
+          ),
+        },
       },
     },
     async (request, reply) => {

@@ -14,7 +14,9 @@ import { parseQueryMode } from '../../resolve/index.js';
 import type { QueryMode } from '../../core/types.js';
 import type { LookupOptions, StatusLookup } from '../../status/types.js';
 import { PING_BUDGET_NOTE, type MediaLookupOptions, type RenderGate } from '../ping-budget.js';
+import { SERVER_IMAGE_ERRORS } from './images.js';
 import { tierConfig } from '../rate-limit.js';
+import { binary, errorResponses, headers, text, withPathParameters } from '../contract.js';
 import { BooleanFlag } from '../schemas.js';
 
 const require = createRequire(import.meta.url);
@@ -140,18 +142,19 @@ function registerWidgetPage(app: WidgetApp, { status, lookupOptions, renderGate 
     {
       config: tierConfig('media'),
       schema: {
+        operationId: 'getServerWidget',
         summary: 'Embeddable status widget (HTML)',
         description: WIDGET_DESCRIPTION + PING_BUDGET_NOTE,
         tags: ['widget'],
+        security: [],
         params: Type.Object({
-          size: Type.Enum(widget.WIDGET_SIZES, { description: 'Layout and default height.' }),
-          address: Type.String({ minLength: 1, maxLength: 255, description: 'Server address, or `demo` for sample data.' }),
+          size: Type.Enum(widget.WIDGET_SIZES, { description: 'Layout and default height.', examples: ['normal'] }),
+          address: Type.String({ minLength: 1, maxLength: 255, description: 'Server address, or `demo` for sample data.', examples: ['demo'] }),
         }),
         querystring: WidgetQuery,
         response: {
-          200: { description: 'The widget page.', content: { 'text/html': { schema: Type.String() } } },
-          400: Type.Ref('ErrorResponse'),
-          429: Type.Ref('ErrorResponse'),
+          200: text('The widget page.', 'text/html', headers('Cache-Control!', 'RateLimit-Policy')),
+          ...errorResponses(withPathParameters(SERVER_IMAGE_ERRORS), { limited: true }),
         },
       },
     },
@@ -183,16 +186,17 @@ function registerWidgetFonts(app: WidgetApp): void {
     {
       config: tierConfig('media'),
       schema: {
+        operationId: 'getWidgetFont',
         summary: 'Widget web font',
         description:
           'Latin woff2 files of the widget fonts (weights 400 to 700), from the Fontsource packages; SIL Open Font ' +
           'License 1.1. Cached for a year.',
         tags: ['widget'],
+        security: [],
         params: Type.Object({ file: Type.String({ maxLength: 64, examples: ['inter-latin-400-normal.woff2'] }) }),
         response: {
-          200: { description: 'woff2 font.', content: { 'font/woff2': { schema: Type.String({ format: 'binary' }) } } },
-          404: Type.Ref('ErrorResponse'),
-          429: Type.Ref('ErrorResponse'),
+          200: binary('woff2 font.', ['font/woff2'], headers('Cache-Control!', 'RateLimit-Policy')),
+          ...errorResponses(withPathParameters({ 400: ['invalid_parameter'], 404: ['not_found'], 429: ['rate_limited'] }), { limited: true }),
         },
       },
     },

@@ -1,0 +1,220 @@
+/**
+ * The tour itself (tour.ts): route by route, the successes and the errors the document lists,
+ * on three instances: `main` with small rate limits, `busy` with one ping at a time and one
+ * ping per target IP a minute, and `maintenance`.
+ */
+import { startSilentServer, closedPort } from '../support/hostile.js';
+import type { RunningJavaServer } from '../support/minecraft.js';
+import { startJavaServer } from '../support/minecraft.js';
+import type { WebhookReceiver } from '../support/webhook-receiver.js';
+import { newClient, send, type Instance, type TourLog } from './tour.js';
+
+export interface TourServers {
+  /** A Java server with a Bedrock server on the same port number (UDP). */
+  java: RunningJavaServer;
+  receiver: WebhookReceiver;
+}
+
+export interface TourInstances {
+  main: Instance;
+  busy: Instance;
+  maintenance: Instance;
+}
+
+/** Documented answers no request can bring about on purpose on loopback, each with why. */
+export const NOT_BROUGHT_ABOUT: RegExp[] = [
+  // 500 internal_error: an unexpected error in Observer; the error handler's own tests cover its shape.
+  / 500$/,
+];
+
+/** Error codes the tour does not bring about, each with why (every other one it must). */
+export const CODES_NOT_BROUGHT_ABOUT: Record<string, string> = {
+  internal_error: 'an unexpected error in Observer',
+  overloaded: 'sheds work by event-loop lag or renders in flight at one instant (test/http/admission.test.ts)',
+  store_unavailable: 'needs the history database down with no earlier answer (test/store, test/http/history.test.ts)',
+  webhook_dns_failure: "needs the DNS server failing for the webhook's name (test/watch)",
+};
+
+const JSON_TYPE = { 'content-type': 'application/json' };
+
+export async function tourEverything(log: TourLog, instances: TourInstances, servers: TourServers, limit: number): Promise<void> {
+  const { main } = instances;
+  const server = `127.0.0.1:${servers.java.port}`;
+  await log.run(main, { path: '/status', url: '/status', status: 200 });
+  await tourStatus(log, main, server, limit);
+  await tourBulk(log, main, server, limit);
+  await tourImages(log, main, server, limit);
+  await tourWidget(log, main, server, limit);
+  await tourReads(log, main, server, limit);
+  await tourWatches(log, main, servers.receiver, limit);
+  await tourBusy(log, instances.busy, server);
+  await tourEveryOperation(log, instances);
+}
+
+async function tourStatus(log: TourLog, main: Instance, server: string, limit: number): Promise<void> {
+  const path = '/status/{address}';
+  for (const query of ['', '', '?bedrock=true', '?edition=auto', '?legacy=true', '?query=true', '?edition=bedrock&query=true']) {
+    await log.run(main, { path, url: `/status/${server}${query}`, status: 200 });
+  }
+  await log.run(main, { path, url: `/status/127.0.0.1:${await closedPort()}`, status: 200 });
+  // An SRV record to a port nothing listens on: offline, with `srvRecord`.
+  await log.run(main, { path, url: '/status/srv.observer.test', status: 200 });
+  await log.run(main, { path, url: '/status/a..b', status: 400, error: 'invalid_address' });
+  await log.run(main, { path, url: `/status/${server}?legacy=true&bedrock=true`, status: 400, error: 'invalid_query' });
+  await log.run(main, { path, url: `/status/${server}?queryPort=0`, status: 400, error: 'invalid_parameter' });
+  await log.run(main, { path, url: '/status/10.0.0.1', status: 400, error: 'target_refused' });
+  await log.run(main, { path, url: '/status/missing.observer.test', status: 404, error: 'host_not_found' });
+  await log.untilLimited(main, { path, url: `/status/${server}` }, limit);
+}
+
+async function tourBulk(log: TourLog, main: Instance, server: string, limit: number): Promise<void> {
+  const path = '/status/bulk';
+  const post = (body: string, headers: Record<string, string> = JSON_TYPE) => ({ method: 'POST' as const, path, url: path, headers, body });
+  const entries = [{ address: server }, { address: server, edition: 'auto' }, { address: server, bedrock: true }, { address: 'missing.observer.test' }];
+  await log.run(main, { ...post(JSON.stringify({ servers: entries })), status: 200 });
+  await log.run(main, { ...post('{"servers":[]}'), status: 400, error: 'invalid_parameter' });
+  await log.run(main, { ...post('{"servers":'), status: 400, error: 'invalid_body' });
+  await log.run(main, { ...post(JSON.stringify({ servers: [{ address: server }] }), { 'content-type': 'text/plain' }), status: 415, error: 'unsupported_media_type' });
+  await log.run(main, { ...post(JSON.stringify({ servers: [{ address: server }] }), {}), status: 415, error: 'unsupported_media_type' });
+  const many = JSON.stringify({ servers: Array.from({ length: limit + 1 }, () => ({ address: server })) });
+  await log.run(main, { ...post(many), status: 429, error: 'rate_limited' });
+}
+
+/** An image route's success, its 304 with the ETag it gave, a 400 and its 429. */
+async function tourImage(log: TourLog, main: Instance, route: { path: string; url: string; bad: string }, limit: number): Promise<void> {
+  const first = await log.run(main, { path: route.path, url: route.url, status: 200 });
+  const etag = first.headers.get('etag') ?? '';
+  await log.run(main, { path: route.path, url: route.url, headers: { 'if-none-match': etag }, status: 304 });
+  await log.run(main, { path: route.path, url: route.bad, status: 400 });
+  if (route.path !== '/banner/motd') await log.untilLimited(main, { path: route.path, url: route.url }, limit);
+}
+
+async function tourImages(log: TourLog, main: Instance, server: string, limit: number): Promise<void> {
+  await tourImage(log, main, { path: '/icon/dynamic', url: `/icon/dynamic?address=${server}`, bad: '/icon/dynamic?size=80' }, limit);
+  await log.run(main, { path: '/icon/dynamic', url: `/icon/dynamic?server=${server}&format=webp`, status: 200 });
+  await tourImage(log, main, { path: '/icon/sharp', url: `/icon/sharp?address=${server}`, bad: `/icon/sharp?address=${server}&size=1` }, limit);
+  await tourImage(log, main, { path: '/banner/motd', url: '/banner/motd?motd=%C2%A7aContract', bad: '/banner/motd?motd=x&textColor=zz' }, limit);
+  await tourImage(log, main, { path: '/banner/{address}', url: `/banner/${server}`, bad: '/banner/a..b' }, limit);
+  await tourImage(log, main, { path: '/badge/{address}', url: `/badge/${server}`, bad: `/badge/${server}?style=round` }, limit);
+  await tourImage(log, main, { path: '/shields/{address}', url: `/shields/${server}`, bad: `/shields/${server}?style=round` }, limit);
+  // A name with no DNS records is an offline image, not a 404.
+  await log.run(main, { path: '/banner/{address}', url: '/banner/missing.observer.test', status: 200 });
+}
+
+async function tourWidget(log: TourLog, main: Instance, server: string, limit: number): Promise<void> {
+  const page = '/widget/{size}/{address}';
+  await log.run(main, { path: page, url: `/widget/normal/${server}`, status: 200 });
+  await log.run(main, { path: page, url: '/widget/large/demo?theme=light', status: 200 });
+  await log.run(main, { path: page, url: '/widget/normal/demo?bgColor=zz', status: 400, error: 'invalid_parameter' });
+  await log.untilLimited(main, { path: page, url: '/widget/small/demo' }, limit);
+  const font = '/widget/fonts/{file}';
+  await log.run(main, { path: font, url: '/widget/fonts/inter-latin-400-normal.woff2', status: 200 });
+  await log.run(main, { path: font, url: '/widget/fonts/none.woff2', status: 404, error: 'not_found' });
+  await log.run(main, { path: font, url: `/widget/fonts/${'x'.repeat(65)}`, status: 400, error: 'invalid_parameter' });
+  await log.untilLimited(main, { path: font, url: '/widget/fonts/inter-latin-400-normal.woff2' }, limit);
+}
+
+async function tourReads(log: TourLog, main: Instance, server: string, limit: number): Promise<void> {
+  await log.run(main, { path: '/trends', url: '/trends', status: 200 });
+  await log.run(main, { path: '/trends', url: '/trends?limit=0', status: 400, error: 'invalid_parameter' });
+  await log.run(main, { path: '/trends', url: '/trends?cursor=7d444840-9dc0-11d1-b245-5ffdce74fad2', status: 400, error: 'invalid_cursor' });
+  await log.untilLimited(main, { path: '/trends', url: '/trends' }, limit);
+  await log.run(main, { path: '/stats', url: '/stats', status: 200 });
+  await log.untilLimited(main, { path: '/stats', url: '/stats' }, limit);
+  const history = '/history/{address}';
+  // The checks of the tour's look-ups reach the history by group commit, a few milliseconds later.
+  for (let i = 0; i < 50 && (await send(main, { path: history, url: `/history/${server}`, status: 0 })).status !== 200; i++) {
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  await log.run(main, { path: history, url: `/history/${server}?range=7d`, status: 200 });
+  await log.run(main, { path: history, url: '/history/never.observer.test', status: 404, error: 'not_found' });
+  await log.run(main, { path: history, url: '/history/a..b', status: 400, error: 'invalid_address' });
+  await log.untilLimited(main, { path: history, url: `/history/${server}` }, limit);
+}
+
+/** A watch's life (create, refuse, read, verify, test, delete) and each refusal of its routes. */
+async function tourWatches(log: TourLog, main: Instance, receiver: WebhookReceiver, limit: number): Promise<void> {
+  // A server of its own, whose MOTD can show the verification token before its first look-up.
+  const owned = await startJavaServer({ motd: 'owned' });
+  try {
+    const create = (webhook: unknown, client = newClient(), address = `127.0.0.1:${owned.port}`) => ({
+      method: 'POST' as const,
+      path: '/watches',
+      url: '/watches',
+      headers: JSON_TYPE,
+      body: JSON.stringify({ address, webhook }),
+      client,
+    });
+    const owner = newClient();
+    const created = await log.run(main, { ...create({ kind: 'json', url: receiver.url() }, owner), status: 201 });
+    const { id, management_token: token, watch } = JSON.parse(created.body.toString('utf8')) as {
+      id: string;
+      management_token: string;
+      watch: { verification: { token: string } };
+    };
+    await log.run(main, { ...create({ kind: 'json', url: receiver.url() }, owner), status: 409, error: 'too_many_unverified' });
+    await log.run(main, { ...create({ kind: 'json', url: 'ftp://hooks.observer.test/' }), status: 400, error: 'invalid_webhook' });
+    await log.run(main, { ...create({ kind: 'discord', url: 'http://localhost/hook' }), status: 400, error: 'webhook_refused' });
+    await log.run(main, { ...create({ kind: 'json', url: 'http://missing.observer.test/hook' }), status: 400, error: 'webhook_not_found' });
+    await log.run(main, { ...create({ kind: 'json', url: receiver.url() }, newClient(), 'a..b'), status: 400, error: 'invalid_address' });
+    await log.run(main, { ...create({ kind: 'sms' }), status: 400, error: 'invalid_parameter' });
+    await log.run(main, { ...create({ kind: 'json', url: receiver.url() }), headers: { 'content-type': 'text/plain' }, status: 415, error: 'unsupported_media_type' });
+    await log.untilLimited(main, { ...create({ kind: 'json', url: receiver.url() }), headers: JSON_TYPE }, limit);
+
+    const bearer = { authorization: `Bearer ${token}` };
+    const watchPath = '/watches/{id}';
+    await log.run(main, { path: watchPath, url: `/watches/${id}`, headers: bearer, status: 200 });
+    await log.run(main, { method: 'POST', path: '/watches/{id}/test', url: `/watches/${id}/test`, headers: bearer, status: 409, error: 'not_verified' });
+    // The MOTD is read through the status cache: the server, first looked up now, shows the token.
+    owned.setMotd(`owned ${watch.verification.token}`);
+    await log.run(main, { method: 'POST', path: '/watches/{id}/verify', url: `/watches/${id}/verify`, headers: bearer, status: 200 });
+    await log.run(main, { method: 'POST', path: '/watches/{id}/test', url: `/watches/${id}/test`, headers: bearer, status: 200 });
+    for (const [method, path, suffix] of [['GET', watchPath, ''], ['POST', '/watches/{id}/verify', '/verify'], ['POST', '/watches/{id}/test', '/test'], ['DELETE', watchPath, '']] as const) {
+      await log.run(main, { method, path, url: `/watches/${id}${suffix}`, status: 401, error: 'unauthorized' });
+      await log.run(main, { method, path, url: `/watches/0b6f4c1e-5d2a-4e8b-9c3f-7a1d2e3f4a5b${suffix}`, headers: bearer, status: 404, error: 'watch_not_found' });
+      await log.run(main, { method, path, url: `/watches/${'x'.repeat(65)}${suffix}`, headers: bearer, status: 400, error: 'invalid_parameter' });
+      await log.untilLimited(main, { method, path, url: `/watches/${id}${suffix}`, headers: { authorization: 'Bearer wrong' } }, limit);
+    }
+    await log.run(main, { method: 'DELETE', path: watchPath, url: `/watches/${id}`, headers: bearer, status: 204 });
+    await log.run(main, { path: watchPath, url: `/watches/${id}`, headers: bearer, status: 404, error: 'watch_not_found' });
+  } finally {
+    await owned.close();
+  }
+}
+
+/** One ping at a time and one ping per target IP a minute: 429 `target_rate_limited`, 503 `service_busy`. */
+async function tourBusy(log: TourLog, busy: Instance, server: string): Promise<void> {
+  const path = '/status/{address}';
+  await log.run(busy, { path, url: `/status/${server}`, status: 200 });
+  await log.run(busy, { path, url: `/status/127.0.0.1:${await closedPort()}`, status: 429, error: 'target_rate_limited' });
+  const silent = await startSilentServer('127.0.0.2');
+  try {
+    const held = send(busy, { path, url: `/status/127.0.0.2:${silent.port}`, status: 0 });
+    for (let i = 0; i < 100 && silent.accepted() === 0; i++) await new Promise((resolve) => setTimeout(resolve, 20));
+    await log.run(busy, { path, url: `/status/127.0.0.3:${await closedPort('127.0.0.3')}`, status: 503, error: 'service_busy' });
+    await held;
+  } finally {
+    await silent.close();
+  }
+}
+
+/**
+ * Every operation of the document, its path parameters filled with the document's examples:
+ * with a path parameter of malformed percent-encoding (400 `bad_request`) or over the router's
+ * 1,000 characters (400 `invalid_parameter`), with a body where it takes none (413
+ * `body_not_allowed`) or a body over the limit (413 `body_too_large`), and in maintenance (503
+ * `maintenance`, health excepted).
+ */
+async function tourEveryOperation(log: TourLog, instances: TourInstances): Promise<void> {
+  for (const { method, path, url, brokenUrl, takesBody } of log.operations('%E0%A4%A')) {
+    if (brokenUrl !== null) {
+      await log.run(instances.main, { method, path, url: brokenUrl, status: 400, error: 'bad_request' });
+      const long = brokenUrl.replace('%E0%A4%A', 'x'.repeat(1001));
+      await log.run(instances.main, { method, path, url: long, status: 400, error: 'invalid_parameter' });
+    }
+    const oversized = { headers: JSON_TYPE, body: JSON.stringify({ servers: [{ address: 'x'.repeat(20_000) }] }) };
+    if (takesBody) await log.run(instances.main, { method, path, url, ...oversized, status: 413, error: 'body_too_large' });
+    else await log.run(instances.main, { method, path, url, headers: { 'content-type': 'text/plain' }, body: 'x', status: 413, error: 'body_not_allowed' });
+    if (path !== '/status') await log.run(instances.maintenance, { method, path, url, status: 503, error: 'maintenance' });
+  }
+}
