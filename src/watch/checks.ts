@@ -5,10 +5,12 @@
  * notes whether the proof is still there, and pauses the watch, with a `paused` event, once
  * the proof has not been seen for WATCH_PROOF_GRACE_DAYS.
  *
- * An undecided answer (stale while a refresh runs, damped, or refused: busy, a budget spent)
- * decides nothing: the watch is looked at again after RECHECK_BASE_MS, then twice as long
- * after each further undecided answer, never later than its interval. Rechecks draw on the
- * same budget as checks, so a watch stuck undecided costs one check per interval, as any.
+ * A stale answer whose refresh is under way is waited for within the check (look.ts). An
+ * answer still undecided (damped, stale while the service is busy or a budget is spent, or
+ * refused) decides nothing: the watch is looked at again after `recheckMs` (10 s), then twice
+ * as long after each further undecided answer, never later than its interval. Rechecks draw
+ * on the same budget as checks, so a watch stuck undecided costs one check per interval, as
+ * any, after a few at first.
  */
 import type { Clock } from '../core/clock.js';
 import type { ServerStatus } from '../core/types.js';
@@ -48,7 +50,7 @@ export class WatchChecker {
       return;
     }
     const { store, look, clock } = this.deps;
-    const status = await look.now(watch);
+    const status = await look.settled(watch);
     const failing = dampedFailure(status);
     if (failing && watch.state === 'online') {
       // Damped by the status service: its failure streak becomes the watch's, so the offline

@@ -63,7 +63,7 @@ export function createWatches(config: Config, parts: WatchParts) {
   const webhookGuard = new AddressGuard(settings.webhookAllowlist);
   const webhooks = { resolver: new TargetResolver({ dnsServers: config.dnsServers, guard: webhookGuard, now }), allowlist: webhookGuard };
   const keys = new WatchKeys(store, settings.secret);
-  const look = new ServerLook(status, clock, config.pingTimeoutMs);
+  const look = new ServerLook(status, clock, config.pingTimeoutMs, config.statusCacheTtlSeconds * 1000);
   const verifier = new WatchVerifier({ store, look, resolver: targets, clock, caps: settings, ...(onError ? { onError } : {}) });
   const checker = new WatchChecker({
     store,

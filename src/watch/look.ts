@@ -5,6 +5,7 @@
 import type { Clock } from '../core/clock.js';
 import { HostNotFoundError, ObserverError, TargetRefusedError } from '../core/errors.js';
 import { offlineStatus, type ServerStatus } from '../core/types.js';
+import { STALE_WHILE_REVALIDATE_MS } from '../status/service.js';
 import type { StatusLookup } from '../status/types.js';
 import type { WatchRow } from '../store/watch-store.js';
 
@@ -15,8 +16,10 @@ export class ServerLook {
   constructor(
     private readonly status: StatusLookup,
     private readonly clock: Clock,
-    /** PING_TIMEOUT_MS: how long a verification waits for the refresh a stale answer started. */
+    /** PING_TIMEOUT_MS: how long a check waits for the refresh a stale answer started. */
     private readonly pingTimeoutMs: number,
+    /** STATUS_CACHE_TTL, in ms: with the stale-while-revalidate window, whether a stale answer started a refresh. */
+    private readonly ttlMs: number,
   ) {}
 
   /**
@@ -40,17 +43,36 @@ export class ServerLook {
   }
 
   /**
-   * A fresh status: waits (within PING_TIMEOUT_MS) for the refresh a stale answer started, so
-   * an owner who just put the token in the MOTD is answered from that refresh; null when only
-   * a stale one came. A proof is never read from a stale status (it may be a day old).
+   * The status once the refresh a stale answer started has landed: a stale answer served
+   * while it is refreshed (stale-while-revalidate) is asked for again (after 100 ms, then
+   * twice as long each time, within PING_TIMEOUT_MS) until a fresh one comes. Asking again
+   * reads the cache: the refresh is the only ping. So a watch whose cached status expired
+   * costs one check, not a check and a recheck. Any other stale answer (damped, or older: the
+   * service busy, a budget spent) is final.
    */
-  async fresh(watch: WatchRow): Promise<ServerStatus | null> {
+  async settled(watch: WatchRow): Promise<ServerStatus | null> {
     const deadline = Date.now() + this.pingTimeoutMs + REFRESH_GRACE_MS;
     let status = await this.now(watch);
-    while (status?.stale && Date.now() < deadline) {
-      await new Promise((resolve) => setTimeout(resolve, 100));
+    for (let wait = 100; status !== null && this.refreshing(status) && Date.now() + wait < deadline; wait *= 2) {
+      await new Promise((resolve) => setTimeout(resolve, wait));
       status = await this.now(watch);
     }
+    return status;
+  }
+
+  /** Whether a stale answer is one served while a refresh runs (young enough for stale-while-revalidate). */
+  private refreshing(status: ServerStatus): boolean {
+    if (!status.stale || status.failing !== undefined) return false;
+    return this.clock.now() < Date.parse(status.checked_at) + this.ttlMs + STALE_WHILE_REVALIDATE_MS;
+  }
+
+  /**
+   * A fresh status, or null when only a stale one came: an owner who just put the token in the
+   * MOTD is answered from the refresh, and a proof is never read from a stale status (it may
+   * be a day old).
+   */
+  async fresh(watch: WatchRow): Promise<ServerStatus | null> {
+    const status = await this.settled(watch);
     return status?.stale ? null : status;
   }
 }
