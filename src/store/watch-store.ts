@@ -173,7 +173,8 @@ export class WatchStore {
       await lockCreations(trx);
       if (watch.verified_at === null) {
         const n = await countsFor(trx, watch.client_hash, watch.server_key);
-        if (n.server >= caps.perServer) return 'server';
+        // A watch created before servers were counted has no key: only WATCHES_MAX applies to it.
+        if (watch.server_key !== '' && n.server >= caps.perServer) return 'server';
         if (n.verified >= caps.max) return 'total';
       }
       await trx

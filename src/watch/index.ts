@@ -55,7 +55,7 @@ const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
 
 export function createWatches(config: Config, parts: WatchParts) {
-  const { store, status, clock, counter, timing = {}, onError } = parts;
+  const { store, status, clock, timing = {}, onError } = parts;
   const settings = config.watches;
   const intervalMs = timing.intervalMs ?? settings.intervalMinutes * 60_000;
   const now = () => clock.now();
@@ -63,49 +63,10 @@ export function createWatches(config: Config, parts: WatchParts) {
   const webhookGuard = new AddressGuard(settings.webhookAllowlist);
   const webhooks = { resolver: new TargetResolver({ dnsServers: config.dnsServers, guard: webhookGuard, now }), allowlist: webhookGuard };
   const keys = new WatchKeys(store, settings.secret);
-  const look = new ServerLook(status, clock, config.pingTimeoutMs, config.statusCacheTtlSeconds * 1000);
+  const look = new ServerLook(status, clock, config.pingTimeoutMs);
   const verifier = new WatchVerifier({ store, look, resolver: targets, clock, caps: settings, ...(onError ? { onError } : {}) });
-  const checker = new WatchChecker({
-    store,
-    look,
-    verifier,
-    clock,
-    damping: config.damping,
-    publicUrl: config.publicUrl,
-    timing: { intervalMs, recheckMs: timing.recheckMs ?? 10_000, proofGraceMs: settings.proofGraceDays * DAY },
-  });
-  const scheduler = new WatchScheduler({
-    checker,
-    store,
-    clock,
-    checksPerMinute: settings.checksPerMinute,
-    intervalMs,
-    counter,
-    retention: {
-      eventMaxAgeMs: settings.eventHours * HOUR,
-      eventsPerWatch: EVENTS_PER_WATCH,
-      logMaxAgeMs: settings.logDays * DAY,
-      pausedMaxMs: settings.proofGraceDays * DAY,
-    },
-    ...(timing.tickMs !== undefined ? { tickMs: timing.tickMs } : {}),
-    ...(onError ? { onError } : {}),
-  });
-  const deliveries = new DeliveryLoop({
-    store,
-    clock,
-    keys,
-    ...webhooks,
-    counter,
-    settings: {
-      attempts: settings.deliveryAttempts,
-      timeoutMs: settings.deliveryTimeoutMs,
-      concurrency: settings.deliveryConcurrency,
-      perHostPerMinute: settings.deliveriesPerHostPerMinute,
-    },
-    ...(timing.retryBaseMs !== undefined ? { retryBaseMs: timing.retryBaseMs } : {}),
-    ...(timing.deliveryTickMs !== undefined ? { tickMs: timing.deliveryTickMs } : {}),
-    ...(onError ? { onError } : {}),
-  });
+  const scheduler = checkLoop(config, parts, { look, verifier, intervalMs });
+  const deliveries = deliveryLoop(config, parts, { keys, webhooks });
   const service = new WatchService({
     store,
     keys,
@@ -138,6 +99,63 @@ export function createWatches(config: Config, parts: WatchParts) {
       await Promise.all([scheduler.stop(WATCH_STOP_DEADLINE_MS), deliveries.stop(WATCH_STOP_DEADLINE_MS)]);
     },
   };
+}
+
+/** The check loop, with its checker and the bounds its maintenance keeps. */
+function checkLoop(config: Config, parts: WatchParts, uses: { look: ServerLook; verifier: WatchVerifier; intervalMs: number }): WatchScheduler {
+  const { store, clock, counter, timing = {}, onError } = parts;
+  const settings = config.watches;
+  const checker = new WatchChecker({
+    store,
+    look: uses.look,
+    verifier: uses.verifier,
+    clock,
+    damping: config.damping,
+    publicUrl: config.publicUrl,
+    timing: { intervalMs: uses.intervalMs, recheckMs: timing.recheckMs ?? 10_000, proofGraceMs: settings.proofGraceDays * DAY },
+  });
+  return new WatchScheduler({
+    checker,
+    store,
+    clock,
+    checksPerMinute: settings.checksPerMinute,
+    intervalMs: uses.intervalMs,
+    counter,
+    retention: {
+      eventMaxAgeMs: settings.eventHours * HOUR,
+      eventsPerWatch: EVENTS_PER_WATCH,
+      logMaxAgeMs: settings.logDays * DAY,
+      pausedMaxMs: settings.proofGraceDays * DAY,
+    },
+    ...(timing.tickMs !== undefined ? { tickMs: timing.tickMs } : {}),
+    ...(onError ? { onError } : {}),
+  });
+}
+
+/** The delivery loop over the webhooks' resolver and allowlist. */
+function deliveryLoop(
+  config: Config,
+  parts: WatchParts,
+  uses: { keys: WatchKeys; webhooks: { resolver: TargetResolver; allowlist: AddressGuard } },
+): DeliveryLoop {
+  const { store, clock, counter, timing = {}, onError } = parts;
+  const settings = config.watches;
+  return new DeliveryLoop({
+    store,
+    clock,
+    keys: uses.keys,
+    ...uses.webhooks,
+    counter,
+    settings: {
+      attempts: settings.deliveryAttempts,
+      timeoutMs: settings.deliveryTimeoutMs,
+      concurrency: settings.deliveryConcurrency,
+      perHostPerMinute: settings.deliveriesPerHostPerMinute,
+    },
+    ...(timing.retryBaseMs !== undefined ? { retryBaseMs: timing.retryBaseMs } : {}),
+    ...(timing.deliveryTickMs !== undefined ? { tickMs: timing.deliveryTickMs } : {}),
+    ...(onError ? { onError } : {}),
+  });
 }
 
 export type Watches = ReturnType<typeof createWatches>;

@@ -5,7 +5,6 @@
 import type { Clock } from '../core/clock.js';
 import { HostNotFoundError, ObserverError, TargetRefusedError } from '../core/errors.js';
 import { offlineStatus, type ServerStatus } from '../core/types.js';
-import { STALE_WHILE_REVALIDATE_MS } from '../status/service.js';
 import type { StatusLookup } from '../status/types.js';
 import type { WatchRow } from '../store/watch-store.js';
 
@@ -18,8 +17,6 @@ export class ServerLook {
     private readonly clock: Clock,
     /** PING_TIMEOUT_MS: how long a check waits for the refresh a stale answer started. */
     private readonly pingTimeoutMs: number,
-    /** STATUS_CACHE_TTL, in ms: with the stale-while-revalidate window, whether a stale answer started a refresh. */
-    private readonly ttlMs: number,
   ) {}
 
   /**
@@ -29,7 +26,7 @@ export class ServerLook {
    */
   async now(watch: WatchRow): Promise<ServerStatus | null> {
     try {
-      const answer = await this.status.lookup(watch.address, watch.edition === 'bedrock' ? 'bedrock' : 'java', { background: true });
+      const answer = await this.status.lookup(watch.address, modeOf(watch), { background: true });
       return answer.status;
     } catch (error) {
       if (error instanceof HostNotFoundError || error instanceof TargetRefusedError) {
@@ -43,27 +40,22 @@ export class ServerLook {
   }
 
   /**
-   * The status once the refresh a stale answer started has landed: a stale answer served
-   * while it is refreshed (stale-while-revalidate) is asked for again (after 100 ms, then
-   * twice as long each time, within PING_TIMEOUT_MS) until a fresh one comes. Asking again
-   * reads the cache: the refresh is the only ping. So a watch whose cached status expired
-   * costs one check, not a check and a recheck. Any other stale answer (damped, or older: the
-   * service busy, a budget spent) is final.
+   * The status once the refresh a stale answer started has landed: a stale answer is asked
+   * for again when the ping in flight for its server has ended (within PING_TIMEOUT_MS).
+   * Asking again reads the cache: the refresh is the only ping, so a watch whose cached
+   * status expired costs one check, not a check and a recheck. A damped answer (stale, with
+   * `failing`) is final, and so is a stale one with no ping in flight (busy, a budget spent).
    */
   async settled(watch: WatchRow): Promise<ServerStatus | null> {
-    const deadline = Date.now() + this.pingTimeoutMs + REFRESH_GRACE_MS;
-    let status = await this.now(watch);
-    for (let wait = 100; status !== null && this.refreshing(status) && Date.now() + wait < deadline; wait *= 2) {
-      await new Promise((resolve) => setTimeout(resolve, wait));
-      status = await this.now(watch);
-    }
-    return status;
-  }
-
-  /** Whether a stale answer is one served while a refresh runs (young enough for stale-while-revalidate). */
-  private refreshing(status: ServerStatus): boolean {
-    if (!status.stale || status.failing !== undefined) return false;
-    return this.clock.now() < Date.parse(status.checked_at) + this.ttlMs + STALE_WHILE_REVALIDATE_MS;
+    const status = await this.now(watch);
+    if (!status?.stale || status.failing !== undefined || !this.status.pingEnded) return status;
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      this.status.pingEnded(watch.address, modeOf(watch)),
+      new Promise((resolve) => (timer = setTimeout(resolve, this.pingTimeoutMs + REFRESH_GRACE_MS))),
+    ]);
+    clearTimeout(timer);
+    return this.now(watch);
   }
 
   /**
@@ -80,4 +72,8 @@ export class ServerLook {
 /** Whether the server's MOTD holds the verification token. */
 export function motdHolds(status: ServerStatus | null, token: string): boolean {
   return status !== null && status.online && status.motd !== null && (status.motd.clean.includes(token) || status.motd.raw.includes(token));
+}
+
+function modeOf(watch: WatchRow): 'java' | 'bedrock' {
+  return watch.edition === 'bedrock' ? 'bedrock' : 'java';
 }
