@@ -80,9 +80,9 @@ export interface WatchSettings {
   unverifiedPerClient: number;
   /** Watches, verified or not, one client (IPv4 address, IPv6 /48) may hold (WATCHES_PER_CLIENT). */
   perClient: number;
-  /** Watches of one server (WATCHES_PER_SERVER). */
+  /** Verified watches of one server (WATCHES_PER_SERVER). */
   perServer: number;
-  /** Watches in all (WATCHES_MAX): at most what the check budget can serve at the interval. */
+  /** Verified watches in all (WATCHES_MAX): at most what the check budget can serve at the interval. */
   max: number;
   /** Hours an unverified watch waits for its owner's proof before it expires (WATCH_VERIFY_HOURS). */
   verifyHours: number;
@@ -106,7 +106,7 @@ export interface WatchSettings {
   logDays: number;
   /** CIDRs a webhook may reach although they are not public (WEBHOOK_ALLOWLIST). */
   webhookAllowlist: string[];
-  /** Key the signing secret of each watch is derived from (WATCH_SECRET); null: one kept in the database. */
+  /** Key the signing secrets and client hashes of watches derive from (WATCH_SECRET); null: keys kept in the database. */
   secret: string | null;
 }
 
@@ -146,7 +146,7 @@ function parseWatchSettings(env: Env): WatchSettings {
   };
 }
 
-/** WATCH_CHECKS_PER_MINUTE, or its former name WATCH_PINGS_PER_MINUTE when only that is set. */
+/** WATCH_CHECKS_PER_MINUTE, or WATCH_PINGS_PER_MINUTE (the name older deployments set) when only that is set. */
 function watchChecksPerMinute(env: Env): number {
   const set = (name: string) => env[name] !== undefined && env[name] !== '';
   if (set('WATCH_CHECKS_PER_MINUTE') || !set('WATCH_PINGS_PER_MINUTE')) return integer(env, 'WATCH_CHECKS_PER_MINUTE', 60, 0, 6_000);
