@@ -13,16 +13,15 @@ import { buildApp, type AppDeps } from './http/app.js';
 import { startMetricsServer, type MetricsServer } from './http/metrics.js';
 import { MemoryRateLimitStore, RedisRateLimitStore } from './http/rate-limit.js';
 import type { Metrics, MetricsSources } from './metrics/index.js';
-import { AddressGuard, IcmpPinger, TargetResolver } from './resolve/index.js';
+import { IcmpPinger } from './resolve/index.js';
 import type { DependencyHealth } from './http/routes/health.js';
 import { RedisDailySecret } from './redis/daily-secret.js';
 import { SharedRedis } from './redis/shared-redis.js';
 import { BackgroundRefresher, Blocklist, MemoryStatusCache, createStatusService, withBlockedFlag, type StatusService } from './status/index.js';
 import { RedisStatusCache } from './status/redis-cache.js';
 import { openStore, type RetentionReport, type StoreOptions } from './store/index.js';
-import type { HistoryStore, Store } from './store/types.js';
-import { WatchScheduler } from './watch/scheduler.js';
-import { WatchService, type WatchTiming } from './watch/service.js';
+import type { Store } from './store/types.js';
+import { createWatches, type WatchTiming } from './watch/index.js';
 
 export interface ComposeOptions {
   clock?: Clock;
@@ -33,8 +32,8 @@ export interface ComposeOptions {
   icmp?: ((ip: string, signal: AbortSignal) => Promise<boolean | null>) | null;
   /** The history store's group commit (window, rows per window), for tests; HISTORY_BUFFER_MAX still bounds it. */
   writes?: NonNullable<StoreOptions['writes']>;
-  /** Watch timing below a minute, for tests: check interval, first retry, tick of the loop. */
-  watchTiming?: WatchTiming & { tickMs?: number };
+  /** Watch timing below a minute, for tests: check interval, retries, rechecks, ticks of the loops. */
+  watchTiming?: WatchTiming;
 }
 
 /**
@@ -114,7 +113,15 @@ export async function composeApp(config: Config, options: ComposeOptions = {}) {
   });
   const { status, budgetCounter } = statusService(config, { clock, store, redis, metrics, echo: icmp.echo, log });
   const { blocklist, refresher, startBackground } = backgroundWork(config, { status, clock, redis, log });
-  const { watches, watchScheduler } = watchWork(config, options, { status, store, clock, budgetCounter, log });
+  const watchWork = createWatches(config, {
+    store: store.watches,
+    status,
+    clock,
+    counter: budgetCounter,
+    ...(options.watchTiming ? { timing: options.watchTiming } : {}),
+    onError: (error, context) => log.error(error, context),
+  });
+  const watches = watchWork.service;
   const app = await buildApp({
     config,
     watches,
@@ -135,9 +142,12 @@ export async function composeApp(config: Config, options: ComposeOptions = {}) {
   warnOnCacheBudget(app, config);
   // Said once, at start: which ICMP mode serves the `icmp` field.
   app.log.info({ icmp: icmp.mode.mode, detail: icmp.mode.detail || undefined }, `icmp: ${icmp.mode.mode}`);
+  // Before the server waits for the requests in flight: a test delivery to a slow webhook must not hold it.
+  app.addHook('preClose', async () => watchWork.beginStop());
   app.addHook('onClose', async () => {
     blocklist?.stop();
-    await watchScheduler.stop();
+    // Within a deadline, leaving the history buffer its time to be written below.
+    await watchWork.stop();
     await refresher.stop();
     await status.recorded();
     icmp.pinger?.close();
@@ -148,9 +158,9 @@ export async function composeApp(config: Config, options: ComposeOptions = {}) {
   });
   const start = async () => {
     await startBackground();
-    watchScheduler.start();
+    watchWork.start();
   };
-  return { app, store, status, hasher, redis, metrics, metricsServer, blocklist, refresher, watches, watchScheduler, startBackground: start };
+  return { app, store, status, hasher, redis, metrics, metricsServer, blocklist, refresher, watches, watchScheduler: watchWork.scheduler, watchDeliveries: watchWork.deliveries, startBackground: start };
 }
 
 /**
@@ -220,37 +230,6 @@ function warnOnCacheBudget(app: FastifyInstance, config: Config): void {
     { cacheMemoryMb: config.cacheMemoryMb, heapLimitMb: Math.round(heapLimit / 1024 / 1024) },
     'CACHE_MEMORY_MB is more than a third of the heap limit: raise --max-old-space-size (NODE_OPTIONS) or lower CACHE_MEMORY_MB',
   );
-}
-
-/** Watches (docs/api.md, "Watches"): the service the routes use and the loop that checks watched servers. */
-function watchWork(
-  config: Config,
-  options: ComposeOptions,
-  parts: { status: StatusService; store: HistoryStore; clock: Clock; budgetCounter: ReturnType<typeof statusService>['budgetCounter']; log: BackgroundLog },
-) {
-  const { status, store, clock, budgetCounter, log } = parts;
-  const watches = new WatchService({
-    store: store.watches,
-    status,
-    resolver: new TargetResolver({ dnsServers: config.dnsServers, guard: new AddressGuard(config.targetAllowlist), now: () => clock.now() }),
-    clock,
-    settings: config.watches,
-    damping: config.damping,
-    publicUrl: config.publicUrl,
-    pingTimeoutMs: config.pingTimeoutMs,
-    ...(options.watchTiming ? { timing: options.watchTiming } : {}),
-    onError: (error, context) => log.error(error, context),
-  });
-  const watchScheduler = new WatchScheduler({
-    service: watches,
-    store: store.watches,
-    clock,
-    pingsPerMinute: config.watches.pingsPerMinute,
-    counter: budgetCounter,
-    ...(options.watchTiming?.tickMs !== undefined ? { tickMs: options.watchTiming.tickMs } : {}),
-    onError: (error, context) => log.error(error, context),
-  });
-  return { watches, watchScheduler };
 }
 
 /** The health route's extra fields: database, Redis (`disabled` without REDIS_URL), write buffer. */

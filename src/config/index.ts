@@ -73,25 +73,86 @@ export interface Config {
   damping: { failures: number; minutes: number };
   /** Watches and their webhook deliveries (docs/api.md, "Watches"). */
   watches: WatchSettings;
-  /** Public base URL of the web front, for links in deliveries (PUBLIC_URL); null: the creating request's origin. */
+  /** Public base URL of the web front, for links in deliveries (PUBLIC_URL); null: deliveries carry no link. */
   publicUrl: string | null;
 }
 
 export interface WatchSettings {
   /** Unverified watches one client may hold (WATCHES_UNVERIFIED_PER_CLIENT). */
   unverifiedPerClient: number;
+  /** Watches, verified or not, one client (IPv4 address, IPv6 /48) may hold (WATCHES_PER_CLIENT). */
+  perClient: number;
+  /** Verified watches of one server (WATCHES_PER_SERVER). */
+  perServer: number;
+  /** Verified watches in all (WATCHES_MAX): at most what the check budget can serve at the interval. */
+  max: number;
   /** Hours an unverified watch waits for its owner's proof before it expires (WATCH_VERIFY_HOURS). */
   verifyHours: number;
+  /** Days a verified watch may go without its proof being seen before it is paused (WATCH_PROOF_GRACE_DAYS). */
+  proofGraceDays: number;
   /** Minutes between two checks of a watched server (WATCH_INTERVAL_MINUTES). */
   intervalMinutes: number;
-  /** Watch checks per minute, all watches together (WATCH_PINGS_PER_MINUTE); 0 stops checking. */
-  pingsPerMinute: number;
+  /** Watch checks per minute, cache hits included, all watches together (WATCH_CHECKS_PER_MINUTE); 0 stops checking. */
+  checksPerMinute: number;
   /** Attempts of one delivery before it is given up (WATCH_DELIVERY_ATTEMPTS). */
   deliveryAttempts: number;
   /** Deadline of one delivery attempt, connect to last byte (WATCH_DELIVERY_TIMEOUT_MS). */
   deliveryTimeoutMs: number;
-  /** Key the signing secret of each watch is derived from (WATCH_SECRET); null: one kept in the database. */
+  /** Deliveries in flight at once on one instance (WATCH_DELIVERY_CONCURRENCY). */
+  deliveryConcurrency: number;
+  /** Deliveries a minute to one webhook host, all watches together (WATCH_DELIVERIES_PER_HOST_PER_MINUTE). */
+  deliveriesPerHostPerMinute: number;
+  /** Hours an event may wait for its delivery before it is given up, and finished events are kept (WATCH_EVENT_HOURS). */
+  eventHours: number;
+  /** Days a delivery attempt stays in a watch's log (WATCH_LOG_DAYS). */
+  logDays: number;
+  /** CIDRs a webhook may reach although they are not public (WEBHOOK_ALLOWLIST). */
+  webhookAllowlist: string[];
+  /** Key the signing secrets and client hashes of watches derive from (WATCH_SECRET); null: keys kept in the database. */
   secret: string | null;
+}
+
+/**
+ * The share of the check budget watches may take at their interval: the rest is kept for
+ * rechecks of undecided answers and for looking for owners' proofs (docs/hostile-clients.md).
+ */
+export const WATCH_BUDGET_SHARE = 0.9;
+
+/** How many watches WATCH_CHECKS_PER_MINUTE can check every WATCH_INTERVAL_MINUTES, with the reserve kept. */
+export function watchCapacity(checksPerMinute: number, intervalMinutes: number): number {
+  return Math.floor(checksPerMinute * intervalMinutes * WATCH_BUDGET_SHARE);
+}
+
+function parseWatchSettings(env: Env): WatchSettings {
+  const intervalMinutes = integer(env, 'WATCH_INTERVAL_MINUTES', 5, 1, 1_440);
+  const checksPerMinute = watchChecksPerMinute(env);
+  const capacity = watchCapacity(checksPerMinute, intervalMinutes);
+  const max = integer(env, 'WATCHES_MAX', capacity, 0, capacity, '(WATCH_CHECKS_PER_MINUTE × WATCH_INTERVAL_MINUTES × 0.9)');
+  return {
+    unverifiedPerClient: integer(env, 'WATCHES_UNVERIFIED_PER_CLIENT', 3, 1, 1_000),
+    perClient: integer(env, 'WATCHES_PER_CLIENT', 10, 1, 100_000),
+    perServer: integer(env, 'WATCHES_PER_SERVER', 5, 1, 100_000),
+    max,
+    verifyHours: integer(env, 'WATCH_VERIFY_HOURS', 24, 1, 720),
+    proofGraceDays: integer(env, 'WATCH_PROOF_GRACE_DAYS', 7, 1, 365),
+    intervalMinutes,
+    checksPerMinute,
+    deliveryAttempts: integer(env, 'WATCH_DELIVERY_ATTEMPTS', 5, 1, 20),
+    deliveryTimeoutMs: integer(env, 'WATCH_DELIVERY_TIMEOUT_MS', 5_000, 500, 30_000),
+    deliveryConcurrency: integer(env, 'WATCH_DELIVERY_CONCURRENCY', 8, 1, 256),
+    deliveriesPerHostPerMinute: integer(env, 'WATCH_DELIVERIES_PER_HOST_PER_MINUTE', 60, 1, 100_000),
+    eventHours: integer(env, 'WATCH_EVENT_HOURS', 24, 1, 168),
+    logDays: integer(env, 'WATCH_LOG_DAYS', 30, 1, 365),
+    webhookAllowlist: cidrList(env, 'WEBHOOK_ALLOWLIST'),
+    secret: parseWatchSecret(env.WATCH_SECRET),
+  };
+}
+
+/** WATCH_CHECKS_PER_MINUTE, or WATCH_PINGS_PER_MINUTE (the name older deployments set) when only that is set. */
+function watchChecksPerMinute(env: Env): number {
+  const set = (name: string) => env[name] !== undefined && env[name] !== '';
+  if (set('WATCH_CHECKS_PER_MINUTE') || !set('WATCH_PINGS_PER_MINUTE')) return integer(env, 'WATCH_CHECKS_PER_MINUTE', 60, 0, 6_000);
+  return integer(env, 'WATCH_PINGS_PER_MINUTE', 60, 0, 6_000);
 }
 
 function parseWatchSecret(raw: string | undefined): string | null {
@@ -144,12 +205,14 @@ export class ConfigError extends Error {
 
 type Env = Record<string, string | undefined>;
 
-function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
+/** A whole number from `min` to `max`; `maxIs` says where a computed bound comes from. */
+function integer(env: Env, name: string, fallback: number, min: number, max: number, maxIs = ''): number {
   const raw = env[name];
   if (raw === undefined || raw === '') return fallback;
-  if (!/^\d+$/.test(raw.trim())) throw new ConfigError(name, `expected a whole number from ${min} to ${max}`, raw);
+  const allowed = `expected a whole number from ${min} to ${max}${maxIs === '' ? '' : ` ${maxIs}`}`;
+  if (!/^\d+$/.test(raw.trim())) throw new ConfigError(name, allowed, raw);
   const value = Number(raw.trim());
-  if (value < min || value > max) throw new ConfigError(name, `expected a whole number from ${min} to ${max}`, raw);
+  if (value < min || value > max) throw new ConfigError(name, allowed, raw);
   return value;
 }
 
@@ -160,6 +223,19 @@ function boolean(env: Env, name: string, fallback: boolean): boolean {
   if (['true', '1', 'yes', 'on'].includes(v)) return true;
   if (['false', '0', 'no', 'off'].includes(v)) return false;
   throw new ConfigError(name, 'expected true or false', raw);
+}
+
+/** A comma list of CIDRs such as `127.0.0.0/8,::1/128`. */
+function cidrList(env: Env, name: string): string[] {
+  const cidrs = list(env, name);
+  for (const cidr of cidrs) {
+    try {
+      ipaddr.parseCIDR(cidr);
+    } catch {
+      throw new ConfigError(name, 'expected a comma list of CIDRs such as 127.0.0.0/8,::1/128', env[name] ?? '');
+    }
+  }
+  return cidrs;
 }
 
 function list(env: Env, name: string): string[] {
@@ -317,15 +393,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
       failures: integer(env, 'DAMPING_FAILURES', 3, 1, 100),
       minutes: integer(env, 'DAMPING_MINUTES', 5, 0, 1_440),
     },
-    watches: {
-      unverifiedPerClient: integer(env, 'WATCHES_UNVERIFIED_PER_CLIENT', 3, 1, 1_000),
-      verifyHours: integer(env, 'WATCH_VERIFY_HOURS', 24, 1, 720),
-      intervalMinutes: integer(env, 'WATCH_INTERVAL_MINUTES', 5, 1, 1_440),
-      pingsPerMinute: integer(env, 'WATCH_PINGS_PER_MINUTE', 60, 0, 6_000),
-      deliveryAttempts: integer(env, 'WATCH_DELIVERY_ATTEMPTS', 5, 1, 20),
-      deliveryTimeoutMs: integer(env, 'WATCH_DELIVERY_TIMEOUT_MS', 5_000, 500, 30_000),
-      secret: parseWatchSecret(env.WATCH_SECRET),
-    },
+    watches: parseWatchSettings(env),
     publicUrl: parsePublicUrl(env.PUBLIC_URL),
   };
   if (config.http.requestTimeoutMs < config.http.headersTimeoutMs) {

@@ -51,7 +51,7 @@ import { ServerHistory, uptimeRoutes } from './routes/uptime.js';
 import { pageRoutes } from './routes/pages.js';
 import { bulkRoutes } from './routes/bulk.js';
 import { watchRoutes } from './routes/watches.js';
-import type { WatchService } from '../watch/service.js';
+import type { WatchService } from '../watch/index.js';
 import { BulkError, BulkResponse, EditionsStatus, ErrorCode, ErrorResponse, HealthResponse, Motd, QueryErrorCode, QueryResult, ServerStatus } from './schemas.js';
 import { ApiErrorCodeSchema, contractDocument } from './contract.js';
 
@@ -135,7 +135,7 @@ export async function buildApp(deps: AppDeps) {
         await api.register(historyRoutes, { store: deps.store, config });
         await api.register(uptimeRoutes, { store: deps.store, config, recorded: deps.recorded ?? (async () => {}) });
       }
-      if (deps.watches) await api.register(watchRoutes, { watches: deps.watches, hasher });
+      if (deps.watches) await api.register(watchRoutes, { watches: deps.watches });
       api.get('/openapi.json', { schema: { hide: true }, config: tierConfig('general') }, async () => app.swagger());
     },
     { prefix: API_PREFIX },

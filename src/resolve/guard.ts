@@ -54,14 +54,14 @@ export class AddressGuard {
   private readonly v4: Cidr[] = [];
   private readonly v6: Cidr[] = [];
 
-  /** @param allowlist CIDRs exempt from the guard (TARGET_ALLOWLIST), e.g. `127.0.0.0/8`. */
+  /** @param allowlist CIDRs exempt from the guard (TARGET_ALLOWLIST, or WEBHOOK_ALLOWLIST for webhooks), e.g. `127.0.0.0/8`. */
   constructor(allowlist: readonly string[]) {
     for (const text of allowlist) {
       let cidr: Cidr;
       try {
         cidr = ipaddr.parseCIDR(text);
       } catch (cause) {
-        throw new TypeError(`Invalid CIDR in the target allowlist: ${JSON.stringify(text)}`, { cause });
+        throw new TypeError(`Invalid CIDR in the allowlist: ${JSON.stringify(text)}`, { cause });
       }
       (cidr[0].kind() === 'ipv4' ? this.v4 : this.v6).push(cidr);
     }
@@ -72,7 +72,8 @@ export class AddressGuard {
     return isPublicAddress(ip) || this.isAllowlisted(ip);
   }
 
-  private isAllowlisted(ip: string): boolean {
+  /** True when the allowlist names `ip`, public or not. */
+  isAllowlisted(ip: string): boolean {
     const address = parseStrict(ip);
     if (address === null) return false;
     if (address.kind() === 'ipv4') return this.v4.some((cidr) => address.match(cidr));

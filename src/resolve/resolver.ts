@@ -238,6 +238,23 @@ export class TargetResolver {
     throw dnsFailure(answer.error);
   }
 
+  /**
+   * The name `name` is an alias of (its CNAME record's target), or null when it is no alias.
+   * A failing look-up is ProbeError('dns_failure').
+   */
+  async cname(name: string, signal: AbortSignal): Promise<string | null> {
+    const answer = await Promise.race([
+      settle(this.channel.resolveCname(name)),
+      new Promise<never>((_, reject) => {
+        if (signal.aborted) reject(new ProbeError('timeout'));
+        signal.addEventListener('abort', () => reject(new ProbeError('timeout')), { once: true });
+      }),
+    ]);
+    if (answer.ok) return answer.value[0]?.toLowerCase().replace(/\.$/, '') ?? null;
+    if (NO_RECORD_CODES.has(answer.code ?? '')) return null;
+    throw dnsFailure(answer.error);
+  }
+
   /** Every address must pass: one refused answer refuses the name (no partial use). */
   private check(ips: readonly string[]): void {
     if (ips.some((ip) => !this.guard.isAllowed(ip))) throw new TargetRefusedError();

@@ -104,6 +104,11 @@ export { LOOKUP_RECORD_INTERVAL_MS } from './recorder.js';
 const JOINED_REFUSALS_MAX = 3;
 
 /** A ping refused by a spent budget (the beforePing hook's 429). */
+/** What pings are shared by: mode, host, port, and the Query asked for. */
+function pingKey(parsed: ParsedAddress, mode: QueryMode, query: QueryRequest | undefined): string {
+  return `${mode}|${parsed.host}|${parsed.port ?? ''}${query ? `|q${query.port ?? ''}` : ''}`;
+}
+
 function isRateLimited(error: unknown): boolean {
   return error instanceof ObserverError && error.code === 'rate_limited';
 }
@@ -167,13 +172,9 @@ export class StatusService implements StatusLookup {
   }
 
   async lookup(address: string, mode: QueryMode, options: LookupOptions = {}): Promise<StatusAnswer> {
-    let parsed = this.parsed.get(address);
-    if (parsed === undefined) {
-      parsed = parseAddress(address);
-      this.parsed.set(address, parsed);
-    }
+    const parsed = this.parse(address);
     const query = options.query;
-    const key = `${mode}|${parsed.host}|${parsed.port ?? ''}${query ? `|q${query.port ?? ''}` : ''}`;
+    const key = pingKey(parsed, mode, query);
     const entry = await this.deps.cache.get(key);
     const id = entry?.latest.status.server_id ?? serverId(editionOf(mode), parsed.host, parsed.port ?? defaultPort(mode));
     if (!options.background) this.deps.store?.count({ serverQueries: 1 });
@@ -185,6 +186,23 @@ export class StatusService implements StatusLookup {
     const answer = await this.answerLookup(job, entry);
     if (clientKey) this.recorder?.recordLookup(id, clientKey);
     return answer;
+  }
+
+  /** Resolves once the ping in flight for this target (the refresh a stale answer started), if any, has ended. */
+  async pingEnded(address: string, mode: QueryMode): Promise<void> {
+    await this.inFlight.get(pingKey(this.parse(address), mode, undefined))?.then(
+      () => undefined,
+      () => undefined,
+    );
+  }
+
+  private parse(address: string): ParsedAddress {
+    let parsed = this.parsed.get(address);
+    if (parsed === undefined) {
+      parsed = parseAddress(address);
+      this.parsed.set(address, parsed);
+    }
+    return parsed;
   }
 
   /** The look-up's answer: from the cache, from the ping it starts or joins, or stale / refused. */

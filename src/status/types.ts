@@ -41,6 +41,8 @@ export interface QueryRequest {
  */
 export interface StatusLookup {
   lookup(address: string, mode: QueryMode, options?: LookupOptions): Promise<StatusAnswer>;
+  /** Resolves once the ping in flight for this target (the refresh a stale answer started), if any, has ended. */
+  pingEnded?(address: string, mode: QueryMode): Promise<void>;
 }
 
 /** `queryResult` when the Query failed: the safe sentence and its code (docs/api.md, "Query"). */

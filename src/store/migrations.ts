@@ -87,12 +87,19 @@ export function migrationProvider(dialect: Dialect): MigrationProvider {
     '0003_history_layout': {
       up: (db: Kysely<unknown>) => migrateHistoryLayout(db, dialect),
     },
+    '0004_watch_bounds': {
+      up: addWatchBounds,
+      async down(db: Kysely<unknown>) {
+        for (const index of ['watches_server', 'watch_events_created']) await db.schema.dropIndex(index).ifExists().execute();
+        for (const [table, column] of WATCH_BOUND_COLUMNS) await db.schema.alterTable(table).dropColumn(column[0]).execute();
+      },
+    },
   };
   return { getMigrations: async () => migrations };
 }
 
 /** A column: name, type, and `required` (NOT NULL), `key` (primary key) or a NOT NULL default. */
-type Column = [name: string, type: 'text' | 'integer' | 'bigint', constraint?: 'required' | 'key' | number];
+type Column = [name: string, type: 'text' | 'integer' | 'bigint', constraint?: 'required' | 'key' | number | string];
 
 function withColumns(table: CreateTableBuilder<string, string>, columns: Column[]): CreateTableBuilder<string, string> {
   return columns.reduce(
@@ -167,3 +174,43 @@ async function createWatchTables(db: Kysely<unknown>, dialect: Dialect): Promise
     ['value', 'text', 'required'],
   ]).execute();
 }
+
+/** Columns added by 0004_watch_bounds, by table (SQLite adds one column per ALTER TABLE). */
+const WATCH_BOUND_COLUMNS: Array<['watches' | 'watch_events', Column]> = [
+  // What WATCHES_PER_SERVER counts: the server_id of the watched address.
+  ['watches', ['server_key', 'text', '']],
+  // The TXT record name whose proof counts, as the last look found it (the name checks connect to).
+  ['watches', ['txt_name', 'text']],
+  // When the owner's proof was last seen, and when DNS was last asked for it.
+  ['watches', ['proof_seen_at', 'bigint']],
+  ['watches', ['txt_checked_at', 'bigint']],
+  // Set while a verified watch is paused because its proof has not been seen for too long.
+  ['watches', ['paused_at', 'bigint']],
+  // Undecided answers in a row (stale or refused): the recheck backs off with them.
+  ['watches', ['rechecks', 'integer', 0]],
+  ['watches', ['last_test_at', 'bigint']],
+  // The fencing token of the lease: only its holder may finish the attempt.
+  ['watch_events', ['lease_token', 'text']],
+];
+
+/**
+ * Bounds on watches (docs/hostile-clients.md, "Watches"): what the caps count, proof seen
+ * again, paused watches, fenced leases, and the row whose lock makes "count, then insert" of a
+ * new watch one step on every database.
+ */
+async function addWatchBounds(db: Kysely<unknown>): Promise<void> {
+  for (const [table, [name, type, constraint]] of WATCH_BOUND_COLUMNS) {
+    await db.schema
+      .alterTable(table)
+      .addColumn(name, type, (c) => (constraint === undefined ? c : c.notNull().defaultTo(constraint)))
+      .execute();
+  }
+  await db.schema.createIndex('watches_server').on('watches').columns(['server_key']).execute();
+  await db.schema.createIndex('watch_events_created').on('watch_events').columns(['created_at']).execute();
+  // A verified watch's proof dates from its verification.
+  await sql`update watches set proof_seen_at = verified_at where verified_at is not null`.execute(db);
+  await sql`insert into watch_keys (name, value) values (${WATCH_CREATION_LOCK}, '')`.execute(db);
+}
+
+/** The watch_keys row a creation locks (an UPDATE) while it counts and inserts. */
+export const WATCH_CREATION_LOCK = 'creation-lock';

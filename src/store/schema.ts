@@ -95,8 +95,12 @@ export interface WatchesTable {
   webhook_kind: string;
   webhook_url: string;
   players_at_least: number | null;
+  /** Not read: links in deliveries come from PUBLIC_URL as it is when they are sent. */
   public_url: string;
+  /** scrypt of the creating client's network (watch/keys.ts): WATCHES_PER_CLIENT and fair scheduling. */
   client_hash: string;
+  /** The server_id of the watched address: WATCHES_PER_SERVER. */
+  server_key: string;
   created_at: number;
   expires_at: number | null;
   verified_at: number | null;
@@ -108,6 +112,18 @@ export interface WatchesTable {
   fail_since: number | null;
   above: number;
   sequence: number;
+  /** `_observer.<name>` whose TXT record proves the server, as the last look found it. */
+  txt_name: string | null;
+  /** When the owner's proof (token in the MOTD, TXT record) was last seen. */
+  proof_seen_at: number | null;
+  /** When the TXT record was last looked up for a verified watch. */
+  txt_checked_at: number | null;
+  /** Since when the watch is paused (its proof not seen for WATCH_PROOF_GRACE_DAYS); null: not paused. */
+  paused_at: number | null;
+  /** Undecided answers (stale, refused) in a row. */
+  rechecks: number;
+  /** The last test delivery asked for. */
+  last_test_at: number | null;
 }
 
 export interface WatchEventsTable {
@@ -121,6 +137,8 @@ export interface WatchEventsTable {
   next_attempt_at: number | null;
   /** An instance delivering the event holds it until then. */
   lease_until: number;
+  /** The holder's fencing token: an attempt is finished only by the lease it was sent under. */
+  lease_token: string | null;
   /** `delivered` or `gave_up`; null while pending. */
   outcome: string | null;
 }
@@ -133,6 +151,7 @@ export interface WatchDeliveriesTable {
   attempt: number;
   at: number;
   status_code: number | null;
+  /** null: delivered; `refused`: the webhook answered but not 2xx; `failed`: no answer (kept that coarse on purpose). */
   error: string | null;
 }
 

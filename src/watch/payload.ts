@@ -3,8 +3,10 @@
  * JSON webhook, or turned into a Discord "Execute Webhook" body with one embed.
  */
 import type { ServerStatus } from '../core/types.js';
+import type { WatchRow } from '../store/watch-store.js';
 
-export type WatchEventKind = 'online' | 'offline' | 'players_at_least' | 'test';
+/** `paused`: the owner's proof has not been seen for WATCH_PROOF_GRACE_DAYS; nothing else is sent until it is. */
+export type WatchEventKind = 'online' | 'offline' | 'players_at_least' | 'paused' | 'test';
 
 /** The server as a delivery shows it. */
 export interface ServerSnapshot {
@@ -34,8 +36,8 @@ export interface WatchEventBody {
   /** The threshold crossed, for `players_at_least`; null otherwise. */
   threshold: number | null;
   server: ServerSnapshot;
-  /** The server's page on this Observer. */
-  url: string;
+  /** The server's page on this Observer, under PUBLIC_URL; null when it is not set. */
+  url: string | null;
 }
 
 const MOTD_MAX = 512;
@@ -52,9 +54,37 @@ export function snapshotOf(status: ServerStatus): ServerSnapshot {
   };
 }
 
-/** `{base}/server/{address}` (the address percent-encoded as one path segment). */
-export function serverPageUrl(base: string, address: string): string {
+/** `{base}/server/{address}` (the address percent-encoded as one path segment); null without a base. */
+export function serverPageUrl(base: string | null, address: string): string | null {
+  if (base === null) return null;
   return `${base.replace(/\/+$/, '')}/server/${encodeURIComponent(address)}`;
+}
+
+/** The snapshot of a server nothing fresh is known of: its last state as the watch saw it. */
+export function lastKnownSnapshot(watch: WatchRow): ServerSnapshot {
+  return { online: watch.state === 'online', players_online: null, players_max: null, version: null, motd: null, error: null, error_code: null };
+}
+
+/** The JSON of one event of `watch`, linking to its page under `publicUrl` (PUBLIC_URL) when set. */
+export function eventBody(
+  watch: WatchRow,
+  event: { kind: WatchEventKind; sequence: number; at: number; server: ServerSnapshot; downSince?: number | null },
+  publicUrl: string | null,
+): string {
+  const { kind, sequence, at, server, downSince = null } = event;
+  const body: WatchEventBody = {
+    event: kind,
+    watch_id: watch.id,
+    sequence,
+    address: watch.address,
+    edition: watch.edition as 'java' | 'bedrock',
+    occurred_at: new Date(at).toISOString(),
+    down_since: kind === 'offline' && downSince !== null ? new Date(downSince).toISOString() : null,
+    threshold: kind === 'players_at_least' ? watch.players_at_least : null,
+    server,
+    url: serverPageUrl(publicUrl, watch.address),
+  };
+  return JSON.stringify(body);
 }
 
 /**
@@ -64,12 +94,13 @@ export function serverPageUrl(base: string, address: string): string {
  */
 export const DISCORD_LIMITS = { title: 256, description: 4096, fields: 25, fieldName: 256, fieldValue: 1024, footer: 2048, total: 6000, username: 80 };
 
-const COLOURS: Record<WatchEventKind, number> = { online: 0x2e9d57, offline: 0xd1383d, players_at_least: 0x3a7bd5, test: 0x888888 };
+const COLOURS: Record<WatchEventKind, number> = { online: 0x2e9d57, offline: 0xd1383d, players_at_least: 0x3a7bd5, paused: 0xc27c0e, test: 0x888888 };
 
 const HEADLINES: Record<WatchEventKind, string> = {
   online: 'is back online',
   offline: 'went offline',
   players_at_least: 'reached the player threshold',
+  paused: 'watch paused: proof of ownership not seen',
   test: 'test delivery',
 };
 
@@ -101,7 +132,7 @@ export function discordBody(event: WatchEventBody): Record<string, unknown> {
       {
         title,
         description,
-        url: event.url,
+        ...(event.url !== null ? { url: event.url } : {}),
         color: COLOURS[event.event],
         fields,
         footer: { text: footer },

@@ -3,11 +3,9 @@
  *  - the management token (32 random bytes, base64url) is shown once; only its SHA-256 is
  *    stored, and a presented token is compared with it in constant time;
  *  - the verification token is public by design (it goes into a MOTD or a TXT record);
- *  - the signing secret of a generic JSON webhook is HMAC-SHA256 of the watch id under the
- *    service's key (WATCH_SECRET, or one kept in the database), so it is never stored and every
- *    instance derives the same one.
+ *  - the signing secret of a generic JSON webhook is derived, never stored (keys.ts).
  */
-import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 
 export function newManagementToken(): string {
   return randomBytes(32).toString('base64url');
@@ -34,17 +32,7 @@ export function verificationRecord(token: string): string {
   return `observer-verify=${token}`;
 }
 
-/** A random key for signing secrets, when WATCH_SECRET is not set. */
+/** A random key for the keys of watch/keys.ts, when WATCH_SECRET is not set. */
 export function newSigningKey(): string {
   return randomBytes(32).toString('base64url');
-}
-
-/** The watch's signing secret: hex HMAC-SHA256 of its id under the service's key. */
-export function signingSecret(key: string, watchId: string): string {
-  return createHmac('sha256', key).update(`observer-watch:${watchId}`).digest('hex');
-}
-
-/** `X-Observer-Signature`: `sha256=` and the hex HMAC-SHA256 of the exact body bytes under the secret. */
-export function signBody(secret: string, body: string): string {
-  return `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;
 }

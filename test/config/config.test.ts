@@ -301,10 +301,43 @@ describe('loadConfig: watches (docs/api.md, "Watches")', () => {
     ['WATCHES_UNVERIFIED_PER_CLIENT', (c) => c.watches.unverifiedPerClient, 3, 1, 1_000],
     ['WATCH_VERIFY_HOURS', (c) => c.watches.verifyHours, 24, 1, 720],
     ['WATCH_INTERVAL_MINUTES', (c) => c.watches.intervalMinutes, 5, 1, 1_440],
-    ['WATCH_PINGS_PER_MINUTE', (c) => c.watches.pingsPerMinute, 60, 0, 6_000],
+    ['WATCH_CHECKS_PER_MINUTE', (c) => c.watches.checksPerMinute, 60, 0, 6_000],
     ['WATCH_DELIVERY_ATTEMPTS', (c) => c.watches.deliveryAttempts, 5, 1, 20],
     ['WATCH_DELIVERY_TIMEOUT_MS', (c) => c.watches.deliveryTimeoutMs, 5_000, 500, 30_000],
+    ['WATCHES_PER_CLIENT', (c) => c.watches.perClient, 10, 1, 100_000],
+    ['WATCHES_PER_SERVER', (c) => c.watches.perServer, 5, 1, 100_000],
+    ['WATCH_PROOF_GRACE_DAYS', (c) => c.watches.proofGraceDays, 7, 1, 365],
+    ['WATCH_DELIVERY_CONCURRENCY', (c) => c.watches.deliveryConcurrency, 8, 1, 256],
+    ['WATCH_DELIVERIES_PER_HOST_PER_MINUTE', (c) => c.watches.deliveriesPerHostPerMinute, 60, 1, 100_000],
+    ['WATCH_EVENT_HOURS', (c) => c.watches.eventHours, 24, 1, 168],
+    ['WATCH_LOG_DAYS', (c) => c.watches.logDays, 30, 1, 365],
   ]);
+
+  it('bounds WATCHES_MAX by what the check budget can look at every interval, a tenth kept for rechecks', () => {
+    expect(loadConfig({}).watches.max).toBe(270);
+    expect(loadConfig({ WATCH_CHECKS_PER_MINUTE: '10', WATCH_INTERVAL_MINUTES: '3' }).watches.max).toBe(27);
+    expect(loadConfig({ WATCHES_MAX: '100' }).watches.max).toBe(100);
+    expect(loadConfig({ WATCHES_MAX: '0' }).watches.max).toBe(0);
+    expect(loadConfig({ WATCH_CHECKS_PER_MINUTE: '0' }).watches.max).toBe(0);
+    expect(() => loadConfig({ WATCHES_MAX: '271' })).toThrow(
+      'Invalid WATCHES_MAX="271": expected a whole number from 0 to 270 (WATCH_CHECKS_PER_MINUTE × WATCH_INTERVAL_MINUTES × 0.9)',
+    );
+    expect(() => loadConfig({ WATCHES_MAX: '50', WATCH_CHECKS_PER_MINUTE: '10', WATCH_INTERVAL_MINUTES: '5' })).toThrow(/^Invalid WATCHES_MAX="50": expected a whole number from 0 to 45 /);
+  });
+
+  it('still reads the former WATCH_PINGS_PER_MINUTE when WATCH_CHECKS_PER_MINUTE is not set', () => {
+    expect(loadConfig({ WATCH_PINGS_PER_MINUTE: '12' }).watches.checksPerMinute).toBe(12);
+    expect(loadConfig({ WATCH_PINGS_PER_MINUTE: '12', WATCH_CHECKS_PER_MINUTE: '30' }).watches.checksPerMinute).toBe(30);
+    expect(() => loadConfig({ WATCH_PINGS_PER_MINUTE: 'many' })).toThrow('Invalid WATCH_PINGS_PER_MINUTE="many"');
+  });
+
+  it('reads WEBHOOK_ALLOWLIST as CIDRs apart from TARGET_ALLOWLIST, empty by default', () => {
+    expect(loadConfig({ TARGET_ALLOWLIST: '127.0.0.0/8' }).watches.webhookAllowlist).toEqual([]);
+    expect(loadConfig({ WEBHOOK_ALLOWLIST: '127.0.0.0/8, ::1/128' }).watches.webhookAllowlist).toEqual(['127.0.0.0/8', '::1/128']);
+    expect(() => loadConfig({ WEBHOOK_ALLOWLIST: '127.0.0.0/8,lan' })).toThrow(
+      'Invalid WEBHOOK_ALLOWLIST="127.0.0.0/8,lan": expected a comma list of CIDRs such as 127.0.0.0/8,::1/128',
+    );
+  });
 
   it('reads WATCH_SECRET of 32 printable characters or more, never echoing a refused one', () => {
     expect(loadConfig({}).watches.secret).toBeNull();

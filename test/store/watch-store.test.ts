@@ -1,6 +1,7 @@
 /**
  * The watch store on SQLite and on the real PostgreSQL: the conditional writes that let
- * several instances share watches (claims, sequence, leases), the bounded delivery log, expiry,
+ * several instances share watches (claims in fair turns, sequence, fenced leases), caps counted
+ * and inserted in one step under concurrency, events and logs kept by age and count, expiry,
  * the shared signing key; and on SQLite, a watch transaction and the history's group commit
  * sharing one connection without writing into each other.
  */
@@ -44,38 +45,127 @@ const backends: Array<[string, () => Promise<HistoryStore>]> = [
   ],
 ];
 
+const caps = { unverifiedPerClient: 3, perClient: 5, perServer: 2, max: 6 };
+const observation = { state: 'offline', failures: 1, fail_since: 200, above: 0, last_checked_at: 200 };
+
 describe.each(backends)('watch store on %s', (_name, open) => {
   it('lets one claim of a due check win, and saves a change only from the sequence it read', async () => {
     const { watches } = await open();
     await watches.insert(watchRow('w1'));
-    const [first, second] = await Promise.all([watches.claimDue(200, 10, () => 500), watches.claimDue(200, 10, () => 600)]);
+    const [first, second] = await Promise.all([watches.claimDue(200, 10, 500), watches.claimDue(200, 10, 600)]);
     expect(first.length + second.length).toBe(1);
     const read = (await watches.get('w1'))!;
-    const observation = { state: 'offline', failures: 1, fail_since: 200, above: 0, last_checked_at: 200 };
     expect(await watches.saveObservation(read, observation, { kind: 'offline', body: '{}', now: 200 })).toBe(true);
     // Another instance that read the same row: its change is refused, no second event.
     expect(await watches.saveObservation(read, observation, { kind: 'offline', body: '{}', now: 200 })).toBe(false);
     const events = await watches.dueEvents(300, 10);
-    expect(events.map((e) => [e.watch_id, e.sequence, e.kind])).toEqual([['w1', 1, 'offline']]);
+    expect(events.map((e) => [e.watch_id, e.sequence, e.kind, e.client_hash])).toEqual([['w1', 1, 'offline', 'c']]);
     expect(await watches.pendingCount('w1')).toBe(1);
   });
 
-  it('leases an attempt to one instance, and keeps the newest 20 attempts of a watch', async () => {
+  it('hands due checks out fairly: verified before proof looks, then clients in turns', async () => {
+    const { watches } = await open();
+    for (let i = 0; i < 10; i += 1) await watches.insert(watchRow(`many${i}`, { client_hash: 'many', verified_at: 1, next_check_at: i }));
+    for (let i = 0; i < 2; i += 1) await watches.insert(watchRow(`few${i}`, { client_hash: 'few', verified_at: 1, next_check_at: 50 + i }));
+    await watches.insert(watchRow('unverified', { client_hash: 'new', next_check_at: 0 }));
+    await watches.insert(watchRow('paused', { client_hash: 'gone', verified_at: 1, paused_at: 1, next_check_at: 0 }));
+    const claimed = await watches.claimDue(100, 4, 1_000);
+    expect(claimed.map((w) => w.id)).toEqual(['many0', 'few0', 'many1', 'few1']);
+    expect(claimed.every((w) => w.next_check_at === 1_000)).toBe(true);
+    const rest = await watches.claimDue(100, 100, 1_000);
+    expect(rest.map((w) => w.id).slice(-2).sort()).toEqual(['paused', 'unverified']);
+    expect(rest).toHaveLength(10);
+  });
+
+  it('counts and inserts a new watch in one step: concurrent creations never pass a cap', async () => {
+    const { watches } = await open();
+    const tries = Array.from({ length: 20 }, (_, i) => watches.insertWithinCaps(watchRow(`u${i}`, { client_hash: 'one' }), caps));
+    const refusals = await Promise.all(tries);
+    expect(refusals.filter((r) => r === null)).toHaveLength(3);
+    expect(refusals.filter((r) => r === 'unverified')).toHaveLength(17);
+    // Verified watches of the client count against WATCHES_PER_CLIENT, all verified ones against WATCHES_MAX.
+    for (let i = 0; i < 2; i += 1) await watches.insert(watchRow(`v${i}`, { client_hash: 'one', verified_at: 1, server_key: `s${i}` }));
+    expect(await watches.insertWithinCaps(watchRow('over', { client_hash: 'one', verified_at: null }), { ...caps, unverifiedPerClient: 10 })).toBe('client');
+    for (let i = 2; i < 6; i += 1) await watches.insert(watchRow(`v${i}`, { client_hash: `other${i}`, verified_at: 1, server_key: `s${i}` }));
+    expect(await watches.insertWithinCaps(watchRow('full', { client_hash: 'new' }), caps)).toBe('total');
+  });
+
+  it('verifies within WATCHES_PER_SERVER and WATCHES_MAX, one verification at a time', async () => {
+    const { watches } = await open();
+    for (let i = 0; i < 5; i += 1) await watches.insert(watchRow(`p${i}`, { client_hash: `c${i}`, server_key: 'popular' }));
+    const rows = await Promise.all([0, 1, 2, 3, 4].map((i) => watches.get(`p${i}`)));
+    const refusals = await Promise.all(rows.map((row) => watches.markVerified(row!, 'motd', 10, null, caps)));
+    expect(refusals.filter((r) => r === null)).toHaveLength(2);
+    expect(refusals.filter((r) => r === 'server')).toHaveLength(3);
+    const verified = (await Promise.all([0, 1, 2, 3, 4].map((i) => watches.get(`p${i}`)))).filter((w) => w!.verified_at !== null);
+    expect(verified.map((w) => [w!.verified_by, w!.proof_seen_at, w!.expires_at])).toEqual([
+      ['motd', 10, null],
+      ['motd', 10, null],
+    ]);
+  });
+
+  it('finishes an attempt only under the lease it was sent with', async () => {
     const { watches } = await open();
     await watches.insert(watchRow('w2', { verified_at: 1 }));
-    await watches.saveObservation((await watches.get('w2'))!, { state: 'online', failures: 0, fail_since: null, above: 0, last_checked_at: 1 }, { kind: 'online', body: '{}', now: 1 });
+    await watches.saveObservation((await watches.get('w2'))!, { ...observation, state: 'online' }, { kind: 'online', body: '{}', now: 1 });
     const [event] = await watches.dueEvents(10, 10);
-    const leases = await Promise.all([watches.leaseEvent(event!, 10, 1_000), watches.leaseEvent(event!, 10, 1_000)]);
+    const leases = await Promise.all([watches.leaseEvent(event!, 10, 1_000, 'a'), watches.leaseEvent(event!, 10, 1_000, 'b')]);
     expect(leases.filter(Boolean)).toHaveLength(1);
-    for (let attempt = 1; attempt <= 25; attempt += 1) {
-      await watches.logAttempt({ watch_id: 'w2', sequence: 0, kind: 'test', attempt, at: attempt, status_code: 204, error: null }, 20);
-    }
-    await watches.finishAttempt({ watch_id: 'w2', sequence: 1, kind: 'online', attempt: 1, at: 30, status_code: 204, error: null }, { outcome: 'delivered' }, 20);
-    const log = await watches.deliveries('w2', 100);
-    expect(log).toHaveLength(20);
-    expect(log[0]).toMatchObject({ sequence: 1, kind: 'online' });
+    const holder = leases[0] ? 'a' : 'b';
+    expect(await watches.dueEvents(999, 10)).toEqual([]);
+    // The lease ran out while its holder was still sending: another instance takes the event.
+    expect(await watches.leaseEvent(event!, 1_000, 2_000, 'late')).toBe(true);
+    const attempt = { watch_id: 'w2', sequence: 1, kind: 'online', attempt: 1, at: 1_500, status_code: 204, error: null };
+    expect(await watches.finishAttempt(attempt, { outcome: 'delivered' }, 20, holder)).toBe(false);
+    expect(await watches.deliveries('w2', 100)).toEqual([]);
+    expect(await watches.finishAttempt(attempt, { outcome: 'delivered' }, 20, 'late')).toBe(true);
     expect(await watches.pendingCount('w2')).toBe(0);
-    expect(await watches.dueEvents(10_000, 10)).toEqual([]);
+    expect(await watches.deliveries('w2', 100)).toHaveLength(1);
+  });
+
+  it('gives a lease back without an attempt, and keeps the newest 20 attempts of a watch', async () => {
+    const { watches } = await open();
+    await watches.insert(watchRow('w3', { verified_at: 1 }));
+    await watches.saveObservation((await watches.get('w3'))!, observation, { kind: 'offline', body: '{}', now: 1 });
+    const [event] = await watches.dueEvents(10, 10);
+    expect(await watches.leaseEvent(event!, 10, 1_000, 't')).toBe(true);
+    await watches.releaseLease(event!, 't', 500);
+    expect((await watches.dueEvents(500, 10)).map((e) => [e.sequence, e.attempts])).toEqual([[1, 0]]);
+    for (let attempt = 1; attempt <= 25; attempt += 1) {
+      await watches.logAttempt({ watch_id: 'w3', sequence: 0, kind: 'test', attempt, at: attempt, status_code: 204, error: null }, 20);
+    }
+    expect(await watches.deliveries('w3', 100)).toHaveLength(20);
+  });
+
+  it('allows one test delivery a minute per watch', async () => {
+    const { watches } = await open();
+    await watches.insert(watchRow('t1', { verified_at: 1 }));
+    const claims = await Promise.all([watches.claimTest('t1', 100_000, 60_000), watches.claimTest('t1', 100_000, 60_000)]);
+    expect(claims.filter(Boolean)).toHaveLength(1);
+    expect(await watches.claimTest('t1', 159_999, 60_000)).toBe(false);
+    expect(await watches.claimTest('t1', 160_000, 60_000)).toBe(true);
+  });
+
+  it('keeps events and logs by age and count, and deletes watches paused too long', async () => {
+    const { watches } = await open();
+    await watches.insert(watchRow('busy', { verified_at: 1 }));
+    for (let i = 1; i <= 30; i += 1) {
+      const watch = (await watches.get('busy'))!;
+      await watches.saveObservation(watch, { ...observation, last_checked_at: i }, { kind: i % 2 ? 'offline' : 'online', body: '{}', now: i * 1_000 });
+    }
+    await watches.logAttempt({ watch_id: 'busy', sequence: 1, kind: 'offline', attempt: 1, at: 1_000, status_code: 204, error: null }, 20);
+    await watches.logAttempt({ watch_id: 'busy', sequence: 30, kind: 'online', attempt: 1, at: 90_000, status_code: 204, error: null }, 20);
+    await watches.insert(watchRow('paused', { verified_at: 1, paused_at: 5 }));
+    await watches.prune(100_000, { eventMaxAgeMs: 75_000, eventsPerWatch: 20, logMaxAgeMs: 50_000, pausedBefore: 10 });
+    // The newest 20 events are left (11 to 30); of those, the ones older than 75 s are given up.
+    expect(await watches.pendingCount('busy')).toBe(6);
+    const due = await watches.dueEvents(100_000, 100);
+    expect(due.map((e) => e.sequence)).toEqual([25, 26, 27, 28, 29, 30]);
+    expect((await watches.deliveries('busy', 100)).map((d) => d.sequence)).toEqual([30]);
+    expect(await watches.get('paused')).toBeUndefined();
+    // Finished events older than the bound go at the next pass.
+    await watches.prune(100_000, { eventMaxAgeMs: 75_000, eventsPerWatch: 20, logMaxAgeMs: 50_000, pausedBefore: 10 });
+    expect(await watches.dueEvents(100_000, 100)).toHaveLength(6);
   });
 
   it('deletes unverified watches past their window, and keeps one signing key', async () => {

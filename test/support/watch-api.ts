@@ -4,6 +4,8 @@ import { expect } from 'vitest';
 
 export interface CreatedWatch {
   id: string;
+  /** The watch's `whsec_` signing secret. */
+  secret: string;
   /** GET /watches/{id} through `app` (the creating one by default), as JSON. */
   view: (app?: FastifyInstance) => Promise<{ state: string; deliveries: unknown[] } & Record<string, unknown>>;
 }
@@ -15,8 +17,8 @@ export async function createJsonWatch(app: FastifyInstance, address: string, web
     payload: { address, edition: 'java', webhook: { kind: 'json', url: webhookUrl } },
   });
   expect(res.statusCode).toBe(201);
-  const { id, management_token: token } = res.json() as { id: string; management_token: string };
+  const { id, management_token: token, signing_secret: secret } = res.json() as { id: string; management_token: string; signing_secret: string };
   const view = async (through: FastifyInstance = app) =>
     (await through.inject({ method: 'GET', url: `/api/v1/watches/${id}`, headers: { authorization: `Bearer ${token}` } })).json();
-  return { id, view };
+  return { id, secret, view };
 }

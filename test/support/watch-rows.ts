@@ -14,6 +14,8 @@ export function watchRow(id: string, overrides: Partial<WatchRow> = {}): WatchRo
     players_at_least: null,
     public_url: 'http://127.0.0.1',
     client_hash: 'c',
+    server_key: 'mc.observer.test',
+    txt_name: '_observer.mc.observer.test',
     created_at: 0,
     expires_at: 1_000,
     next_check_at: 100,

@@ -1,6 +1,7 @@
 /**
  * A webhook receiver on loopback (node:http): records every request it gets, and answers each
- * with the next status of `answers` (then 204).
+ * with the next status of `answers` (then 204), `delayMs` after the request arrived (a slow
+ * receiver), or never (`hold`: a blackholed one).
  */
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -21,7 +22,7 @@ export interface WebhookReceiver {
   close: () => Promise<void>;
 }
 
-export async function startWebhookReceiver(): Promise<WebhookReceiver> {
+export async function startWebhookReceiver(options: { delayMs?: number; hold?: boolean } = {}): Promise<WebhookReceiver> {
   const requests: ReceivedRequest[] = [];
   const answers: number[] = [];
   const server = createServer((req, res) => {
@@ -29,8 +30,12 @@ export async function startWebhookReceiver(): Promise<WebhookReceiver> {
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
       requests.push({ method: req.method ?? '', path: req.url ?? '', headers: req.headers, body: Buffer.concat(chunks).toString('utf8') });
-      res.statusCode = answers.shift() ?? 204;
-      res.end();
+      if (options.hold) return;
+      const status = answers.shift() ?? 204;
+      setTimeout(() => {
+        res.statusCode = status;
+        res.end();
+      }, options.delayMs ?? 0);
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

@@ -1,5 +1,5 @@
 /**
- * WATCH_PINGS_PER_MINUTE: however many watches are due, the loop checks at most that many a
+ * WATCH_CHECKS_PER_MINUTE: however many watches are due, the loop checks at most that many a
  * minute; the others wait for the next minute. Driven tick by tick on a fake clock, against a
  * real Minecraft server and a real SQLite store.
  */
@@ -39,9 +39,9 @@ const ids = ['a', 'b', 'c', 'd'];
 const checkedOf = (o: Composed) => async () =>
   (await Promise.all(ids.map((id) => o.store.watches.get(id)))).filter((w) => w!.last_checked_at !== null).length;
 
-it('checks at most WATCH_PINGS_PER_MINUTE watches a minute', async () => {
+it('checks at most WATCH_CHECKS_PER_MINUTE watches a minute', async () => {
   const clock = new FakeClock();
-  const o = await composeApp(testConfig({ DATABASE_URL: `sqlite:${join(dir, 'b.db')}`, WATCH_PINGS_PER_MINUTE: '2', STATUS_CACHE_TTL: '3600' }), { logger: false, icmp: null, clock });
+  const o = await composeApp(testConfig({ DATABASE_URL: `sqlite:${join(dir, 'b.db')}`, WATCH_CHECKS_PER_MINUTE: '2', STATUS_CACHE_TTL: '3600' }), { logger: false, icmp: null, clock });
   try {
     await insertDue(o, ids);
     const checked = checkedOf(o);
@@ -61,7 +61,7 @@ it('checks at most WATCH_PINGS_PER_MINUTE watches a minute', async () => {
 it('counts the minute for every instance together through Redis', async () => {
   const redis = await startOwnRedis();
   const clock = new FakeClock();
-  const env = { DATABASE_URL: `sqlite:${join(dir, 'shared.db')}`, WATCH_PINGS_PER_MINUTE: '2', STATUS_CACHE_TTL: '3600', REDIS_URL: redis.url };
+  const env = { DATABASE_URL: `sqlite:${join(dir, 'shared.db')}`, WATCH_CHECKS_PER_MINUTE: '2', STATUS_CACHE_TTL: '3600', REDIS_URL: redis.url };
   const a = await composeApp(testConfig(env), { logger: false, icmp: null, clock });
   const b = await composeApp(testConfig(env), { logger: false, icmp: null, clock });
   try {

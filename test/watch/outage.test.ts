@@ -22,7 +22,7 @@ beforeAll(async () => {
   postgres = await startPrivatePostgres();
   receiver = await startWebhookReceiver();
   server = await startJavaServer({ motd: `outage ${TOKEN}`, onlinePlayers: 1 });
-  const config = testConfig({ DATABASE_URL: postgres.url, STATUS_CACHE_TTL: '1', DAMPING_FAILURES: '2', PING_TIMEOUT_MS: '5000', WATCH_PINGS_PER_MINUTE: '6000' });
+  const config = testConfig({ DATABASE_URL: postgres.url, STATUS_CACHE_TTL: '1', DAMPING_FAILURES: '2', PING_TIMEOUT_MS: '5000', WATCH_CHECKS_PER_MINUTE: '6000' });
   observer = await composeApp(config, {
     logger: false,
     icmp: null,
@@ -62,10 +62,10 @@ describe('watches and database outages', () => {
     postgres.start();
     expect(await until(() => receiver.requests.length === 3)).toBe(true);
     await new Promise((r) => setTimeout(r, 1_000));
-    expect(receiver.requests.map((r) => [r.headers['x-observer-delivery'], JSON.parse(r.body).event])).toEqual([
-      [`${id}:1`, 'offline'],
-      [`${id}:1`, 'offline'],
-      [`${id}:2`, 'online'],
+    expect(receiver.requests.map((r) => [r.headers['webhook-id'], JSON.parse(r.body).event])).toEqual([
+      [`${id}_1`, 'offline'],
+      [`${id}_1`, 'offline'],
+      [`${id}_2`, 'online'],
     ]);
   }, 90_000);
 });

@@ -1,11 +1,15 @@
 /**
  * One webhook attempt against hostile receivers on loopback: a redirect is not followed, a
- * receiver that never answers costs the deadline, an endless answer is read only so far.
+ * receiver that never answers costs the deadline, an endless answer is read only so far; what
+ * an attempt reports is delivered, refused or failed, never why a connection failed. And the
+ * webhooks' guard: its own allowlist, and system ports refused on public addresses.
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { postWebhook, RESPONSE_BYTES_READ } from '../../src/watch/webhook.js';
+import { AddressGuard, TargetResolver } from '../../src/resolve/index.js';
+import { postWebhook, resolveWebhook, RESPONSE_BYTES_READ } from '../../src/watch/webhook.js';
+import { closedPort } from '../support/hostile.js';
 
 const servers: Server[] = [];
 afterEach(async () => {
@@ -35,7 +39,7 @@ describe('a webhook attempt', () => {
       res.writeHead(302, { location: target.href });
       res.end();
     });
-    expect(await post(url)).toEqual({ statusCode: 302, error: 'redirect not followed' });
+    expect(await post(url)).toEqual({ result: 'refused', statusCode: 302 });
     expect(followed).toBe(0);
   });
 
@@ -43,7 +47,7 @@ describe('a webhook attempt', () => {
     const url = await serve(() => {
       // Holds the request open.
     });
-    expect(await post(url, 500)).toEqual({ statusCode: null, error: 'timed out' });
+    expect(await post(url, 500)).toEqual({ result: 'failed', statusCode: null });
   });
 
   it('reads a few KiB of an endless answer and closes the connection', async () => {
@@ -59,7 +63,7 @@ describe('a webhook attempt', () => {
       res.on('close', () => (closed = true));
       pump();
     });
-    expect(await post(url)).toEqual({ statusCode: 200, error: null });
+    expect(await post(url)).toEqual({ result: 'delivered', statusCode: 200 });
     await new Promise((resolve) => setTimeout(resolve, 200));
     expect(closed).toBe(true);
     expect(written).toBeLessThan(8 * 1024 * 1024);
@@ -69,6 +73,43 @@ describe('a webhook attempt', () => {
   it('connects to the checked IP whatever the URL names', async () => {
     const url = await serve((_req, res) => res.end());
     const named = new URL(url.href.replace('127.0.0.1', 'unresolvable.invalid'));
-    expect(await postWebhook({ url: named, ip: '127.0.0.1' }, '{}', {}, 2_000)).toEqual({ statusCode: 200, error: null });
+    expect(await postWebhook({ url: named, ip: '127.0.0.1' }, '{}', {}, 2_000)).toEqual({ result: 'delivered', statusCode: 200 });
+  });
+
+  it('says `failed` alike for a closed port and a silent one: no port-scan oracle', async () => {
+    const closed = new URL(`http://127.0.0.1:${await closedPort()}/hook`);
+    const silent = await serve(() => {});
+    expect(await post(closed, 500)).toEqual({ result: 'failed', statusCode: null });
+    expect(await post(silent, 500)).toEqual({ result: 'failed', statusCode: null });
+  });
+
+  it('is cut off by the stop signal', async () => {
+    const url = await serve(() => {});
+    const stop = new AbortController();
+    const attempt = postWebhook({ url, ip: '127.0.0.1' }, '{}', {}, 60_000, stop.signal);
+    setTimeout(() => stop.abort(), 100);
+    expect(await attempt).toEqual({ result: 'failed', statusCode: null });
+  });
+});
+
+describe('the webhooks\' guard', () => {
+  const resolverOf = (guard: AddressGuard) => new TargetResolver({ dnsServers: ['127.0.0.1:5353'], guard });
+  const resolve = (url: string, guard: AddressGuard) => resolveWebhook(new URL(url), resolverOf(guard), guard, AbortSignal.timeout(5_000));
+
+  it('refuses a public address on a system port, allows web and unprivileged ports (nothing connects)', async () => {
+    const guard = new AddressGuard([]);
+    for (const url of ['http://1.1.1.1:22/', 'http://1.1.1.1:25/', 'https://1.1.1.1:1023/', 'http://[2606:4700::1111]:6/']) {
+      await expect(resolve(url, guard), url).rejects.toMatchObject({ code: 'webhook_refused', statusCode: 400 });
+    }
+    for (const url of ['http://1.1.1.1/', 'https://1.1.1.1/', 'http://1.1.1.1:8080/', 'https://1.1.1.1:65535/']) {
+      await expect(resolve(url, guard), url).resolves.toMatchObject({ ip: '1.1.1.1' });
+    }
+  });
+
+  it('lets WEBHOOK_ALLOWLIST open an address, on any port', async () => {
+    const guard = new AddressGuard(['127.0.0.0/8']);
+    await expect(resolve('http://127.0.0.1:22/', guard)).resolves.toMatchObject({ ip: '127.0.0.1' });
+    await expect(resolve('http://mc.observer.test:6379/', guard)).resolves.toMatchObject({ ip: '127.0.0.1' });
+    await expect(resolve('http://[::1]:8080/', guard)).rejects.toMatchObject({ code: 'webhook_refused' });
   });
 });

@@ -74,7 +74,7 @@ describe('watch this server', () => {
       server.setMotd('Watch me');
 
       // The token shown manages the watch through the API.
-      const id = String(hooks[0]!.headers['x-observer-delivery']).split(':')[0];
+      const id = String(hooks[0]!.headers['webhook-id']).split('_')[0];
       const api = await fetch(`${front.origin}/api/v1/watches/${id}`, { headers: { authorization: `Bearer ${token}` } });
       expect(api.status).toBe(200);
       await o.close();

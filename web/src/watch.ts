@@ -126,8 +126,16 @@ function manage(created: CreatedWatch, status: HTMLElement): HTMLElement {
   });
   test.addEventListener('click', () => {
     replace(status, 'Sending a test delivery…');
-    call<{ delivered: boolean; status_code: number | null; error: string | null }>('POST', `${path}/test`, token).then(
-      (result) => replace(status, result.delivered ? `Test delivered (HTTP ${result.status_code ?? ''}).` : `Test not delivered: ${result.error ?? 'unknown error'}.`),
+    call<{ delivered: boolean; result: string; status_code: number | null }>('POST', `${path}/test`, token).then(
+      (result) =>
+        replace(
+          status,
+          result.delivered
+            ? `Test delivered (HTTP ${result.status_code ?? ''}).`
+            : result.result === 'refused'
+              ? `Test not accepted: the webhook answered HTTP ${result.status_code ?? ''}.`
+              : 'Test not delivered: the webhook did not answer.',
+        ),
       (error: unknown) => replace(status, message(error)),
     );
   });
@@ -136,9 +144,11 @@ function manage(created: CreatedWatch, status: HTMLElement): HTMLElement {
     { class: 'watch-created' },
     h('p', {}, 'Watch created. Keep these now: they are not shown again.'),
     secret('Management token', token, `Send it as "Authorization: Bearer <token>" to GET or DELETE ${url(path)}.`),
-    created.signing_secret ? secret('Signing secret', created.signing_secret, 'X-Observer-Signature is sha256= and the HMAC-SHA256 of the body under this secret.') : null,
+    created.signing_secret
+      ? secret('Signing secret', created.signing_secret, 'Deliveries are signed as Standard Webhooks: verify them with a standardwebhooks library and this secret.')
+      : null,
     h('h3', {}, 'Prove you run the server'),
-    h('p', {}, `${verification.txt_name ? 'Either put' : 'Put'} this token anywhere in the server's MOTD (it may go once verified):`),
+    h('p', {}, `${verification.txt_name ? 'Either put' : 'Put'} this token anywhere in the server's MOTD and keep it there (Observer looks for it again):`),
     secret('Verification token', verification.token, 'For example at the end of motd= in server.properties, then restart.'),
     ...(verification.txt_name && verification.txt_value
       ? [

@@ -5,11 +5,12 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
-import type { ClientHasher } from '../../core/client-hash.js';
-import type { WatchService } from '../../watch/service.js';
-import { clientKeyOf } from '../client-key.js';
+import { clientNetwork } from '../../core/client-hash.js';
+import type { WatchRow } from '../../store/watch-store.js';
+import type { WatchService } from '../../watch/index.js';
 import { tierConfig } from '../rate-limit.js';
 import { empty, errorResponses, headers, json, withPathParameters, type RouteErrors } from '../contract.js';
+import { watchView } from './watch-view.js';
 
 const Edition = Type.Union([Type.Literal('java'), Type.Literal('bedrock')]);
 const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) => Type.Union([schema, Type.Null()]);
@@ -34,13 +35,17 @@ const CreateWatch = Type.Object(
   { additionalProperties: false, title: 'CreateWatch' },
 );
 
+const AttemptResult = Type.Union([Type.Literal('delivered'), Type.Literal('refused'), Type.Literal('failed')], {
+  description: '`delivered`: a 2xx answer; `refused`: another answer (see `status_code`); `failed`: no answer, whatever the reason.',
+});
+
 const Delivery = Type.Object({
   sequence: Type.Integer({ description: 'The event, per watch; 0 for a test delivery.' }),
   event: Type.String(),
   attempt: Type.Integer({ minimum: 1 }),
   at: Type.String({ format: 'date-time' }),
-  status_code: Nullable(Type.Integer()),
-  error: Nullable(Type.String({ description: 'Why the attempt failed; null when the webhook answered 2xx.' })),
+  result: AttemptResult,
+  status_code: Nullable(Type.Integer({ description: 'The webhook\'s HTTP status; null when it did not answer.' })),
 }, { additionalProperties: false });
 
 const Watch = Type.Object(
@@ -50,16 +55,22 @@ const Watch = Type.Object(
     edition: Edition,
     webhook: Type.Object({ kind: Type.Union([Type.Literal('discord'), Type.Literal('json')]), host: Type.String() }, { additionalProperties: false }),
     players_at_least: Nullable(Type.Integer()),
-    page_url: Type.String({ description: 'The server\'s page, as deliveries link to it.' }),
+    page_url: Nullable(Type.String({ description: 'The server\'s page under PUBLIC_URL, as deliveries link to it; null when PUBLIC_URL is not set.' })),
     created_at: Type.String({ format: 'date-time' }),
     verification: Type.Object({
       verified: Type.Boolean(),
       method: Nullable(Type.Union([Type.Literal('motd'), Type.Literal('dns')])),
       verified_at: Nullable(Type.String({ format: 'date-time' })),
       expires_at: Nullable(Type.String({ format: 'date-time', description: 'An unverified watch is deleted then.' })),
-      token: Type.String({ description: 'Put it in the server\'s MOTD, or publish `txt_value` at `txt_name`.' }),
-      txt_name: Nullable(Type.String({ description: '`_observer.<host>`; null for a server given by IP address (MOTD only).' })),
-      txt_value: Nullable(Type.String({ description: '`observer-verify=<token>`; null for a server given by IP address.' })),
+      token: Type.String({ description: 'Put it in the server\'s MOTD, or publish `txt_value` at `txt_name`; keep it there.' }),
+      txt_name: Nullable(
+        Type.String({
+          description: '`_observer.<name>`, where `<name>` is the name checks connect to (the SRV target, CNAMEs followed); null for a server reached by IP address (MOTD only).',
+        }),
+      ),
+      txt_value: Nullable(Type.String({ description: '`observer-verify=<token>`; null when `txt_name` is.' })),
+      proof_seen_at: Nullable(Type.String({ format: 'date-time', description: 'When the proof was last seen; checks keep looking for it.' })),
+      paused_at: Nullable(Type.String({ format: 'date-time', description: 'Set while the watch is paused: its proof was not seen for WATCH_PROOF_GRACE_DAYS.' })),
     }, { additionalProperties: false }),
     state: Type.Union([Type.Literal('unknown'), Type.Literal('online'), Type.Literal('offline')]),
     last_checked_at: Nullable(Type.String({ format: 'date-time' })),
@@ -74,7 +85,7 @@ const CreatedWatch = Type.Object(
     id: Type.String({ format: 'uuid' }),
     management_token: Type.String({ description: 'Shown once: send it as `Authorization: Bearer <token>`.' }),
     signing_secret: Type.Optional(
-      Type.String({ description: '`json` webhooks only, shown once: the key of `X-Observer-Signature` (HMAC-SHA256 of the body).' }),
+      Type.String({ description: '`json` webhooks only, shown once: `whsec_<base64>`, the Standard Webhooks key of `webhook-signature`.' }),
     ),
     watch: Watch,
   },
@@ -83,8 +94,8 @@ const CreatedWatch = Type.Object(
 
 const TestResult = Type.Object({
   delivered: Type.Boolean(),
+  result: AttemptResult,
   status_code: Nullable(Type.Integer()),
-  error: Nullable(Type.String()),
 }, { additionalProperties: false });
 
 const WatchParams = Type.Object({ id: Type.String({ maxLength: 64, examples: ['0b6f4c1e-5d2a-4e8b-9c3f-7a1d2e3f4a5b'] }) });
@@ -101,7 +112,12 @@ function bearer(request: FastifyRequest): string | null {
   return match ? match[1]! : null;
 }
 
-export const watchRoutes: FastifyPluginAsyncTypebox<{ watches: WatchService; hasher: ClientHasher }> = async (app, { watches, hasher }) => {
+/** A watch as GET shows it. */
+async function shown(watches: WatchService, watch: WatchRow) {
+  return watchView(watch, await watches.details(watch), watches.publicUrl);
+}
+
+export const watchRoutes: FastifyPluginAsyncTypebox<{ watches: WatchService }> = async (app, { watches }) => {
   app.post(
     '/watches',
     {
@@ -111,12 +127,14 @@ export const watchRoutes: FastifyPluginAsyncTypebox<{ watches: WatchService; has
         summary: 'Watch a server',
         description:
           'Creates a watch: once its owner has proven control of the server (the verification token in the MOTD, ' +
-          'or `observer-verify=<token>` in a TXT record at `_observer.<host>`), Observer checks the server every ' +
+          'or `observer-verify=<token>` in a TXT record at `verification.txt_name`), Observer checks the server every ' +
           'WATCH_INTERVAL_MINUTES and sends one delivery when it goes offline (after flap damping) or comes back ' +
           '(and when `players_at_least` is reached). Nothing is sent before verification; unverified watches ' +
           'expire after WATCH_VERIFY_HOURS. The management token (and, for `json`, the signing secret) is shown once. ' +
-          'A webhook URL on a non-public address is a 400 `webhook_refused`; too many unverified watches for one ' +
-          'client, a 409 `too_many_unverified`; a webhook host name DNS cannot resolve just now, a 503 `webhook_dns_failure`.',
+          'A webhook URL on a non-public address or a system port is a 400 `webhook_refused`; a client over ' +
+          'WATCHES_UNVERIFIED_PER_CLIENT or WATCHES_PER_CLIENT, a 409 `too_many_unverified` or `too_many_watches`; an ' +
+          'instance holding WATCHES_MAX verified watches, a 429 `watch_capacity`; a webhook host name DNS cannot ' +
+          'resolve just now, a 503 `webhook_dns_failure`.',
         tags: ['watches'],
         security: [],
         body: CreateWatch,
@@ -125,10 +143,10 @@ export const watchRoutes: FastifyPluginAsyncTypebox<{ watches: WatchService; has
           ...errorResponses(
             {
               400: ['invalid_parameter', 'invalid_body', 'invalid_address', 'invalid_webhook', 'webhook_refused', 'webhook_not_found'],
-              409: ['too_many_unverified'],
+              409: ['too_many_unverified', 'too_many_watches'],
               413: ['body_too_large'],
               415: ['unsupported_media_type'],
-              429: ['rate_limited'],
+              429: ['rate_limited', 'watch_capacity'],
               503: ['webhook_dns_failure'],
             },
             { limited: true, takesBody: true },
@@ -137,10 +155,15 @@ export const watchRoutes: FastifyPluginAsyncTypebox<{ watches: WatchService; has
       },
     },
     async (request, reply) => {
-      const origin = `${request.protocol}://${request.host}`;
-      const created = await watches.create({ ...request.body, edition: request.body.edition ?? 'java' }, clientKeyOf(request, hasher), origin);
+      // The client's network (IPv4 address or IPv6 /48) goes to the service only to be hashed.
+      const created = await watches.create({ ...request.body, edition: request.body.edition ?? 'java' }, clientNetwork(request.ip, 48));
       reply.code(201).header('Cache-Control', 'no-store');
-      return created;
+      return {
+        id: created.watch.id,
+        management_token: created.managementToken,
+        ...(created.signingSecret !== null ? { signing_secret: created.signingSecret } : {}),
+        watch: await shown(watches, created.watch),
+      };
     },
   );
 
@@ -167,7 +190,7 @@ export const watchRoutes: FastifyPluginAsyncTypebox<{ watches: WatchService; has
     async (request, reply) => {
       const watch = await authorised(request);
       reply.header('Cache-Control', 'no-store');
-      return watches.view(watch);
+      return shown(watches, watch);
     },
   );
 
@@ -187,13 +210,15 @@ export const watchRoutes: FastifyPluginAsyncTypebox<{ watches: WatchService; has
     managedRoute(
       'verifyWatch',
       'Look for the owner\'s proof now',
-      'Checks the MOTD (as the status cache has it, up to STATUS_CACHE_TTL old) and the TXT record now.',
+      'Reads the MOTD fresh (waiting up to PING_TIMEOUT_MS for a refresh; a stale status proves nothing) and the TXT record now. ' +
+        'A proven watch a cap keeps unverified: 409 `too_many_server_watches` (WATCHES_PER_SERVER) or 429 `watch_capacity` (WATCHES_MAX).',
       { 200: json('The watch, verified or not.', Watch, WATCH_HEADERS) },
+      { ...MANAGED_ERRORS, 409: ['too_many_server_watches'], 429: ['rate_limited', 'watch_capacity'] },
     ),
     async (request, reply) => {
       const watch = await watches.verifyNow(await authorised(request));
       reply.header('Cache-Control', 'no-store');
-      return watches.view(watch);
+      return shown(watches, watch);
     },
   );
 
@@ -202,14 +227,16 @@ export const watchRoutes: FastifyPluginAsyncTypebox<{ watches: WatchService; has
     managedRoute(
       'testWatch',
       'Send a test delivery',
-      'One delivery of event `test` (sequence 0), not retried; a 409 `not_verified` before verification.',
+      'One delivery of event `test` (sequence 0, a `webhook-id` of its own), not retried; at most one a minute per watch ' +
+        '(429 `test_rate_limited`) and within the webhook host\'s budget (429 `webhook_rate_limited`); a 409 `not_verified` ' +
+        'before verification or while paused.',
       { 200: json('What the webhook answered.', TestResult, WATCH_HEADERS) },
-      { ...MANAGED_ERRORS, 409: ['not_verified'] },
+      { ...MANAGED_ERRORS, 409: ['not_verified'], 429: ['rate_limited', 'test_rate_limited', 'webhook_rate_limited'], 503: ['shutting_down', 'webhook_dns_failure'] },
     ),
     async (request, reply) => {
       const result = await watches.test(await authorised(request));
       reply.header('Cache-Control', 'no-store');
-      return { delivered: result.error === null, status_code: result.statusCode, error: result.error };
+      return { delivered: result.result === 'delivered', result: result.result, status_code: result.statusCode };
     },
   );
 };
