@@ -76,12 +76,14 @@ const HEADERS = {
   }),
   'X-Render-Cache': Type.Union([Type.Literal('HIT'), Type.Literal('MISS')], { description: 'Whether the image came from the render cache.' }),
   'RateLimit-Policy': Type.String({
-    pattern: '^"[a-z]+";q=\\d+;w=\\d+$',
-    description: 'The limit that applies (IETF RateLimit fields): the tier, its quota `q` and window `w` in seconds.',
+    pattern: '^"[a-z][a-z-]*";q=\\d+;w=\\d+$',
+    description:
+      'The limit that applies (IETF RateLimit fields): its name (a rate-limit tier, or `watch-test` and `webhook-host` on ' +
+      'a refused test delivery), its quota `q` and window `w` in seconds.',
     examples: ['"status";q=120;w=60'],
   }),
   RateLimit: Type.String({
-    pattern: '^"[a-z]+";r=\\d+;t=\\d+$',
+    pattern: '^"[a-z][a-z-]*";r=\\d+;t=\\d+$',
     description:
       "The client's budget in the tier: `r` requests left, `t` seconds until the window resets. Never on an answer shared caches may store.",
     examples: ['"status";r=87;t=42'],

@@ -172,7 +172,7 @@ function capError(refused: CapRefusal, settings: WatchSettings): ObserverError {
         'watch_capacity',
         429,
         `This Observer holds as many verified watches (${settings.max}) as its check budget can look at every ${settings.intervalMinutes} minutes. Retry later, when watches have ended.`,
-        { headers: { 'Retry-After': '3600', 'RateLimit-Policy': `"watches";q=${settings.max}`, RateLimit: '"watches";r=0;t=3600' } },
+        { headers: { 'Retry-After': '3600' } },
       );
   }
 }

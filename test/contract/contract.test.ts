@@ -117,7 +117,14 @@ describe('a tour of every route', () => {
     const servers: TourServers = { java, receiver };
     const busy = await listening({ MAX_CONCURRENT_PINGS: '1', TARGET_PINGS_PER_MINUTE: '1' });
     const maintenance = await listening({ MAINTENANCE_MODE: 'true' });
-    await tourEverything(log, { main, busy, maintenance }, servers, LIMIT);
+    const caps = await listening({
+      WATCHES_PER_CLIENT: '2',
+      WATCHES_PER_SERVER: '1',
+      WATCHES_MAX: '2',
+      WATCHES_UNVERIFIED_PER_CLIENT: '5',
+      WATCH_DELIVERIES_PER_HOST_PER_MINUTE: '1',
+    });
+    await tourEverything(log, { main, busy, maintenance, caps }, servers, LIMIT);
     expect(log.problems).toEqual([]);
 
     const documented = Object.entries(doc.paths).flatMap(([path, item]) =>

@@ -19,6 +19,8 @@ export interface TourInstances {
   main: Instance;
   busy: Instance;
   maintenance: Instance;
+  /** Small watch caps: WATCHES_PER_CLIENT 2, WATCHES_PER_SERVER 1, WATCHES_MAX 2, one delivery per webhook host a minute. */
+  caps: Instance;
 }
 
 /** Documented answers no request can bring about on purpose on loopback, each with why. */
@@ -33,6 +35,7 @@ export const CODES_NOT_BROUGHT_ABOUT: Record<string, string> = {
   overloaded: 'sheds work by event-loop lag or renders in flight at one instant (test/http/admission.test.ts)',
   store_unavailable: 'needs the history database down with no earlier answer (test/store, test/http/history.test.ts)',
   webhook_dns_failure: "needs the DNS server failing for the webhook's name (test/watch)",
+  shutting_down: 'needs a test delivery asked for while the instance stops (test/watch/shutdown.test.ts)',
 };
 
 const JSON_TYPE = { 'content-type': 'application/json' };
@@ -47,6 +50,7 @@ export async function tourEverything(log: TourLog, instances: TourInstances, ser
   await tourWidget(log, main, server, limit);
   await tourReads(log, main, server, limit);
   await tourWatches(log, main, servers.receiver, limit);
+  await tourWatchCaps(log, instances.caps, servers.receiver);
   await tourBusy(log, instances.busy, server);
   await tourEveryOperation(log, instances);
 }
@@ -179,6 +183,46 @@ async function tourWatches(log: TourLog, main: Instance, receiver: WebhookReceiv
     await log.run(main, { path: watchPath, url: `/watches/${id}`, headers: bearer, status: 404, error: 'watch_not_found' });
   } finally {
     await owned.close();
+  }
+}
+
+/** The caps on watches, and the limits of test deliveries. */
+async function tourWatchCaps(log: TourLog, caps: Instance, receiver: WebhookReceiver): Promise<void> {
+  const servers = await Promise.all([startJavaServer({ motd: 'first' }), startJavaServer({ motd: 'second' }), startJavaServer({ motd: 'third' })]);
+  try {
+    const create = async (client: string, server: RunningJavaServer, status = 201, error?: string) => {
+      const body = JSON.stringify({ address: `127.0.0.1:${server.port}`, webhook: { kind: 'json', url: receiver.url() } });
+      const answer = await log.run(caps, { method: 'POST', path: '/watches', url: '/watches', headers: JSON_TYPE, body, client, status, ...(error ? { error } : {}) });
+      return status === 201 ? (JSON.parse(answer.body.toString('utf8')) as { id: string; management_token: string; watch: { verification: { token: string } } }) : null;
+    };
+    const [a, b, c] = [newClient(), newClient(), newClient()];
+    const w1 = (await create(a, servers[0]!))!;
+    const w2 = (await create(b, servers[0]!))!;
+    const w3 = (await create(a, servers[1]!))!;
+    const w4 = (await create(c, servers[2]!))!;
+    await create(a, servers[2]!, 409, 'too_many_watches');
+    servers[0]!.setMotd(`first ${w1.watch.verification.token} ${w2.watch.verification.token}`);
+    servers[1]!.setMotd(`second ${w3.watch.verification.token}`);
+    servers[2]!.setMotd(`third ${w4.watch.verification.token}`);
+    const on = (watch: { id: string; management_token: string }, suffix: string, status: number, error?: string) =>
+      log.run(caps, {
+        method: 'POST',
+        path: `/watches/{id}${suffix}`,
+        url: `/watches/${watch.id}${suffix}`,
+        headers: { authorization: `Bearer ${watch.management_token}` },
+        status,
+        ...(error ? { error } : {}),
+      });
+    await on(w1, '/verify', 200);
+    await on(w2, '/verify', 409, 'too_many_server_watches');
+    await on(w3, '/verify', 200);
+    await on(w4, '/verify', 429, 'watch_capacity');
+    await create(c, servers[2]!, 429, 'watch_capacity');
+    await on(w1, '/test', 200);
+    await on(w1, '/test', 429, 'test_rate_limited');
+    await on(w3, '/test', 429, 'webhook_rate_limited');
+  } finally {
+    await Promise.all(servers.map((server) => server.close()));
   }
 }
 
