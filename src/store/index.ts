@@ -78,15 +78,15 @@ function unreadable(location: string): (error: unknown) => never {
 
 async function sqliteParts(path: string, options: StoreOptions, onError: (error: unknown) => void): Promise<Omit<StoreParts, 'retention'>> {
   if (path !== ':memory:' && !path.startsWith('file:')) mkdirSync(dirname(path), { recursive: true });
-  const worker = await SqliteWorker.start(path, sqliteBinding(options.sqliteBinding), onError);
-  const db = new Kysely<Database>({ dialect: createSqliteDialect(worker) });
+  const writer = await SqliteWorker.start(path, sqliteBinding(options.sqliteBinding), onError);
+  const { dialect, withWriter } = createSqliteDialect(writer, SqliteWorker.reader(writer));
   return {
-    db,
+    db: new Kysely<Database>({ dialect }),
     dialect: 'sqlite',
     location: path,
-    // Under the connection's lock, so a batch never lands inside a Kysely transaction (the watches').
-    writer: (batch) => db.connection().execute(() => worker.request({ op: 'batch', batch })).then(() => {}),
-    maintenance: sqliteMaintenance(db, worker),
+    // Holding the writer, so a batch never lands inside a Kysely transaction (the watches').
+    writer: (batch) => withWriter((worker) => worker.request({ op: 'batch', batch })).then(() => {}),
+    maintenance: sqliteMaintenance(withWriter),
   };
 }
 

@@ -9,7 +9,7 @@
  * `now`, and the range starts at the edge `count - 1` buckets before it. A check belongs to
  * the bucket with `start <= checked_at < start + size`.
  */
-import { sql, type Kysely } from 'kysely';
+import type { Kysely } from 'kysely';
 import type { Edition } from '../core/types.js';
 import type { Database } from './schema.js';
 
@@ -105,7 +105,7 @@ export async function readServerHistory(
       time: new Date(window.from + i * window.bucketMs).toISOString(),
       checks: bucketChecks,
       online: bucketOnline,
-      players_avg: playersN === 0 ? null : round2(Number(row!.players_sum) / playersN),
+      players_avg: playersN === 0 ? null : round2(row!.players_sum / playersN),
       players_max: row?.players_max == null ? null : Number(row.players_max),
     });
   }
@@ -131,49 +131,57 @@ interface BucketRow {
   checks: number;
   online: number;
   players_n: number;
-  players_sum: number | null;
+  players_sum: number;
   players_max: number | null;
 }
 
-/** Buckets under an hour, from the raw checks: one range of the (server, time) key. */
+/** Adds a row's counts to its bucket (rows come in time order, so buckets fill one after the other). */
+function addTo(buckets: Map<number, BucketRow>, bucket: number, checks: number, online: number, playersN: number, playersSum: number, peak: number | null): void {
+  let row = buckets.get(bucket);
+  if (!row) buckets.set(bucket, (row = { bucket, checks: 0, online: 0, players_n: 0, players_sum: 0, players_max: null }));
+  row.checks += checks;
+  row.online += online;
+  row.players_n += playersN;
+  row.players_sum += playersSum;
+  if (peak !== null && peak > (row.players_max ?? -1)) row.players_max = peak;
+}
+
+/**
+ * Buckets under an hour, from the raw checks: one range of the (server, time) key, summed here
+ * rather than grouped by the database (which would sort the rows again).
+ */
 async function rawBuckets(db: Kysely<Database>, sid: number, window: BucketWindow): Promise<BucketRow[]> {
-  // Truncated to an integer on both dialects (a SQLite binding may bind the numbers as REAL).
-  const bucket = sql<number>`CAST((${sql.ref('checked_at')} - ${window.from}) / ${window.bucketMs} AS INTEGER)`;
-  const onlinePlayers = sql`CASE WHEN ${sql.ref('online')} = 1 THEN ${sql.ref('players_online')} END`;
-  return db
+  const rows = await db
     .selectFrom('checks')
-    .select((eb) => [
-      bucket.as('bucket'),
-      eb.fn.countAll<number>().as('checks'),
-      eb.fn.sum<number>('online').as('online'),
-      sql<number>`COUNT(${onlinePlayers})`.as('players_n'),
-      sql<number | null>`SUM(${onlinePlayers})`.as('players_sum'),
-      sql<number | null>`MAX(${onlinePlayers})`.as('players_max'),
-    ])
+    .select(['checked_at', 'online', 'players_online'])
     .where('server', '=', sid)
     .where('checked_at', '>=', window.from)
     .where('checked_at', '<', window.until)
-    .groupBy(sql`1`)
     .execute();
+  const buckets = new Map<number, BucketRow>();
+  for (const r of rows) {
+    const online = Number(r.online);
+    const players = online === 1 && r.players_online !== null ? Number(r.players_online) : null;
+    addTo(buckets, Math.floor((Number(r.checked_at) - window.from) / window.bucketMs), 1, online, players === null ? 0 : 1, players ?? 0, players);
+  }
+  return [...buckets.values()];
 }
 
 /** Buckets of whole hours, from the hourly rollup rows: at most 720 of them for 30 days. */
 async function hourlyBuckets(db: Kysely<Database>, sid: number, window: BucketWindow): Promise<BucketRow[]> {
   const from = window.from / HOUR;
-  const bucket = sql<number>`CAST((${sql.ref('hour')} - ${from}) / ${window.bucketMs / HOUR} AS INTEGER)`;
-  return db
+  const rows = await db
     .selectFrom('check_hours')
-    .select((eb) => [
-      bucket.as('bucket'),
-      eb.fn.sum<number>('checks').as('checks'),
-      eb.fn.sum<number>('online').as('online'),
-      eb.fn.sum<number>('players_n').as('players_n'),
-      eb.fn.sum<number>('players_sum').as('players_sum'),
-      eb.fn.max('players_peak').as('players_max'),
-    ])
+    .select(['hour', 'checks', 'online', 'players_n', 'players_sum', 'players_peak'])
     .where('server', '=', sid)
     .where('hour', '>=', from)
     .where('hour', '<', window.until / HOUR)
-    .groupBy(sql`1`)
     .execute();
+  const buckets = new Map<number, BucketRow>();
+  const hoursPerBucket = window.bucketMs / HOUR;
+  for (const r of rows) {
+    const peak = r.players_peak === null ? null : Number(r.players_peak);
+    addTo(buckets, Math.floor((Number(r.hour) - from) / hoursPerBucket), Number(r.checks), Number(r.online), Number(r.players_n), Number(r.players_sum), peak);
+  }
+  return [...buckets.values()];
 }

@@ -42,7 +42,7 @@ export async function openLegacy(database: LegacyDatabase): Promise<Kysely<unkno
   const dialect: Dialect = database.kind;
   const db =
     database.kind === 'sqlite'
-      ? new Kysely<unknown>({ dialect: createSqliteDialect(await SqliteWorker.start(database.path, sqliteBinding(), () => {})) })
+      ? new Kysely<unknown>({ dialect: createSqliteDialect(await SqliteWorker.start(database.path, sqliteBinding(), () => {})).dialect })
       : new Kysely<unknown>({ dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: database.url, max: 2 }) }) });
   const all = await migrationProvider(dialect).getMigrations();
   const provider = { getMigrations: async () => ({ '0001_history': all['0001_history']!, '0002_watches': all['0002_watches']! }) };

@@ -1,12 +1,17 @@
 /**
- * SQLite for Kysely through the store's worker thread (worker.ts): Kysely builds and compiles
- * queries on the main thread; the worker prepares and runs them. As with Kysely's own SQLite
- * driver there is one connection, held by one user at a time (a transaction holds it from
- * BEGIN to COMMIT); waiting users get it in the order they asked, so a long series of
- * maintenance steps cannot keep reads and writes out.
+ * SQLite for Kysely through the store's worker threads (worker.ts): Kysely builds and compiles
+ * queries on the main thread; the workers prepare and run them.
+ *
+ * Two connections on one file, each in a thread of its own. The writer runs every statement
+ * that writes, every transaction, the group commits and retention; one user holds it at a time
+ * (a transaction from BEGIN to COMMIT), and waiting users get it in the order they asked, so a
+ * series of retention steps cannot keep the others out. The reader runs the SELECTs issued
+ * outside a transaction: in WAL mode it never waits for the writer, and it sees every commit
+ * that finished before the query was sent, so what a flush wrote is read back at once.
  */
 import {
   CompiledQuery,
+  SelectQueryNode,
   SqliteAdapter,
   SqliteIntrospector,
   SqliteQueryCompiler,
@@ -38,18 +43,53 @@ class FairLock {
     if (next) next();
     else this.held = false;
   }
+
+  /** Runs `work` holding the lock. */
+  async with<T>(work: () => Promise<T>): Promise<T> {
+    await this.lock();
+    try {
+      return await work();
+    } finally {
+      this.unlock();
+    }
+  }
 }
 
-class WorkerConnection implements DatabaseConnection {
-  constructor(private readonly worker: SqliteWorker) {}
+async function run<R>(worker: SqliteWorker, compiled: CompiledQuery): Promise<QueryResult<R>> {
+  const answer = (await worker.request({ op: 'query', sql: compiled.sql, params: compiled.parameters })) as QueryAnswer;
+  return {
+    rows: answer.rows as R[],
+    ...(answer.changes === undefined ? {} : { numAffectedRows: BigInt(answer.changes) }),
+    ...(answer.lastInsertRowid === undefined ? {} : { insertId: BigInt(answer.lastInsertRowid) }),
+  };
+}
+
+/**
+ * One acquisition of the connection by Kysely: a query, or a transaction. It takes the writer's
+ * lock only when it needs the writer, and keeps it until released.
+ */
+class RoutedConnection implements DatabaseConnection {
+  inTransaction = false;
+  private holding = false;
+
+  constructor(private readonly stores: SqliteStores) {}
 
   async executeQuery<R>(compiled: CompiledQuery): Promise<QueryResult<R>> {
-    const answer = (await this.worker.request({ op: 'query', sql: compiled.sql, params: compiled.parameters })) as QueryAnswer;
-    return {
-      rows: answer.rows as R[],
-      ...(answer.changes === undefined ? {} : { numAffectedRows: BigInt(answer.changes) }),
-      ...(answer.lastInsertRowid === undefined ? {} : { insertId: BigInt(answer.lastInsertRowid) }),
-    };
+    const { reader, writer } = this.stores;
+    if (reader !== writer && !this.inTransaction && SelectQueryNode.is(compiled.query)) return run<R>(reader, compiled);
+    await this.holdWriter();
+    return run<R>(this.stores.writer, compiled);
+  }
+
+  async holdWriter(): Promise<void> {
+    if (this.holding) return;
+    await this.stores.lock.lock();
+    this.holding = true;
+  }
+
+  release(): void {
+    if (this.holding) this.stores.lock.unlock();
+    this.holding = false;
   }
 
   async *streamQuery<R>(): AsyncIterableIterator<QueryResult<R>> {
@@ -58,21 +98,16 @@ class WorkerConnection implements DatabaseConnection {
 }
 
 class WorkerDriver implements Driver {
-  private readonly lock = new FairLock();
-  private readonly connection: WorkerConnection;
-
-  constructor(private readonly worker: SqliteWorker) {
-    this.connection = new WorkerConnection(worker);
-  }
+  constructor(private readonly stores: SqliteStores) {}
 
   async init(): Promise<void> {}
 
   async acquireConnection(): Promise<DatabaseConnection> {
-    await this.lock.lock();
-    return this.connection;
+    return new RoutedConnection(this.stores);
   }
 
   async beginTransaction(connection: DatabaseConnection): Promise<void> {
+    (connection as RoutedConnection).inTransaction = true;
     await connection.executeQuery(CompiledQuery.raw('begin'));
   }
 
@@ -84,20 +119,38 @@ class WorkerDriver implements Driver {
     await connection.executeQuery(CompiledQuery.raw('rollback'));
   }
 
-  async releaseConnection(): Promise<void> {
-    this.lock.unlock();
+  async releaseConnection(connection: DatabaseConnection): Promise<void> {
+    (connection as RoutedConnection).release();
   }
 
   async destroy(): Promise<void> {
-    await this.worker.close();
+    await this.stores.reader.close();
+    await this.stores.writer.close();
   }
 }
 
-export function createSqliteDialect(worker: SqliteWorker): Dialect {
+/** The two connections and the writer's lock. */
+export interface SqliteStores {
+  writer: SqliteWorker;
+  reader: SqliteWorker;
+  lock: FairLock;
+}
+
+export interface SqliteDialect {
+  dialect: Dialect;
+  /** Runs `work` (a batch, a retention step) holding the writer, between Kysely's users of it. */
+  withWriter<T>(work: (writer: SqliteWorker) => Promise<T>): Promise<T>;
+}
+
+export function createSqliteDialect(writer: SqliteWorker, reader: SqliteWorker = writer): SqliteDialect {
+  const stores: SqliteStores = { writer, reader, lock: new FairLock() };
   return {
-    createDriver: () => new WorkerDriver(worker),
-    createQueryCompiler: () => new SqliteQueryCompiler(),
-    createAdapter: () => new SqliteAdapter(),
-    createIntrospector: (db: Kysely<unknown>): DatabaseIntrospector => new SqliteIntrospector(db),
+    dialect: {
+      createDriver: () => new WorkerDriver(stores),
+      createQueryCompiler: () => new SqliteQueryCompiler(),
+      createAdapter: () => new SqliteAdapter(),
+      createIntrospector: (db: Kysely<unknown>): DatabaseIntrospector => new SqliteIntrospector(db),
+    },
+    withWriter: (work) => stores.lock.with(() => work(writer)),
   };
 }

@@ -10,6 +10,8 @@ export interface SqliteWorkerData {
   /** The binding module to `require` (better-sqlite3 or libsql). */
   module: string;
   path: string;
+  /** `writer`: sets the file up (WAL, auto-vacuum) and runs everything; `reader`: SELECTs only. */
+  role: 'writer' | 'reader';
 }
 
 /** One maintenance step: retention over the servers after `afterSid`, for at most `budgetMs`. */

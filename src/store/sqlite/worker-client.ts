@@ -40,12 +40,17 @@ export class SqliteWorker {
     private readonly onError: (error: unknown) => void,
   ) {}
 
-  /** Checks the file, then starts the worker on it; rejects if the connection cannot be opened. */
+  /** Checks the file, then starts the writer on it; rejects if the connection cannot be opened. */
   static async start(path: string, binding: SqliteBinding, onError: (error: unknown) => void): Promise<SqliteWorker> {
     checkSqliteFile(path);
-    const client = new SqliteWorker({ module: binding.modulePath, path }, onError);
+    const client = new SqliteWorker({ module: binding.modulePath, path, role: 'writer' }, onError);
     await client.spawn();
     return client;
+  }
+
+  /** A reader of the file the writer set up, started with its first request. */
+  static reader(writer: SqliteWorker): SqliteWorker {
+    return new SqliteWorker({ ...writer.data, role: 'reader' }, writer.onError);
   }
 
   async request(request: SqliteRequest): Promise<unknown> {

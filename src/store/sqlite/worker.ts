@@ -21,7 +21,7 @@ const data = workerData as SqliteWorkerData;
 const Database = createRequire(import.meta.url)(data.module) as new (path: string) => SqliteConnection;
 let database: SqliteConnection;
 try {
-  database = configureConnection(new Database(data.path));
+  database = configureConnection(new Database(data.path), data.role);
 } catch (error) {
   // Answered as the start request's failure, so the store can name the file and the reason.
   parentPort!.postMessage({ id: 0, ok: false, error: asWorkerError(error) } satisfies SqliteResponse);
