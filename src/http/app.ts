@@ -24,7 +24,7 @@ import { limitConnectionsPerClient, registerBodyRefusal, serverTimeouts } from '
 import { lazyChildLogger } from './request-logger.js';
 import { registerMetricsRoute } from './metrics.js';
 import type { Metrics } from '../metrics/index.js';
-import { RenderCache } from '../render/index.js';
+import { RenderCache, RenderPool } from '../render/index.js';
 import { mediaLookupOptions, type RenderGate } from './ping-budget.js';
 import { FastStatus } from './fast-status.js';
 import {
@@ -105,7 +105,8 @@ export async function buildApp(deps: AppDeps) {
 
   registerBasics(app, config);
   const rateLimits = registerLimits(app, deps, hasher, clock);
-  const admission = registerAdmission(app, config);
+  const admission = registerAdmission(app, config, deps.metrics);
+  const renders = registerRenderPool(app, config);
   const admitPing = () => admission.admitPing();
   const renderGate: RenderGate = (request, work) => admission.render(clientKeyOf(request, hasher), work);
   // Pings caused by image and widget requests draw on the status tier (http/ping-budget.ts).
@@ -123,9 +124,9 @@ export async function buildApp(deps: AppDeps) {
       if (deps.status && answers) {
         await api.register(statusRoutes, { answers, config });
         await api.register(bulkRoutes, { status: deps.status, config, hasher, admitPing });
-        const renders = new RenderCache({ maxBytes: cacheBudget(config.cacheMemoryMb).renders });
-        await api.register(imageRoutes, { status: deps.status, config, lookupOptions, renderGate, cache: renders });
-        await api.register(badgeRoutes, { status: deps.status, config, lookupOptions });
+        const renderCache = new RenderCache({ maxBytes: cacheBudget(config.cacheMemoryMb).renders });
+        await api.register(imageRoutes, { status: deps.status, config, lookupOptions, renderGate, renders, cache: renderCache });
+        await api.register(badgeRoutes, { status: deps.status, config, lookupOptions, renders });
         await api.register(widgetRoutes, { status: deps.status, config, lookupOptions, renderGate });
       }
       if (deps.store) {
@@ -139,7 +140,7 @@ export async function buildApp(deps: AppDeps) {
   );
 
   // The web front: /, /server/{address}, /assets/*, /favicon.ico (outside the API prefix).
-  await app.register(pageRoutes, { config, ...(deps.webDir ? { webDir: deps.webDir } : {}) });
+  await app.register(pageRoutes, { config, renders, ...(deps.webDir ? { webDir: deps.webDir } : {}) });
 
   return app;
 }
@@ -177,13 +178,25 @@ function registerLimits(app: App, deps: AppDeps, hasher: ClientHasher, clock: Cl
 }
 
 /** Admission of renders and pings against the service's load (http/admission.ts), released on close. */
-function registerAdmission(app: App, config: Config): Admission {
-  const admission = new Admission(config.admission);
+function registerAdmission(app: App, config: Config, metrics: Metrics | undefined): Admission {
+  const admission = new Admission(config.admission, {
+    refused: metrics ? ({ work, reason }) => metrics.observeShed(work, reason) : undefined,
+    // One line per episode, not per refusal: every refusal is counted in observer_shed_total.
+    began: ({ work, reason }) =>
+      app.log.warn({ work, reason }, 'shedding load: new renders and pings are refused with 503 overloaded until the service catches up'),
+  });
   app.addHook('onClose', (_instance, done) => {
     admission.close();
     done();
   });
   return admission;
+}
+
+/** The worker threads images are drawn in (render/pool.ts), ended on close. */
+function registerRenderPool(app: App, config: Config): RenderPool {
+  const renders = new RenderPool({ threads: config.renderThreads });
+  app.addHook('onClose', () => renders.close());
+  return renders;
 }
 
 /** Schemas referenced by `$ref` from more than one route. */

@@ -1,0 +1,120 @@
+/**
+ * The render pool: images are drawn and encoded in worker threads (./worker.ts, tinypool),
+ * never on the event loop's thread, which keeps every cheap answer (health, a cached status)
+ * on time while images are drawn. The main thread only copies a task's data to a worker and
+ * the bytes back.
+ *
+ * The first image starts the first thread, so an instance that never draws one holds no
+ * isolate for it (docs/performance.md#memory); a thread idle for `idleTimeoutMs` ends and
+ * gives its memory back. At most `threads` draw at once; more tasks wait in the pool's queue,
+ * which the admission control in front of it (src/http/admission.ts) keeps short.
+ */
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import Tinypool from 'tinypool';
+import type { ServerStatus } from '../core/types.js';
+import type { BadgeContent } from './badge.js';
+import type { BadgeStyle } from './badge-options.js';
+import type { BannerOptions, IconOptions, MotdBannerOptions } from './options.js';
+import type { RenderTask } from './tasks.js';
+
+export interface RenderPoolOptions {
+  /** Worker threads drawing at once (RENDER_THREADS). */
+  threads: number;
+  /** How long an idle thread lives on (default 60 s). */
+  idleTimeoutMs?: number;
+}
+
+/** How long a render may take before it is given up and its thread ended. */
+const RENDER_DEADLINE_MS = 15_000;
+
+/**
+ * The worker's module. Built, it is ./worker.js beside this file. Run from the TypeScript
+ * sources (tests, tsx), it is a module of two lines that registers tsx's loader in the worker
+ * (a worker does not inherit the loaders of the thread that starts it) and then loads
+ * ./worker.ts.
+ */
+function workerModule(): string {
+  if (!import.meta.url.endsWith('.ts')) return new URL('./worker.js', import.meta.url).href;
+  // tsx's ESM API as its package's exports name it for `import`.
+  const manifest = createRequire(import.meta.url).resolve('tsx/package.json');
+  const { exports } = JSON.parse(readFileSync(manifest, 'utf8')) as { exports: Record<string, { import: { default: string } }> };
+  const api = pathToFileURL(join(dirname(manifest), exports['./esm/api']!.import.default)).href;
+  const source = new URL('./worker.ts', import.meta.url).href;
+  const shim =
+    `(await import(${JSON.stringify(api)})).register();\n` + `export default (await import(${JSON.stringify(source)})).default;`;
+  return `data:text/javascript,${encodeURIComponent(shim)}`;
+}
+
+export class RenderPool {
+  private pool: Tinypool | null = null;
+  private defaultIcon: Promise<Buffer> | null = null;
+  private closed = false;
+
+  constructor(private readonly options: RenderPoolOptions) {}
+
+  /** The PNG banner of a status (./banner.ts). */
+  async banner(status: ServerStatus, options: BannerOptions): Promise<Buffer> {
+    return this.image({ kind: 'banner', status, options });
+  }
+
+  /** The icon of a favicon data URL, or of the default icon (./icon.ts). */
+  async icon(favicon: string | null, options: IconOptions): Promise<Buffer> {
+    return this.image({ kind: 'icon', favicon, options });
+  }
+
+  /** The MOTD banner as PNG (./motd-banner.ts). */
+  async motdBanner(text: string, options: MotdBannerOptions): Promise<Buffer> {
+    return this.image({ kind: 'motd', text, options });
+  }
+
+  /** Observer's default icon as a 64x64 PNG (./default-icon.ts), drawn once. */
+  defaultIconPng(): Promise<Buffer> {
+    this.defaultIcon ??= this.image({ kind: 'default-icon' }).catch((error: unknown) => {
+      this.defaultIcon = null;
+      throw error;
+    });
+    return this.defaultIcon;
+  }
+
+  /** A badge as SVG (./badge.ts), its text measured with the bundled font in the worker. */
+  async badgeSvg(content: BadgeContent, style: BadgeStyle): Promise<string> {
+    return (await this.run({ kind: 'badge', content, style })) as string;
+  }
+
+  /** Worker threads running now. */
+  get threads(): number {
+    return this.pool?.threads.length ?? 0;
+  }
+
+  /** Ends the threads; tasks still queued are refused. */
+  async close(): Promise<void> {
+    this.closed = true;
+    const pool = this.pool;
+    this.pool = null;
+    await pool?.destroy();
+  }
+
+  private async image(task: RenderTask): Promise<Buffer> {
+    const bytes = (await this.run(task)) as Uint8Array;
+    return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  }
+
+  private run(task: RenderTask): Promise<unknown> {
+    if (this.closed) return Promise.reject(new Error('the render pool is closed'));
+    this.pool ??= new Tinypool({
+      filename: workerModule(),
+      // Not the flags of the main thread (--expose-gc, a test runner's).
+      execArgv: [],
+      minThreads: 0,
+      maxThreads: this.options.threads,
+      idleTimeout: this.options.idleTimeoutMs ?? 60_000,
+      // Drawing allocates little on the JavaScript heap (pixels live in Skia's and libvips'
+      // native memory): a small young generation keeps the isolate small.
+      resourceLimits: { maxYoungGenerationSizeMb: 8 },
+    });
+    return this.pool.run(task, { signal: AbortSignal.timeout(RENDER_DEADLINE_MS) });
+  }
+}
