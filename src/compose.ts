@@ -10,6 +10,7 @@ import { cacheBudget } from './core/cache-budget.js';
 import { ClientHasher } from './core/client-hash.js';
 import { systemClock, type Clock } from './core/clock.js';
 import { buildApp, type AppDeps } from './http/app.js';
+import { RequestsInFlight } from './http/in-flight.js';
 import { startMetricsServer, type MetricsServer } from './http/metrics.js';
 import { MemoryRateLimitStore, RedisRateLimitStore } from './http/rate-limit.js';
 import type { Metrics, MetricsSources } from './metrics/index.js';
@@ -111,8 +112,10 @@ export async function composeApp(config: Config, options: ComposeOptions = {}) {
   const { status, budgetCounter } = statusService(config, { clock, store, redis, metrics, echo: icmp.echo, log });
   const { blocklist, refresher, startBackground } = backgroundWork(config, { status, clock, redis, log });
   const { watches, watchScheduler } = watchWork(config, options, { status, store, clock, budgetCounter, log });
+  const inFlight = new RequestsInFlight();
   const app = await buildApp({
     config,
+    inFlight,
     watches,
     clock,
     redis,
@@ -145,7 +148,9 @@ export async function composeApp(config: Config, options: ComposeOptions = {}) {
     await startBackground();
     watchScheduler.start();
   };
-  return { app, store, status, hasher, redis, metrics, metricsServer, blocklist, refresher, watches, watchScheduler, startBackground: start };
+  // Nothing in flight: no request being answered, no ping outstanding (the memory release's condition).
+  const idle = () => inFlight.active === 0 && status.activePings === 0;
+  return { app, store, status, hasher, redis, metrics, metricsServer, blocklist, refresher, watches, watchScheduler, idle, startBackground: start };
 }
 
 /**

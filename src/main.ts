@@ -17,7 +17,7 @@ try {
   throw error;
 }
 
-const { app, startBackground } = await composeApp(config);
+const { app, idle, startBackground } = await composeApp(config);
 
 let closing = false;
 async function shutdown(signal: string): Promise<void> {
@@ -48,7 +48,7 @@ try {
   await app.listen({ port: config.port, host: config.host });
   // After listen: a slow blocklist download must not delay serving (`blocked` is null until then).
   void startBackground();
-  releaseMemoryWhenQuiet();
+  releaseMemoryWhenQuiet({ busy: () => !idle() });
 } catch (error) {
   app.log.error({ err: error }, 'could not listen');
   process.exit(1);
