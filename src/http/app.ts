@@ -27,6 +27,7 @@ import type { Metrics } from '../metrics/index.js';
 import { RenderCache, RenderPool } from '../render/index.js';
 import { mediaLookupOptions, type RenderGate } from './ping-budget.js';
 import { FastStatus } from './fast-status.js';
+import { FrontHooks } from './front-hooks.js';
 import {
   MemoryRateLimitStore,
   RedisRateLimitStore,
@@ -104,6 +105,9 @@ export async function buildApp(deps: AppDeps) {
   const front: { fast: FastStatus | null } = { fast: null };
   const health = healthBody(clock, deps.health);
   const app = createServer(deps, front);
+  // The request hooks of the application and of the API's context, which the front must know.
+  const hooks = new FrontHooks();
+  hooks.watch(app);
   warnOnOpenTrustProxy(app, config);
 
   registerBasics(app, config);
@@ -119,10 +123,11 @@ export async function buildApp(deps: AppDeps) {
   await registerDocs(app);
   const record = registerRecording(app, deps);
   const answers = deps.status ? statusAnswers(app, config, { status: deps.status, hasher, rateLimits, admitPing }) : null;
-  if (answers) openFront(app, deps, front, { answers, health, record });
+  if (answers) openFront(app, deps, { front, hooks }, { answers, health, record });
 
   await app.register(
     async (api) => {
+      hooks.watch(api);
       await api.register(healthRoutes, { body: health });
       if (deps.status && answers) {
         await api.register(statusRoutes, { answers, config });
@@ -144,6 +149,7 @@ export async function buildApp(deps: AppDeps) {
 
   // The web front: /, /server/{address}, /assets/*, /favicon.ico (outside the API prefix).
   await app.register(pageRoutes, { config, renders, ...(deps.webDir ? { webDir: deps.webDir } : {}) });
+  hooks.seal();
 
   return app;
 }
@@ -279,17 +285,26 @@ function statusAnswers(app: App, config: Config, parts: { status: StatusLookup; 
 }
 
 /**
- * The front (fast-status.ts) in front of Fastify's handler, unless in maintenance or with an
- * access line per request. Once closing, every request goes to Fastify, which answers 503 on
- * kept-alive connections.
+ * The front (fast-status.ts) in front of Fastify's handler, unless in maintenance, with an
+ * access line per request, or with a request hook it does not stand in for (front-hooks.ts):
+ * it opens once every hook is known, when the application is ready. Once closing, every
+ * request goes to Fastify, which answers 503 on kept-alive connections.
  */
-function openFront(app: App, deps: AppDeps, front: { fast: FastStatus | null }, parts: { answers: StatusAnswers; health: () => string; record: RecordRequest | null }) {
+function openFront(
+  app: App,
+  deps: AppDeps,
+  { front, hooks }: { front: { fast: FastStatus | null }; hooks: FrontHooks },
+  parts: { answers: StatusAnswers; health: () => string; record: RecordRequest | null },
+) {
   if (deps.config.maintenanceMode || requestLinesLogged(deps)) return;
-  front.fast = new FastStatus({
-    ...parts,
-    prefix: API_PREFIX,
-    log: app.log,
-    onError: (error) => app.log.error({ err: error }, 'unexpected error'),
+  app.addHook('onReady', (done) => {
+    const unknown = hooks.unknown();
+    if (unknown.length > 0) {
+      app.log.warn({ hooks: unknown }, 'the fast path is off: these request hooks have no counterpart in it (src/http/front-hooks.ts)');
+    } else {
+      front.fast = new FastStatus({ ...parts, prefix: API_PREFIX, log: app.log, onError: (error) => app.log.error({ err: error }, 'unexpected error') });
+    }
+    done();
   });
   app.addHook('preClose', (done) => {
     front.fast = null;

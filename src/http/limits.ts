@@ -29,7 +29,7 @@ export function announcesBody(headers: { 'content-length'?: string; 'transfer-en
 
 /** 413 for a request that sends a body to a route that takes none. */
 export function registerBodyRefusal(app: FastifyInstance): void {
-  app.addHook('onRequest', (request, reply, done) => {
+  app.addHook('onRequest', function refuseUnexpectedBody(request, reply, done) {
     const takesBody = BODY_METHODS.has(request.method) && request.routeOptions.schema?.body !== undefined;
     if (takesBody || !announcesBody(request.headers)) return done();
     // The unread body is not drained: the connection closes after this answer.
