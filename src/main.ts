@@ -48,7 +48,11 @@ try {
   await app.listen({ port: config.port, host: config.host });
   // After listen: a slow blocklist download must not delay serving (`blocked` is null until then).
   void startBackground();
-  releaseMemoryWhenQuiet({ busy: () => !idle() });
+  releaseMemoryWhenQuiet({
+    busy: () => !idle(),
+    onCollected: ({ pauseMs, rssBefore }) =>
+      app.log.info({ pauseMs: Math.round(pauseMs * 100) / 100, rssBeforeMb: Math.round(rssBefore / 1048576) }, 'memory release: young generation collected'),
+  });
 } catch (error) {
   app.log.error({ err: error }, 'could not listen');
   process.exit(1);

@@ -33,6 +33,8 @@ const MIN_GROWTH_BYTES = 16 * 1024 * 1024;
 export interface MemoryReleaseOptions {
   /** Whether work is in flight (requests, pings): no collection is asked for then. */
   busy?: () => boolean;
+  /** Each collection asked for: how long it held the event loop, and the resident set before it. */
+  onCollected?: (collection: { pauseMs: number; rssBefore: number }) => void;
 }
 
 /** Starts watching; returns a function that stops it. */
@@ -64,7 +66,10 @@ export function releaseMemoryWhenQuiet(options: MemoryReleaseOptions = {}): () =
     measureBase = secondDue;
     secondDue = !secondDue;
     quiet = 0;
+    const rssBefore = rss();
+    const started = performance.now();
     gc({ type: 'minor' });
+    options.onCollected?.({ pauseMs: performance.now() - started, rssBefore });
   }, INTERVAL_MS);
   timer.unref();
   return () => clearInterval(timer);

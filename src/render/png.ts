@@ -6,6 +6,6 @@
  */
 import type { Canvas } from '@napi-rs/canvas';
 
-export async function encodePng(canvas: Canvas): Promise<Buffer> {
+export function encodePng(canvas: Canvas): Buffer {
   return canvas.encodeSync('png');
 }
