@@ -12,8 +12,8 @@
  * flooder's answers by status code. Targets: the p99 of health and of the cached status during
  * the flood at most twice their p99 alone, and the flooder gets only 200s and 503s. Also prints
  * what the render pool's worker thread costs: Observer's RSS before its first image and a
- * second after it (the thread started, canvas, sharp and the fonts loaded), and at the flood's
- * peak. Loopback only. Knobs: BENCH_SECONDS (10), BENCH_OBSERVER_ENV (`A=1,B=2`).
+ * second after it (the thread started, canvas, sharp and the fonts loaded), at the flood's
+ * peak, and once the idle thread has ended (a minute after the flood). Loopback only. Knobs: BENCH_SECONDS (10), BENCH_OBSERVER_ENV (`A=1,B=2`).
  */
 import { execFile, execFileSync, fork, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -107,6 +107,9 @@ let peak = rssOf(observer.pid);
 const sampler = setInterval(() => (peak = Math.max(peak, rssOf(observer.pid))), 100);
 const [flooded, flooder] = await Promise.all([probe(SECONDS), flood(SECONDS)]);
 clearInterval(sampler);
+// The pool ends a thread idle for a minute (src/render/pool.ts).
+await new Promise((resolve) => setTimeout(resolve, 65_000));
+const afterThread = rssOf(observer.pid);
 
 console.log(`Second client, health and a cached status, ${1000 / PROBE_EVERY_MS / 2} requests/s each, ${SECONDS} s per phase`);
 for (const name of ['health', 'cached'] as const) {
@@ -132,10 +135,10 @@ console.log(`Flooder, new MOTD texts on 32 connections: ${fmt(flooder.rps)} requ
 console.log(`  only 200s and 503s: ${unexpected.length === 0 && flooder.errors === 0 ? 'yes' : `no (${unexpected.join(', ')})`}`);
 console.log(
   `Observer's RSS: ${mib(beforeImage)} before its first image, ${mib(afterImage)} a second after it (the render thread: ${mib(afterImage - beforeImage)}), ` +
-    `${mib(peak)} at the flood's peak`,
+    `${mib(peak)} at the flood's peak, ${mib(afterThread)} once the idle thread had ended`,
 );
 summarise(
   `flood    flooder: ${fmt(flooder.rps)} req/s (${codes}); a render thread costs ${mib(afterImage - beforeImage)} of RSS (${mib(beforeImage)} -> ${mib(afterImage)}), ` +
-    `peak ${mib(peak)} during the flood`,
+    `peak ${mib(peak)} during the flood, ${mib(afterThread)} once the idle thread had ended`,
 );
 process.exit(0);
