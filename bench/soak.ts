@@ -23,8 +23,8 @@
  * p99 (over the period just ended) and open file descriptors. It passes when none of them grew
  * more than 10% from the middle to the end, and no answer was a 5xx other than a documented 503
  * (`service_busy`, `overloaded`). It also prints the longest event-loop pause seen over the
- * whole soak (the maximum delay of prom-client's event-loop monitor, read every five seconds;
- * target under 50 ms). All traffic stays on loopback.
+ * soak after its warm-up (the maximum delay of prom-client's event-loop monitor, read every
+ * five seconds; target under 50 ms). All traffic stays on loopback.
  */
 import { execFileSync, fork, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -192,6 +192,7 @@ const service = spawn(process.execPath, [...startFlags(ROOT), 'dist/main.js'], {
 const base = `http://127.0.0.1:${port}`;
 // The memory release's collections, from the service's log (one line each, with its pause).
 const releases: number[] = [];
+let stopping = false;
 let logged = '';
 service.stdout!.on('data', (chunk: Buffer) => {
   logged += chunk.toString();
@@ -203,6 +204,9 @@ service.stdout!.on('data', (chunk: Buffer) => {
   }
 });
 const poller = setInterval(() => void scrape(base).catch(() => undefined), 5_000);
+service.on('exit', (code, signal) => {
+  if (!stopping) console.log(`the service exited during the soak: ${signal ?? `code ${code}`}`);
+});
 try {
   for (let i = 0; i < 300; i += 1) {
     if (await fetch(`${base}/api/v1/status`).then((r) => r.ok, () => false)) break;
@@ -214,6 +218,9 @@ try {
   await run(base, load, Math.min(30_000, total / 10));
   const start = await figures(base, service.pid!);
   print('start', start);
+  // Start-up and the warm-up are not the soak: its longest pause is counted from here.
+  const warmUpPause = longestPause;
+  longestPause = 0;
   await run(base, load, total / 2);
   const middle = await figures(base, service.pid!);
   print('middle', middle);
@@ -227,7 +234,10 @@ try {
   const pass = grown.length === 0 && load.counts.bad.length === 0;
   const pauseMs = longestPause * 1000;
   const releaseText = `${releases.length} memory releases, their longest pause ${releases.length ? Math.max(...releases).toFixed(1) : '-'} ms`;
-  console.log(`longest event-loop pause over the soak: ${pauseMs.toFixed(1)} ms (target < ${TARGET_PAUSE_MS} ms); ${releaseText}`);
+  console.log(
+    `longest event-loop pause over the soak after the warm-up: ${pauseMs.toFixed(1)} ms (target < ${TARGET_PAUSE_MS} ms; ` +
+      `${(warmUpPause * 1000).toFixed(1)} ms during start-up and the warm-up); ${releaseText}`,
+  );
   console.log(pass ? 'PASS' : 'FAIL');
   summarise(
     `soak     ${MINUTES} min of mixed traffic: longest event-loop pause ${pauseMs.toFixed(1)} ms (target < ${TARGET_PAUSE_MS} ms: ` +
@@ -235,6 +245,7 @@ try {
   );
   process.exitCode = pass ? 0 : 1;
 } finally {
+  stopping = true;
   clearInterval(poller);
   service.kill('SIGTERM');
   void client.close();

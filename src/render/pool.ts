@@ -27,9 +27,6 @@ export interface RenderPoolOptions {
   idleTimeoutMs?: number;
 }
 
-/** How long a render may take before it is given up and its thread ended. */
-const RENDER_DEADLINE_MS = 15_000;
-
 /**
  * The worker's module. Built, it is ./worker.js beside this file. Run from the TypeScript
  * sources (tests, tsx), it is a module of two lines that registers tsx's loader in the worker
@@ -115,6 +112,9 @@ export class RenderPool {
       // native memory): a small young generation keeps the isolate small.
       resourceLimits: { maxYoungGenerationSizeMb: 8 },
     });
-    return this.pool.run(task, { signal: AbortSignal.timeout(RENDER_DEADLINE_MS) });
+    // No deadline of its own: aborting a running task ends its thread, and the next image would
+    // wait for a new one to load canvas, sharp and the fonts. The admission's queue and the HTTP
+    // request timeout bound what a client waits.
+    return this.pool.run(task);
   }
 }
