@@ -475,7 +475,7 @@ describe('the embed builder', () => {
     expect(await snippet('bbcode')).toContain(`[img]${bannerUrl}[/img]`);
     await o.page.locator('img.banner-preview').scrollIntoViewIfNeeded();
     await expect.poll(() => o.page.locator('img.banner-preview').getAttribute('src')).toBe(bannerUrl);
-    await expect.poll(() => o.page.locator('img.banner-preview').evaluate((el: HTMLImageElement) => el.complete && el.naturalWidth)).toBe(800);
+    await expect.poll(() => o.page.locator('img.banner-preview').evaluate((el: HTMLImageElement) => el.complete && el.naturalWidth), { timeout: 60_000 }).toBe(800);
 
     // Badge options: style, label, colours; its own SVG and the shields.io endpoint follow.
     const badge = o.page.locator('.builder-part').nth(2);
@@ -500,7 +500,7 @@ describe('the embed builder', () => {
     expect(await snippet('shields-html')).toBe(`<a href="${page}"><img src="${shields.replace(/&/g, '&amp;')}" alt="${alt}"></a>`);
     await o.page.locator('img.badge-preview').scrollIntoViewIfNeeded();
     await expect.poll(() => o.page.locator('img.badge-preview').getAttribute('src')).toBe(badgeUrl);
-    await expect.poll(() => o.page.locator('img.badge-preview').evaluate((el: HTMLImageElement) => el.complete && el.naturalHeight)).toBe(28);
+    await expect.poll(() => o.page.locator('img.badge-preview').evaluate((el: HTMLImageElement) => el.complete && el.naturalHeight), { timeout: 60_000 }).toBe(28);
 
     // Every URL a snippet hands out answers 200 with the right content type.
     const urls: Array<[string, RegExp]> = [
@@ -638,9 +638,9 @@ describe('accessibility of the stale badge, the history chart and the embed buil
       const o = await open(browser, front, `/server/${encodeURIComponent(goodAddress())}`, { colorScheme: scheme, bypassCSP: true });
       await o.page.waitForSelector('.builder');
       await o.page.locator('img.banner-preview').scrollIntoViewIfNeeded();
-      await expect.poll(() => o.page.locator('img.banner-preview').evaluate((el: HTMLImageElement) => el.complete && el.naturalWidth > 0)).toBe(true);
+      await expect.poll(() => o.page.locator('img.banner-preview').evaluate((el: HTMLImageElement) => el.complete && el.naturalWidth > 0), { timeout: 60_000 }).toBe(true);
       await o.page.locator('img.badge-preview').scrollIntoViewIfNeeded();
-      await expect.poll(() => o.page.locator('img.badge-preview').evaluate((el: HTMLImageElement) => el.complete && el.naturalWidth > 0)).toBe(true);
+      await expect.poll(() => o.page.locator('img.badge-preview').evaluate((el: HTMLImageElement) => el.complete && el.naturalWidth > 0), { timeout: 60_000 }).toBe(true);
       const frame = o.page.frameLocator('iframe.widget-preview');
       await frame.locator('#w').waitFor();
       expect(await seriousViolations(o, true)).toEqual([]);
