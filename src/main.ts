@@ -50,8 +50,11 @@ try {
   void startBackground();
   releaseMemoryWhenQuiet({
     busy: () => !idle(),
-    onCollected: ({ pauseMs, rssBefore }) =>
-      app.log.info({ pauseMs: Math.round(pauseMs * 100) / 100, rssBeforeMb: Math.round(rssBefore / 1048576) }, 'memory release: young generation collected'),
+    onCollected: ({ pauseMs, cpuMs, rssBefore }) =>
+      app.log.info(
+        { pauseMs: Math.round(pauseMs * 100) / 100, cpuMs: Math.round(cpuMs * 100) / 100, rssBeforeMb: Math.round(rssBefore / 1048576) },
+        'memory release: young generation collected',
+      ),
   });
 } catch (error) {
   app.log.error({ err: error }, 'could not listen');

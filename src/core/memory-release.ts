@@ -33,8 +33,11 @@ const MIN_GROWTH_BYTES = 16 * 1024 * 1024;
 export interface MemoryReleaseOptions {
   /** Whether work is in flight (requests, pings): no collection is asked for then. */
   busy?: () => boolean;
-  /** Each collection asked for: how long it held the event loop, and the resident set before it. */
-  onCollected?: (collection: { pauseMs: number; rssBefore: number }) => void;
+  /**
+   * Each collection asked for: how long it held the event loop, the process's CPU time meanwhile
+   * (the pause less any time the system gave other processes), and the resident set before it.
+   */
+  onCollected?: (collection: { pauseMs: number; cpuMs: number; rssBefore: number }) => void;
 }
 
 /** Starts watching; returns a function that stops it. */
@@ -68,8 +71,10 @@ export function releaseMemoryWhenQuiet(options: MemoryReleaseOptions = {}): () =
     quiet = 0;
     const rssBefore = rss();
     const started = performance.now();
+    const cpu = process.cpuUsage();
     gc({ type: 'minor' });
-    options.onCollected?.({ pauseMs: performance.now() - started, rssBefore });
+    const spent = process.cpuUsage(cpu);
+    options.onCollected?.({ pauseMs: performance.now() - started, cpuMs: (spent.user + spent.system) / 1000, rssBefore });
   }, INTERVAL_MS);
   timer.unref();
   return () => clearInterval(timer);
