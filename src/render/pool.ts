@@ -48,6 +48,7 @@ function workerModule(): string {
 export class RenderPool {
   private pool: Tinypool | null = null;
   private defaultIcon: Promise<Buffer> | null = null;
+  private starting: Promise<unknown> | null = null;
   private closed = false;
 
   constructor(private readonly options: RenderPoolOptions) {}
@@ -79,6 +80,18 @@ export class RenderPool {
   /** A badge as SVG (./badge.ts), its text measured with the bundled font in the worker. */
   async badgeSvg(content: BadgeContent, style: BadgeStyle): Promise<string> {
     return (await this.run({ kind: 'badge', content, style })) as string;
+  }
+
+  /**
+   * Resolves once a thread is running, starting one if none is: loading canvas, sharp and the
+   * fonts takes a while (seconds on a busy machine, more through tsx), and the admission
+   * control waits for it before a render takes a slot, so that renders queued behind the first
+   * one are not refused for the thread's start.
+   */
+  started(): Promise<void> {
+    if (this.threads > 0 && this.starting === null) return Promise.resolve();
+    this.starting ??= this.run({ kind: 'start' }).finally(() => (this.starting = null));
+    return this.starting.then(() => undefined);
   }
 
   /** Worker threads running now. */

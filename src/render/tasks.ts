@@ -9,4 +9,6 @@ export type RenderTask =
   | { kind: 'icon'; favicon: string | null; options: IconOptions }
   | { kind: 'motd'; text: string; options: MotdBannerOptions }
   | { kind: 'default-icon' }
+  /** Nothing to draw: resolves once a thread has loaded the drawing code (RenderPool.started). */
+  | { kind: 'start' }
   | { kind: 'badge'; content: BadgeContent; style: BadgeStyle };

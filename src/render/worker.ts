@@ -36,6 +36,8 @@ export default async function render(task: RenderTask): Promise<Uint8Array | str
       return own(await defaultIconPng());
     case 'badge':
       return renderBadgeSvg(task.content, task.style, await badgeTextMeasure());
+    case 'start':
+      return '';
   }
 }
 

@@ -48,6 +48,15 @@ describe('RenderPool', () => {
     expect((await renders.motdBanner('again', { textColor: '#ffffff', accentColor: '#000000' })).length).toBeGreaterThan(0);
   });
 
+  it('started() resolves once a thread runs, starting one if none does', async () => {
+    const renders = pool();
+    expect(renders.threads).toBe(0);
+    await Promise.all([renders.started(), renders.started()]);
+    expect(renders.threads).toBe(1);
+    await renders.started();
+    expect(renders.threads).toBe(1);
+  });
+
   it('refuses work once closed', async () => {
     const renders = pool();
     await renders.close();

@@ -138,20 +138,24 @@ type SendImage = (request: FastifyRequest, reply: FastifyReply, image: ImageSpec
  * Sends the image of `spec.key`, or 304. The ETag is derived from the key, so `If-None-Match`
  * is compared before anything is rendered: a revalidation costs a status look-up, no render.
  */
-function imageSender(cache: RenderCache, renderGate: RenderGate): SendImage {
+function imageSender(cache: RenderCache, renderGate: RenderGate, renders: RenderPool): SendImage {
   return async (request, reply, image) => {
     const etag = etagOf(image.key);
     reply.header('Cache-Control', image.cacheControl).header('ETag', etag);
     if (matchesIfNoneMatch(request.headers['if-none-match'], etag)) return reply.code(304).send(null);
-    // A render not in the cache needs an admission slot (http/admission.ts).
-    const { image: rendered, hit } = await cache.getOrRender(image.key, image.contentType, () => renderGate(request, image.render));
+    // A render not in the cache needs an admission slot (http/admission.ts), taken once a render
+    // thread runs: renders queued behind the first are not refused for the thread's start.
+    const { image: rendered, hit } = await cache.getOrRender(image.key, image.contentType, async () => {
+      await renders.started();
+      return renderGate(request, image.render);
+    });
     return reply.header('X-Render-Cache', hit ? 'HIT' : 'MISS').type(rendered.contentType).send(rendered.body);
   };
 }
 
 export const imageRoutes: FastifyPluginAsyncTypebox<ImageRouteOptions> = async (app, options) => {
   registerRenderFonts();
-  const send = imageSender(options.cache ?? new RenderCache(), options.renderGate);
+  const send = imageSender(options.cache ?? new RenderCache(), options.renderGate, options.renders);
   registerIconRoutes(app, options, send);
   registerMotdBanner(app, options.renders, send);
   registerStatusBanner(app, options, send);
