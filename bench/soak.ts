@@ -16,11 +16,15 @@
  *   - hostile targets: a server that never answers, one that answers garbage, a closed port;
  *   - images (icon, banner) and a bulk look-up of five entries (of the same population);
  *   - a render flood: /banner/motd with a new text on every request.
- * At the start (after a warm-up), the middle and the end, traffic pauses until what is in
- * flight has settled, and it prints the service's RSS, heap used, event-loop delay p99 (over
- * the period just ended) and open file descriptors. It passes when none of them grew more than
- * 10% from the middle to the end, and no answer was a 5xx other than a documented 503
- * (`service_busy`, `overloaded`). All traffic stays on loopback.
+ * Every two minutes the traffic stops for QUIET_GAP_MS, as real traffic has its lulls, so that
+ * the memory release (src/core/memory-release.ts) runs; its collections are counted from the
+ * service's log. At the start (after a warm-up), the middle and the end, traffic pauses until
+ * what is in flight has settled, and it prints the service's RSS, heap used, event-loop delay
+ * p99 (over the period just ended) and open file descriptors. It passes when none of them grew
+ * more than 10% from the middle to the end, and no answer was a 5xx other than a documented 503
+ * (`service_busy`, `overloaded`). It also prints the longest event-loop pause seen over the
+ * soak after its warm-up (the maximum delay of prom-client's event-loop monitor, read every
+ * five seconds; target under 50 ms). All traffic stays on loopback.
  */
 import { execFileSync, fork, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -29,7 +33,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Agent, fetch, type RequestInit } from 'undici';
-import { freePort, serviceEnv, startFlags } from './support.js';
+import { freePort, serviceEnv, startFlags, summarise } from './support.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const MINUTES = Number(process.argv[2] ?? 10);
@@ -44,6 +48,11 @@ const POPULATION = 3000;
  */
 const client = new Agent({ keepAliveTimeout: 1_000, keepAliveMaxTimeout: 1_000 });
 const DOCUMENTED_503 = new Set(['service_busy', 'overloaded']);
+/** A lull in the traffic every LULL_EVERY_MS, long enough for both collections of a release (2 + 6 quiet seconds). */
+const LULL_EVERY_MS = 120_000;
+const QUIET_GAP_MS = 12_000;
+/** The longest event-loop pause the target allows. */
+const TARGET_PAUSE_MS = 50;
 
 /** Hostile targets: silent (accepts, never answers), garbage (answers noise), closed port. */
 async function hostileTargets(): Promise<{ ports: number[]; close: () => void }> {
@@ -61,10 +70,23 @@ function rssOf(pid: number): number {
   return Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? NaN) * 1024;
 }
 
-async function metric(base: string, name: string): Promise<number> {
+/** The longest event-loop delay seen in any scrape so far, in seconds. */
+let longestPause = 0;
+
+/** One scrape of /metrics (prom-client resets its event-loop histogram per scrape: every scrape notes its maximum). */
+async function scrape(base: string): Promise<string> {
   const text = await (await fetch(`${base}/metrics`, { headers: { authorization: `Bearer ${TOKEN}` } })).text();
+  longestPause = Math.max(longestPause, valueOf(text, 'nodejs_eventloop_lag_max_seconds') || 0);
+  return text;
+}
+
+function valueOf(text: string, name: string): number {
   const line = text.split('\n').find((l) => l.startsWith(`${name} `) || l.startsWith(`${name}{`));
   return line ? Number(line.slice(line.lastIndexOf(' ') + 1)) : NaN;
+}
+
+async function metric(base: string, name: string): Promise<number> {
+  return valueOf(await scrape(base), name);
 }
 
 interface Figures {
@@ -133,7 +155,12 @@ function traffic(base: string, mcPort: number, hostile: number[]) {
 
 async function run(base: string, load: ReturnType<typeof traffic>, ms: number): Promise<void> {
   const end = Date.now() + ms;
+  let lullAt = Date.now() + LULL_EVERY_MS;
   while (Date.now() < end) {
+    if (Date.now() >= lullAt) {
+      await new Promise((resolve) => setTimeout(resolve, QUIET_GAP_MS));
+      lullAt = Date.now() + LULL_EVERY_MS;
+    }
     load.send();
     await new Promise((resolve) => setTimeout(resolve, TICK_MS));
   }
@@ -150,7 +177,7 @@ const dataDir = mkdtempSync(join(tmpdir(), 'observer-soak-'));
 const port = await freePort();
 const service = spawn(process.execPath, [...startFlags(ROOT), 'dist/main.js'], {
   cwd: ROOT,
-  stdio: ['ignore', 'ignore', 'inherit'],
+  stdio: ['ignore', 'pipe', 'inherit'],
   // Every loopback target is one IP: the per-target and per-client budgets are out of the way.
   env: serviceEnv(port, dataDir, {
     TARGET_PINGS_PER_MINUTE: '100000',
@@ -159,10 +186,29 @@ const service = spawn(process.execPath, [...startFlags(ROOT), 'dist/main.js'], {
     RATE_LIMIT_GENERAL: '10000000',
     RATE_LIMIT_MEDIA: '10000000',
     PING_TIMEOUT_MS: '1000',
+    // All the traffic comes from one address: its connections are not one client's.
+    MAX_CONNECTIONS_PER_CLIENT: '100000',
     METRICS_TOKEN: TOKEN,
   }),
 });
 const base = `http://127.0.0.1:${port}`;
+// The memory release's collections, from the service's log (one line each, with its pause).
+const releases: Array<{ pauseMs: number; cpuMs: number }> = [];
+let stopping = false;
+let logged = '';
+service.stdout!.on('data', (chunk: Buffer) => {
+  logged += chunk.toString();
+  const lines = logged.split('\n');
+  logged = lines.pop() ?? '';
+  for (const line of lines) {
+    if (!line.includes('memory release')) continue;
+    releases.push(JSON.parse(line) as { pauseMs: number; cpuMs: number });
+  }
+});
+const poller = setInterval(() => void scrape(base).catch(() => undefined), 5_000);
+service.on('exit', (code, signal) => {
+  if (!stopping) console.log(`the service exited during the soak: ${signal ?? `code ${code}`}`);
+});
 try {
   for (let i = 0; i < 300; i += 1) {
     if (await fetch(`${base}/api/v1/status`).then((r) => r.ok, () => false)) break;
@@ -174,6 +220,9 @@ try {
   await run(base, load, Math.min(30_000, total / 10));
   const start = await figures(base, service.pid!);
   print('start', start);
+  // Start-up and the warm-up are not the soak: its longest pause is counted from here.
+  const warmUpPause = longestPause;
+  longestPause = 0;
   await run(base, load, total / 2);
   const middle = await figures(base, service.pid!);
   print('middle', middle);
@@ -185,9 +234,22 @@ try {
   for (const k of grown) console.log(`grew more than 10% over the second half: ${k} ${middle[k]} -> ${end[k]}`);
   for (const line of load.counts.bad.slice(0, 10)) console.log(`not allowed: ${line}`);
   const pass = grown.length === 0 && load.counts.bad.length === 0;
+  const pauseMs = longestPause * 1000;
+  const longest = (pick: (r: { pauseMs: number; cpuMs: number }) => number) => (releases.length ? Math.max(...releases.map(pick)).toFixed(1) : '-');
+  const releaseText = `${releases.length} memory-release collections, the longest ${longest((r) => r.pauseMs)} ms (CPU ${longest((r) => r.cpuMs)} ms)`;
+  console.log(
+    `longest event-loop pause over the soak after the warm-up: ${pauseMs.toFixed(1)} ms (target < ${TARGET_PAUSE_MS} ms; ` +
+      `${(warmUpPause * 1000).toFixed(1)} ms during start-up and the warm-up); ${releaseText}`,
+  );
   console.log(pass ? 'PASS' : 'FAIL');
+  summarise(
+    `soak     ${MINUTES} min of mixed traffic: longest event-loop pause ${pauseMs.toFixed(1)} ms (target < ${TARGET_PAUSE_MS} ms: ` +
+      `${pauseMs < TARGET_PAUSE_MS ? 'met' : 'MISSED'}); ${releaseText}; rss ${MB(middle.rss)} -> ${MB(end.rss)} over the second half; ${pass ? 'PASS' : 'FAIL'}`,
+  );
   process.exitCode = pass ? 0 : 1;
 } finally {
+  stopping = true;
+  clearInterval(poller);
   service.kill('SIGTERM');
   void client.close();
   mcServer.kill('SIGTERM');

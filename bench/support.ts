@@ -4,7 +4,7 @@
  * in time and sends traffic to loopback only.
  */
 import { execFile, execFileSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
@@ -63,6 +63,25 @@ export function load(url: string, options: LoadOptions = {}): Promise<LoadResult
       });
     });
   });
+}
+
+/**
+ * Adds a line to the run's summary: `npm run bench` sets BENCH_SUMMARY to a file and prints it
+ * once every benchmark has run, so that the figures that answer the targets stand together.
+ */
+export function summarise(line: string): void {
+  const file = process.env.BENCH_SUMMARY;
+  if (file) appendFileSync(file, `${line}\n`);
+}
+
+/** Resident set size of a process in bytes (Linux /proc), or NaN where unavailable. */
+export function rssOf(pid: number | undefined): number {
+  try {
+    const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return match ? Number(match[1]) * 1024 : NaN;
+  } catch {
+    return NaN;
+  }
 }
 
 export function median(values: number[]): number {

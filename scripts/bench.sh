@@ -12,10 +12,22 @@ trap '[ -z "${OBSERVER_SERVICES_STARTED// /}" ] || bash scripts/services.sh down
 # PostgreSQL and Redis listen on ports chosen when they started: their URLs, for the tests.
 eval "$(bash scripts/services.sh env)"
 only=${1:-}
+# The figures that answer the targets, gathered from every benchmark and printed at the end.
+BENCH_SUMMARY=$(mktemp)
+export BENCH_SUMMARY
+failed=0
 for f in bench/*.ts; do
   case "$f" in bench/support.ts | bench/minimal-server.ts) continue ;; esac
   [ -n "$only" ] && [[ "$f" != *"$only"* ]] && continue
   echo "== $f"
-  npx tsx "$f"
+  # One benchmark failing does not stop the others; the run fails at the end.
+  if ! npx tsx "$f"; then
+    echo "$f failed" | tee -a "$BENCH_SUMMARY"
+    failed=1
+  fi
   echo
 done
+echo "== summary (npm run bench${only:+ -- $only}, $(date -u +%Y-%m-%d), $(nproc) cores)"
+cat "$BENCH_SUMMARY"
+rm -f "$BENCH_SUMMARY"
+exit $failed

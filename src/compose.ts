@@ -10,6 +10,7 @@ import { cacheBudget } from './core/cache-budget.js';
 import { ClientHasher } from './core/client-hash.js';
 import { systemClock, type Clock } from './core/clock.js';
 import { buildApp, type AppDeps } from './http/app.js';
+import { RequestsInFlight } from './http/in-flight.js';
 import { startMetricsServer, type MetricsServer } from './http/metrics.js';
 import { MemoryRateLimitStore, RedisRateLimitStore } from './http/rate-limit.js';
 import type { Metrics, MetricsSources } from './metrics/index.js';
@@ -122,8 +123,10 @@ export async function composeApp(config: Config, options: ComposeOptions = {}) {
     onError: (error, context) => log.error(error, context),
   });
   const watches = watchWork.service;
+  const inFlight = new RequestsInFlight();
   const app = await buildApp({
     config,
+    inFlight,
     watches,
     clock,
     redis,
@@ -160,7 +163,24 @@ export async function composeApp(config: Config, options: ComposeOptions = {}) {
     await startBackground();
     watchWork.start();
   };
-  return { app, store, status, hasher, redis, metrics, metricsServer, blocklist, refresher, watches, watchScheduler: watchWork.scheduler, watchDeliveries: watchWork.deliveries, startBackground: start };
+  // Nothing in flight: no request being answered, no ping outstanding (the memory release's condition).
+  const idle = () => inFlight.active === 0 && status.activePings === 0;
+  return {
+    app,
+    store,
+    status,
+    hasher,
+    redis,
+    metrics,
+    metricsServer,
+    blocklist,
+    refresher,
+    watches,
+    watchScheduler: watchWork.scheduler,
+    watchDeliveries: watchWork.deliveries,
+    idle,
+    startBackground: start,
+  };
 }
 
 /**

@@ -4,6 +4,7 @@
  * naming the variable and what it allows. A new variable goes into that document too.
  */
 import { isIP } from 'node:net';
+import { availableParallelism } from 'node:os';
 import ipaddr from 'ipaddr.js';
 import { DEFAULT_CACHE_MEMORY_MB } from '../core/cache-budget.js';
 
@@ -52,7 +53,9 @@ export interface Config {
   refreshWindowMinutes: number;
   refreshPingsPerMinute: number;
   /** Admission control for renders and pings (docs/hostile-clients.md). */
-  admission: { renderSlots: number; renderQueue: number; renderLoopShare: number; maxEventLoopDelayMs: number };
+  admission: { renderSlots: number; renderQueue: number; maxEventLoopDelayMs: number };
+  /** Worker threads images are drawn in (RENDER_THREADS; src/render/pool.ts). */
+  renderThreads: number;
   /** HTTP limits (docs/hostile-clients.md). */
   http: {
     bodyLimitBytes: number;
@@ -204,6 +207,11 @@ export class ConfigError extends Error {
 }
 
 type Env = Record<string, string | undefined>;
+
+/** RENDER_THREADS by default: the cores less one for the event loop, at least one, at most four. */
+export function defaultRenderThreads(cores: number): number {
+  return Math.max(1, Math.min(4, cores - 1));
+}
 
 /** A whole number from `min` to `max`; `maxIs` says where a computed bound comes from. */
 function integer(env: Env, name: string, fallback: number, min: number, max: number, maxIs = ''): number {
@@ -375,9 +383,9 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     admission: {
       renderSlots: integer(env, 'RENDER_CONCURRENCY', 2, 1, 64),
       renderQueue: integer(env, 'RENDER_QUEUE', 16, 0, 10_000),
-      renderLoopShare: integer(env, 'RENDER_LOOP_SHARE', 25, 5, 100),
       maxEventLoopDelayMs: integer(env, 'SHED_EVENT_LOOP_DELAY_MS', 200, 10, 10_000),
     },
+    renderThreads: integer(env, 'RENDER_THREADS', defaultRenderThreads(availableParallelism()), 1, 64),
     http: {
       bodyLimitBytes: integer(env, 'HTTP_BODY_LIMIT_BYTES', 16_384, 1_024, 1_048_576),
       headersTimeoutMs: integer(env, 'HTTP_HEADERS_TIMEOUT_MS', 10_000, 1_000, 120_000),

@@ -68,6 +68,18 @@ export class TargetRateLimitedError extends ObserverError {
 }
 
 /**
+ * 503: the service sheds load: a new render or ping refused by the admission control
+ * (src/http/admission.ts). Counted and logged once per episode there, never per request.
+ */
+export class OverloadedError extends ObserverError {
+  constructor(what: string) {
+    super('overloaded', 503, `The service is overloaded (${what}). Please retry in a few seconds.`, {
+      headers: { 'Retry-After': '2' },
+    });
+  }
+}
+
+/**
  * Why a Minecraft query failed: the `error_code` of an offline status (docs/api.md, "Why a
  * server is offline"). `message` is the short, safe summary the API shows in `error`; it never
  * contains an address, a stack or a raw exception text.

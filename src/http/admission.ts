@@ -4,15 +4,17 @@
  *
  * - Renders run in a few slots with a short queue behind them. A client holds at most half the
  *   slots and a quarter of the queue, so one client flooding new texts cannot keep others out.
- * - Renders draw on the main thread (the encoding runs in libuv's pool): while the drawing took
- *   more than `renderLoopShare` of the last sampling period, new renders wait in the queue, so
- *   renders can never crowd out the cheap answers.
+ *   A render in a slot draws in the render pool's worker threads (src/render/pool.ts), at the
+ *   lowest scheduling priority: it takes no time of the event loop's thread.
  * - While the event loop lags (its mean delay above `maxEventLoopDelayMs` in two sampling
  *   periods in a row: a sustained lag, not one long pause), new renders and new pings are
  *   refused before they cost anything. The first second is not judged: start-up work is not load.
  * - Refused work is a 503 `overloaded` with `Retry-After`. A refused render's answer is held back
  *   `refusalDelayMs` first: a client asking again at once cannot turn its refusals into the
  *   load that slows everyone else (its connections are capped, so this holds little).
+ * - Every refusal is reported (`Shedding.refused`: the metrics count it), and the first of an
+ *   episode once (`Shedding.began`: one log line); an episode ends after `EPISODE_GAP_MS`
+ *   without a refusal.
  * - Health and cached answers never come here: only a render of an image not in the render
  *   cache, and a ping, are admitted.
  *
@@ -21,15 +23,31 @@
  * client's share; here only the expensive step is gated, per client.
  */
 import { monitorEventLoopDelay, type IntervalHistogram } from 'node:perf_hooks';
-import { ObserverError } from '../core/errors.js';
+import { OverloadedError } from '../core/errors.js';
+
+export { OverloadedError };
+
+/** What was refused, and why: the event loop lagged, or the render slots and queue were full. */
+export type SheddingReason = 'event_loop_lag' | 'render_slots';
+export interface Refusal {
+  work: 'render' | 'ping';
+  reason: SheddingReason;
+}
+
+/** Where refusals are reported: each one (a metric), and the first of each episode (a log line). */
+export interface Shedding {
+  refused?(refusal: Refusal): void;
+  began?(first: Refusal): void;
+}
+
+/** An episode of shedding ends after this long without a refusal. */
+export const EPISODE_GAP_MS = 10_000;
 
 export interface AdmissionOptions {
   /** Renders running at once (RENDER_CONCURRENCY). */
   renderSlots: number;
   /** Renders waiting for a slot (RENDER_QUEUE); 0: no queue. */
   renderQueue: number;
-  /** Share of the event loop's time renders may take, in percent (RENDER_LOOP_SHARE). */
-  renderLoopShare: number;
   /** Mean event-loop delay over a sampling period above which new work is refused (SHED_EVENT_LOOP_DELAY_MS). */
   maxEventLoopDelayMs: number;
   /** Longest wait of a queued render before it is refused (default 2000 ms). */
@@ -38,15 +56,6 @@ export interface AdmissionOptions {
   sampleMs?: number;
   /** How long a refused render's 503 is held back (default 1000 ms). */
   refusalDelayMs?: number;
-}
-
-/** The 503 of refused work. */
-export class OverloadedError extends ObserverError {
-  constructor(what: string) {
-    super('overloaded', 503, `The service is overloaded (${what}). Please retry in a few seconds.`, {
-      headers: { 'Retry-After': '2' },
-    });
-  }
 }
 
 interface Waiting {
@@ -68,14 +77,15 @@ export class Admission {
   private lagging = false;
   /** Whether the last sampling period lagged; two in a row make `lagging`. */
   private lagged = false;
-  /** Main-thread time renders took in the current sampling period, and whether the last one was over budget. */
-  private renderMs = 0;
-  private rendersOverBudget = false;
-  private sampledAt = performance.now();
+  /** When the last refusal was, for telling episodes apart (-Infinity: none yet). */
+  private lastRefusalAt = -Infinity;
   /** Start-up work is not load: the first second is not judged. */
-  private readonly judgedFrom = this.sampledAt + 1000;
+  private readonly judgedFrom = performance.now() + 1000;
 
-  constructor(private readonly options: AdmissionOptions) {
+  constructor(
+    private readonly options: AdmissionOptions,
+    private readonly shedding: Shedding = {},
+  ) {
     this.perClientSlots = Math.max(1, Math.floor(options.renderSlots / 2));
     this.perClientQueue = Math.max(1, Math.floor(options.renderQueue / 4));
     this.queueTimeoutMs = options.queueTimeoutMs ?? 2000;
@@ -87,18 +97,16 @@ export class Admission {
 
   /** Before a ping: refuses it while the event loop lags. */
   admitPing(): void {
-    if (this.lagging) throw new OverloadedError('too many queries at once');
+    if (!this.lagging) return;
+    this.report({ work: 'ping', reason: 'event_loop_lag' });
+    throw new OverloadedError('too many queries at once');
   }
 
   /** Runs `work` in a render slot for `client`, after a short wait at most, or refuses it. */
   async render<T>(client: string, work: () => Promise<T>): Promise<T> {
     await this.acquire(client);
     try {
-      // The synchronous part of a render (the drawing) is what it takes from the event loop.
-      const started = performance.now();
-      const pending = work();
-      this.renderMs += performance.now() - started;
-      return await pending;
+      return await work();
     } finally {
       this.release(client);
     }
@@ -110,10 +118,6 @@ export class Admission {
     this.lagging = lags && this.lagged;
     this.lagged = lags;
     this.histogram.reset();
-    this.rendersOverBudget = this.renderMs > ((now - this.sampledAt) * this.options.renderLoopShare) / 100;
-    this.renderMs = 0;
-    this.sampledAt = now;
-    this.drain();
   }
 
   close(): void {
@@ -125,7 +129,7 @@ export class Admission {
   /** Whether `client` may start a render now. */
   private mayStart(client: string): boolean {
     const running = this.held.get(client)?.running ?? 0;
-    return !this.rendersOverBudget && this.running < this.options.renderSlots && running < this.perClientSlots;
+    return this.running < this.options.renderSlots && running < this.perClientSlots;
   }
 
   private start(client: string): void {
@@ -136,14 +140,14 @@ export class Admission {
   }
 
   private acquire(client: string): Promise<void> {
-    if (this.lagging) return this.refuse('the event loop is saturated');
+    if (this.lagging) return this.refuse('the event loop is saturated', 'event_loop_lag');
     if (this.mayStart(client)) {
       this.start(client);
       return Promise.resolve();
     }
     const mine = this.held.get(client) ?? { running: 0, queued: 0 };
     if (this.queue.length >= this.options.renderQueue || mine.queued >= this.perClientQueue) {
-      return this.refuse('too many images being drawn');
+      return this.refuse('too many images being drawn', 'render_slots');
     }
     mine.queued += 1;
     this.held.set(client, mine);
@@ -157,6 +161,7 @@ export class Admission {
         timer: setTimeout(() => {
           this.queue.splice(this.queue.indexOf(waiting), 1);
           this.forget(client, 'queued');
+          this.report({ work: 'render', reason: 'render_slots' });
           reject(new OverloadedError('too many images being drawn'));
         }, this.queueTimeoutMs),
       };
@@ -164,7 +169,8 @@ export class Admission {
     });
   }
 
-  private refuse(why: string): Promise<never> {
+  private refuse(why: string, reason: SheddingReason): Promise<never> {
+    this.report({ work: 'render', reason });
     const error = new OverloadedError(why);
     return new Promise((_resolve, reject) => setTimeout(() => reject(error), this.options.refusalDelayMs ?? 1000));
   }
@@ -175,12 +181,20 @@ export class Admission {
     this.drain();
   }
 
-  /** Starts waiting renders, first come first, while slots and the render budget allow. */
+  /** One refusal: reported, and the first of an episode said once. */
+  private report(refusal: Refusal): void {
+    const now = performance.now();
+    if (now - this.lastRefusalAt > EPISODE_GAP_MS) this.shedding.began?.(refusal);
+    this.lastRefusalAt = now;
+    this.shedding.refused?.(refusal);
+  }
+
+  /** Starts waiting renders, first come first, while slots allow. */
   private drain(): void {
     for (let i = 0; i < this.queue.length; ) {
       const waiting = this.queue[i]!;
       if (!this.mayStart(waiting.client)) {
-        if (this.rendersOverBudget || this.running >= this.options.renderSlots) return;
+        if (this.running >= this.options.renderSlots) return;
         i += 1;
         continue;
       }

@@ -24,9 +24,10 @@ import { limitConnectionsPerClient, registerBodyRefusal, serverTimeouts } from '
 import { lazyChildLogger } from './request-logger.js';
 import { registerMetricsRoute } from './metrics.js';
 import type { Metrics } from '../metrics/index.js';
-import { RenderCache } from '../render/index.js';
+import { RenderCache, RenderPool } from '../render/index.js';
 import { mediaLookupOptions, type RenderGate } from './ping-budget.js';
 import { FastStatus } from './fast-status.js';
+import { FrontHooks } from './front-hooks.js';
 import {
   MemoryRateLimitStore,
   RedisRateLimitStore,
@@ -36,6 +37,7 @@ import {
   tierHook,
   type RateLimitOptions,
 } from './rate-limit.js';
+import type { RequestsInFlight } from './in-flight.js';
 import { registerRequestRecording, requestRecorder, type RecordRequest } from './request-record.js';
 import { StatusAnswers } from './status-answer.js';
 import type { SharedRedis } from '../redis/shared-redis.js';
@@ -93,6 +95,8 @@ export interface AppDeps {
   metrics?: Metrics;
   /** Watches (docs/api.md, "Watches"); without it /watches is not served. */
   watches?: WatchService;
+  /** Counts the requests being answered (the memory release waits for none). */
+  inFlight?: RequestsInFlight;
 }
 
 
@@ -104,11 +108,15 @@ export async function buildApp(deps: AppDeps) {
   const front: { fast: FastStatus | null } = { fast: null };
   const health = healthBody(clock, deps.health);
   const app = createServer(deps, front);
+  // The request hooks of the application and of the API's context, which the front must know.
+  const hooks = new FrontHooks();
+  hooks.watch(app);
   warnOnOpenTrustProxy(app, config);
 
   registerBasics(app, config);
   const rateLimits = registerLimits(app, deps, hasher, clock);
-  const admission = registerAdmission(app, config);
+  const admission = registerAdmission(app, config, deps.metrics);
+  const renders = registerRenderPool(app, config);
   const admitPing = () => admission.admitPing();
   const renderGate: RenderGate = (request, work) => admission.render(clientKeyOf(request, hasher), work);
   // Pings caused by image and widget requests draw on the status tier (http/ping-budget.ts).
@@ -118,17 +126,18 @@ export async function buildApp(deps: AppDeps) {
   await registerDocs(app, config);
   const record = registerRecording(app, deps);
   const answers = deps.status ? statusAnswers(app, config, { status: deps.status, hasher, rateLimits, admitPing }) : null;
-  if (answers) openFront(app, deps, front, { answers, health, record });
+  if (answers) openFront(app, deps, { front, hooks }, { answers, health, record });
 
   await app.register(
     async (api) => {
+      hooks.watch(api);
       await api.register(healthRoutes, { body: health });
       if (deps.status && answers) {
         await api.register(statusRoutes, { answers, config });
         await api.register(bulkRoutes, { status: deps.status, config, hasher, admitPing });
-        const renders = new RenderCache({ maxBytes: cacheBudget(config.cacheMemoryMb).renders });
-        await api.register(imageRoutes, { status: deps.status, config, lookupOptions, renderGate, cache: renders });
-        await api.register(badgeRoutes, { status: deps.status, config, lookupOptions });
+        const renderCache = new RenderCache({ maxBytes: cacheBudget(config.cacheMemoryMb).renders });
+        await api.register(imageRoutes, { status: deps.status, config, lookupOptions, renderGate, renders, cache: renderCache });
+        await api.register(badgeRoutes, { status: deps.status, config, lookupOptions, renders });
         await api.register(widgetRoutes, { status: deps.status, config, lookupOptions, renderGate });
       }
       if (deps.store) {
@@ -142,7 +151,8 @@ export async function buildApp(deps: AppDeps) {
   );
 
   // The web front: /, /server/{address}, /assets/*, /favicon.ico (outside the API prefix).
-  await app.register(pageRoutes, { config, ...(deps.webDir ? { webDir: deps.webDir } : {}) });
+  await app.register(pageRoutes, { config, renders, ...(deps.webDir ? { webDir: deps.webDir } : {}) });
+  hooks.seal();
 
   return app;
 }
@@ -180,13 +190,25 @@ function registerLimits(app: App, deps: AppDeps, hasher: ClientHasher, clock: Cl
 }
 
 /** Admission of renders and pings against the service's load (http/admission.ts), released on close. */
-function registerAdmission(app: App, config: Config): Admission {
-  const admission = new Admission(config.admission);
+function registerAdmission(app: App, config: Config, metrics: Metrics | undefined): Admission {
+  const admission = new Admission(config.admission, {
+    refused: metrics ? ({ work, reason }) => metrics.observeShed(work, reason) : undefined,
+    // One line per episode, not per refusal: every refusal is counted in observer_shed_total.
+    began: ({ work, reason }) =>
+      app.log.warn({ work, reason }, 'shedding load: new renders and pings are refused with 503 overloaded until the service catches up'),
+  });
   app.addHook('onClose', (_instance, done) => {
     admission.close();
     done();
   });
   return admission;
+}
+
+/** The worker threads images are drawn in (render/pool.ts), ended on close. */
+function registerRenderPool(app: App, config: Config): RenderPool {
+  const renders = new RenderPool({ threads: config.renderThreads });
+  app.addHook('onClose', () => renders.close());
+  return renders;
 }
 
 /** Schemas referenced by `$ref` from more than one route. */
@@ -242,7 +264,9 @@ function createServer(deps: AppDeps, front: { fast: FastStatus | null }) {
     // Fastify's own HTTP/1 server, with the front (fast-status.ts) before its handler.
     serverFactory: (handler, fastifyOptions) => {
       const options = fastifyOptions as { connectionTimeout?: number };
+      const { inFlight } = deps;
       const server = createHttpServer(serverTimeouts(config), (req, res) => {
+        inFlight?.track(res);
         if (front.fast === null || !front.fast.handle(req, res)) handler(req, res);
       });
       server.keepAliveTimeout = config.http.keepAliveTimeoutMs;
@@ -267,17 +291,26 @@ function statusAnswers(app: App, config: Config, parts: { status: StatusLookup; 
 }
 
 /**
- * The front (fast-status.ts) in front of Fastify's handler, unless in maintenance or with an
- * access line per request. Once closing, every request goes to Fastify, which answers 503 on
- * kept-alive connections.
+ * The front (fast-status.ts) in front of Fastify's handler, unless in maintenance, with an
+ * access line per request, or with a request hook it does not stand in for (front-hooks.ts):
+ * it opens once every hook is known, when the application is ready. Once closing, every
+ * request goes to Fastify, which answers 503 on kept-alive connections.
  */
-function openFront(app: App, deps: AppDeps, front: { fast: FastStatus | null }, parts: { answers: StatusAnswers; health: () => string; record: RecordRequest | null }) {
+function openFront(
+  app: App,
+  deps: AppDeps,
+  { front, hooks }: { front: { fast: FastStatus | null }; hooks: FrontHooks },
+  parts: { answers: StatusAnswers; health: () => string; record: RecordRequest | null },
+) {
   if (deps.config.maintenanceMode || requestLinesLogged(deps)) return;
-  front.fast = new FastStatus({
-    ...parts,
-    prefix: API_PREFIX,
-    log: app.log,
-    onError: (error) => app.log.error({ err: error }, 'unexpected error'),
+  app.addHook('onReady', (done) => {
+    const unknown = hooks.unknown();
+    if (unknown.length > 0) {
+      app.log.warn({ hooks: unknown }, 'the fast path is off: these request hooks have no counterpart in it (src/http/front-hooks.ts)');
+    } else {
+      front.fast = new FastStatus({ ...parts, prefix: API_PREFIX, log: app.log, onError: (error) => app.log.error({ err: error }, 'unexpected error') });
+    }
+    done();
   });
   app.addHook('preClose', (done) => {
     front.fast = null;

@@ -17,7 +17,7 @@ export const CORS_HEADERS: Readonly<Record<string, string>> = {
 };
 
 export function registerCors(app: FastifyInstance): void {
-  app.addHook('onRequest', (_request, reply, done) => {
+  app.addHook('onRequest', function corsHeaders(_request, reply, done) {
     reply.headers(CORS_HEADERS);
     done();
   });

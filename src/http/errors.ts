@@ -1,5 +1,5 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, preHandlerHookHandler } from 'fastify';
-import { ObserverError } from '../core/errors.js';
+import { ObserverError, OverloadedError } from '../core/errors.js';
 
 /** The one error shape, {"status":"error","error":"<code>","message":"..."} (docs/api.md, "Errors"). */
 export function errorBody(code: string, message: string) {
@@ -74,12 +74,21 @@ export function publicError(error: FastifyError | ObserverError): ObserverError 
 const SUCCESS_ONLY_HEADERS = ['cache-control', 'etag', 'x-render-cache', 'x-cache'];
 
 /**
+ * Whether an error is worth a log line of its own: a 5xx, but not shed load (logged once per
+ * episode by the admission control, http/admission.ts).
+ */
+export function logsAsError(error: unknown): boolean {
+  if (error instanceof OverloadedError) return false;
+  return !(error instanceof ObserverError) || error.statusCode >= 500;
+}
+
+/**
  * The app's error handler: the error in the one shape, and a 5xx logged. An error is never
  * cached as the image or answer the route was about to send would have been.
  */
 export function answerError(error: FastifyError | ObserverError, request: FastifyRequest, reply: FastifyReply) {
   const answer = publicError(error);
-  if (answer.statusCode >= 500) request.log.error({ err: error }, error instanceof ObserverError ? 'request failed' : 'unexpected error');
+  if (answer.statusCode >= 500 && logsAsError(error)) request.log.error({ err: error }, error instanceof ObserverError ? 'request failed' : 'unexpected error');
   for (const name of SUCCESS_ONLY_HEADERS) reply.removeHeader(name);
   return reply.code(answer.statusCode).headers(answer.headers).send(errorBody(answer.code, answer.message));
 }

@@ -38,7 +38,7 @@ export function isJsonMediaType(contentType: string | undefined): boolean {
  * `text/plain` as a string and refuse it as a 400).
  */
 export function registerBodyRefusal(app: FastifyInstance): void {
-  app.addHook('onRequest', (request, reply, done) => {
+  app.addHook('onRequest', function refuseUnexpectedBody(request, reply, done) {
     const takesBody = BODY_METHODS.has(request.method) && request.routeOptions.schema?.body !== undefined;
     if (!announcesBody(request.headers)) return done();
     if (takesBody) {

@@ -54,7 +54,7 @@ export function requestRecorder(options: RequestRecordOptions): RecordRequest | 
 
 /** Records every request Fastify answers, once its answer is sent. */
 export function registerRequestRecording(app: FastifyInstance, record: RecordRequest): void {
-  app.addHook('onResponse', (request, reply, done) => {
+  app.addHook('onResponse', function recordRequest(request, reply, done) {
     const url = request.url;
     const query = url.indexOf('?');
     record(request.routeOptions.url ?? null, request.method, query === -1 ? url : url.slice(0, query), reply.statusCode, reply.elapsedTime, request.log);

@@ -18,7 +18,7 @@ import { statusBody, statusBodyBytes } from '../status/cache.js';
 import { lookupEditions, parseEditionChoice, type EditionChoice } from '../status/editions.js';
 import type { CacheState, LookupOptions, QueryRequest, StatusLookup } from '../status/types.js';
 import { CORS_HEADERS } from './cors.js';
-import { errorBody } from './errors.js';
+import { errorBody, logsAsError } from './errors.js';
 import { WINDOW_MS, rateLimitError, rateLimitHeaders, type RateLimitStore, type WindowCount } from './rate-limit.js';
 
 /** What a status request asks for, as its path and query string say. */
@@ -142,7 +142,7 @@ export class StatusAnswers {
   private answerError(error: unknown, counted: WindowCount | null, res: ServerResponse): void {
     const known = error instanceof ObserverError;
     // Logged as the app's error handler does: a 5xx (a saturated service) is worth knowing of.
-    if (!known || error.statusCode >= 500) this.options.onError(error);
+    if (logsAsError(error)) this.options.onError(error);
     const headers: Record<string, string> = { 'ratelimit-policy': this.policy };
     if (counted !== null) headers.ratelimit = rateLimitHeaders('status', this.options.rateLimit.limit, counted).RateLimit;
     if (known) for (const [name, value] of Object.entries(error.headers)) headers[name.toLowerCase()] = value;

@@ -32,6 +32,8 @@ export interface Metrics {
   observePing(edition: string, online: boolean, seconds: number): void;
   /** How a status look-up was answered: from the cache, a fresh ping, or a stale success. */
   observeCacheResult(result: 'HIT' | 'MISS' | 'STALE'): void;
+  /** A render or ping refused by the admission control (503 `overloaded`), and why. */
+  observeShed(work: 'render' | 'ping', reason: 'event_loop_lag' | 'render_slots'): void;
   /** The exposition text. */
   scrape(): Promise<string>;
 }
@@ -51,6 +53,7 @@ export function createMetrics(sources: MetricsSources = {}): Metrics {
   collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: 20 });
   const requests = requestMetrics(registry);
   const pings = pingMetrics(registry, sources);
+  const shed = shedMetric(registry);
   registerHistoryMetrics(registry, sources);
   return {
     registry,
@@ -71,6 +74,9 @@ export function createMetrics(sources: MetricsSources = {}): Metrics {
     },
     observeCacheResult(result) {
       pings.cacheResults.inc({ result });
+    },
+    observeShed(work, reason) {
+      shed.inc({ work, reason });
     },
     scrape: () => registry.metrics(),
   };
@@ -130,6 +136,18 @@ function pingMetrics(registry: Registry, sources: MetricsSources) {
     },
   });
   return { count, seconds, cacheResults };
+}
+
+/** Work refused by the admission control, by kind and reason; every pair starts at 0. */
+function shedMetric(registry: Registry) {
+  const shed = new Counter({
+    name: 'observer_shed_total',
+    help: 'Renders and pings refused with 503 overloaded (load shedding), by work (render, ping) and reason (event_loop_lag, render_slots).',
+    labelNames: ['work', 'reason'] as const,
+    registers: [registry],
+  });
+  for (const work of ['render', 'ping']) for (const reason of ['event_loop_lag', 'render_slots']) shed.inc({ work, reason }, 0);
+  return shed;
 }
 
 /** The history store's queue, its overflow and its state, and Redis's state, read at scrape time. */

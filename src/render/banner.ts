@@ -21,6 +21,7 @@ import { motdLines, segmentsOfMotd } from './motd-text.js';
 import { BANNER_SIZES, BORDER_RADIUS, type BannerOptions } from './options.js';
 import { fillHorizontalGradient } from './paint.js';
 import { encodePng } from './png.js';
+import { drawOn } from './surface.js';
 import { drawLine, fitFontSize, fitLine, hashString, measureLine, seededRandom, type Random, type TextRunOptions } from './text.js';
 
 export { BANNER_SIZES, BORDER_RADIUS, DEFAULT_BANNER_OPTIONS, type BannerOptions, type BannerSize, type BannerStyle } from './options.js';
@@ -438,20 +439,16 @@ function seedOf(status: ServerStatus, options: BannerOptions): number {
   return hashString(`${status.server_id ?? status.query.host}|${status.checked_at}|${status.motd?.raw ?? ''}|${options.style}|${options.size}`);
 }
 
-/** The banner of a status as raw RGBA pixels and its size (before PNG encoding). */
-export async function drawBanner(status: ServerStatus, options: BannerOptions): Promise<Canvas> {
+/** The PNG banner of a status: its icon decoded first, then drawn and encoded in one run on a reused canvas. */
+export async function renderBanner(status: ServerStatus, options: BannerOptions): Promise<Buffer> {
   registerRenderFonts();
   const layout = bannerLayout(options, status.online);
-  const canvas = createCanvas(layout.width, layout.height);
-  const ctx = canvas.getContext('2d');
   const icon = options.showFavicon ? await iconImage(status) : null;
-  const random = seededRandom(seedOf(status, options));
-  if (options.style === 'classic') drawClassic(ctx, status, layout, options, icon as Image, random);
-  else drawModern(ctx, status, layout, options, icon as Image, random);
-  return canvas;
-}
-
-/** The PNG banner of a status. */
-export async function renderBanner(status: ServerStatus, options: BannerOptions): Promise<Buffer> {
-  return encodePng(await drawBanner(status, options));
+  return drawOn(layout.width, layout.height, (canvas) => {
+    const ctx = canvas.getContext('2d');
+    const random = seededRandom(seedOf(status, options));
+    if (options.style === 'classic') drawClassic(ctx, status, layout, options, icon as Image, random);
+    else drawModern(ctx, status, layout, options, icon as Image, random);
+    return encodePng(canvas);
+  });
 }

@@ -15,7 +15,7 @@ import { createHash } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 
 /** Bump when the drawing changes, so clients holding an old ETag get the new image. */
-export const RENDER_VERSION = 2;
+export const RENDER_VERSION = 3;
 
 export interface RenderedImage {
   body: Buffer;

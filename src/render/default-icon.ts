@@ -5,7 +5,7 @@
  */
 import { createCanvas } from '@napi-rs/canvas';
 import { DEFAULT_ICON_SIZE } from './options.js';
-import sharp from './sharp.js';
+import { encodePng } from './png.js';
 
 export { DEFAULT_ICON_SIZE } from './options.js';
 
@@ -63,10 +63,5 @@ async function drawDefaultIcon(): Promise<Buffer> {
       ctx.fillRect(x * scale, y * scale, scale, scale);
     });
   });
-  const pixels = ctx.getImageData(0, 0, DEFAULT_ICON_SIZE, DEFAULT_ICON_SIZE);
-  return sharp(Buffer.from(pixels.data.buffer, pixels.data.byteOffset, pixels.data.byteLength), {
-    raw: { width: DEFAULT_ICON_SIZE, height: DEFAULT_ICON_SIZE, channels: 4 },
-  })
-    .png()
-    .toBuffer();
+  return encodePng(canvas);
 }

@@ -3,13 +3,11 @@
  * @napi-rs/canvas and encoded/resized with sharp. Pure functions of their inputs; no HTTP,
  * no configuration. The widget (HTML) lives in ./widget/.
  *
- * The drawing code, canvas, sharp and the fonts are loaded with the first image asked for,
- * not at start-up: a service that never draws one does not hold them in memory
- * (docs/performance.md#memory). Sizes, options and the cache load at once.
+ * Images are drawn in the render pool's worker threads (./pool.ts, ./worker.ts): the drawing
+ * code, canvas, sharp and the fonts load there, never on the event loop's thread. Sizes,
+ * options and the cache load here at once.
  */
-import type { ServerStatus } from '../core/types.js';
 import { renderFontFiles } from './font-files.js';
-import type { BannerOptions, IconOptions, MotdBannerOptions } from './options.js';
 
 export {
   BANNER_SIZES,
@@ -33,35 +31,12 @@ export { RENDER_VERSION, RenderCache, digestOf, etagOf, matchesIfNoneMatch, type
 export { parseHexColor } from './color.js';
 export { decodeFavicon, MAX_FAVICON_DATA_URL_LENGTH, MAX_FAVICON_SIDE, type Favicon } from './favicon.js';
 export { PIXEL_FAMILY, SANS_FAMILY } from './font-files.js';
-
-type Drawing = typeof import('./drawing.js');
-let drawing: Promise<Drawing> | undefined;
-const loadDrawing = (): Promise<Drawing> => (drawing ??= import('./drawing.js'));
+export { RenderPool, type RenderPoolOptions } from './pool.js';
 
 /**
  * Checks that the bundled font files are installed, so that a broken install stops start-up;
- * Skia registers them with the first image drawn.
+ * each render worker registers them with Skia before its first image.
  */
 export function registerRenderFonts(): void {
   renderFontFiles();
-}
-
-/** The PNG banner of a status (./banner.ts). */
-export async function renderBanner(status: ServerStatus, options: BannerOptions): Promise<Buffer> {
-  return (await loadDrawing()).renderBanner(status, options);
-}
-
-/** The icon of a favicon data URL, or of the default icon (./icon.ts). */
-export async function renderIcon(favicon: string | null, options: IconOptions): Promise<Buffer> {
-  return (await loadDrawing()).renderIcon(favicon, options);
-}
-
-/** The MOTD banner as PNG (./motd-banner.ts). */
-export async function renderMotdBanner(text: string, options: MotdBannerOptions): Promise<Buffer> {
-  return (await loadDrawing()).renderMotdBanner(text, options);
-}
-
-/** Observer's default icon as a 64x64 PNG (./default-icon.ts). */
-export async function defaultIconPng(): Promise<Buffer> {
-  return (await loadDrawing()).defaultIconPng();
 }

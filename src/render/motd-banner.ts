@@ -3,7 +3,7 @@
  * the pixel font with Minecraft's drop shadow, centred on a dark card tinted by the accent
  * colour. No server is queried. Pure: the same text and colours give the same bytes.
  */
-import { createCanvas, type Canvas } from '@napi-rs/canvas';
+import type { Canvas } from '@napi-rs/canvas';
 import { parseFormattedText } from '../motd/index.js';
 import { mixColors } from './color.js';
 import { fillHorizontalGradient } from './paint.js';
@@ -11,6 +11,7 @@ import { registerRenderFonts } from './fonts.js';
 import { motdLines, userMotdToSection } from './motd-text.js';
 import { MAX_MOTD_PARAMETER_LENGTH, MOTD_BANNER_HEIGHT, MOTD_BANNER_WIDTH, type MotdBannerOptions } from './options.js';
 import { encodePng } from './png.js';
+import { drawOn } from './surface.js';
 import { drawLine, fitFontSize, hashString, measureLine, seededRandom } from './text.js';
 
 export { MAX_MOTD_PARAMETER_LENGTH, MOTD_BANNER_HEIGHT, MOTD_BANNER_WIDTH, type MotdBannerOptions } from './options.js';
@@ -28,11 +29,11 @@ function userLines(text: string) {
   return lines;
 }
 
-export function drawMotdBanner(text: string, options: MotdBannerOptions): Canvas {
+/** Draws the MOTD banner on `canvas` (MOTD_BANNER_WIDTH by MOTD_BANNER_HEIGHT, cleared). */
+function drawMotdBanner(canvas: Canvas, text: string, options: MotdBannerOptions): void {
   registerRenderFonts();
   const width = MOTD_BANNER_WIDTH;
   const height = MOTD_BANNER_HEIGHT;
-  const canvas = createCanvas(width, height);
   const ctx = canvas.getContext('2d');
 
   // The accent fading into near-black from left to right.
@@ -63,10 +64,12 @@ export function drawMotdBanner(text: string, options: MotdBannerOptions): Canvas
       random,
     });
   });
-  return canvas;
 }
 
 /** The MOTD banner as PNG. */
-export function renderMotdBanner(text: string, options: MotdBannerOptions): Promise<Buffer> {
-  return encodePng(drawMotdBanner(text, options));
+export async function renderMotdBanner(text: string, options: MotdBannerOptions): Promise<Buffer> {
+  return drawOn(MOTD_BANNER_WIDTH, MOTD_BANNER_HEIGHT, (canvas) => {
+    drawMotdBanner(canvas, text, options);
+    return encodePng(canvas);
+  });
 }

@@ -187,8 +187,7 @@ export function withBlockedFlag(inner: StatusLookup, blocklist: Blocklist | null
       const known = memo.get(answer.status);
       if (known && known.version === version) return { ...answer, status: known.status };
       const s = answer.status;
-      const ip = s.ip_address ? javaHostAddress(s.ip_address) : null;
-      const blocked = blocklist ? blocklist.isBlocked(s.query.host, s.srvRecord?.target, ip) : null;
+      const blocked = blocklist ? blocklist.isBlocked(s.query.host, s.srvRecord?.target, s.ip_address ? javaHostAddress(s.ip_address) : null) : null;
       const status = { ...s, blocked };
       memo.set(s, { version, status });
       return { ...answer, status };

@@ -14,6 +14,7 @@ import {
   ERROR_MESSAGES,
   HostNotFoundError,
   ObserverError,
+  OverloadedError,
   ProbeError,
   QUERY_ERROR_MESSAGES,
   TargetRateLimitedError,
@@ -113,9 +114,12 @@ function isRateLimited(error: unknown): boolean {
   return error instanceof ObserverError && error.code === 'rate_limited';
 }
 
-/** A refresh that did not ping because a budget was spent: the client's or the target IP's. */
+/**
+ * A refresh that did not ping because a budget was spent (the client's or the target IP's) or
+ * the service sheds load (counted and logged once per episode where it is refused).
+ */
 function isRefused(error: unknown): boolean {
-  return isRateLimited(error) || error instanceof TargetRateLimitedError;
+  return isRateLimited(error) || error instanceof TargetRateLimitedError || error instanceof OverloadedError;
 }
 
 /** Errors a connection attempt may fail with where the next address is worth trying. */

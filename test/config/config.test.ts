@@ -1,6 +1,7 @@
 import { Resolver } from 'node:dns';
+import { availableParallelism } from 'node:os';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig, type Config } from '../../src/config/index.js';
+import { ConfigError, defaultRenderThreads, loadConfig, type Config } from '../../src/config/index.js';
 
 describe('loadConfig', () => {
   it('has the defaults of docs/configuration.md', () => {
@@ -210,9 +211,15 @@ describe('loadConfig: blocklist and background refresher', () => {
 });
 
 describe('loadConfig: admission control and HTTP limits', () => {
+  it('draws in the cores less one by default, at least one thread and at most four', () => {
+    expect([1, 2, 3, 4, 8, 64].map(defaultRenderThreads)).toEqual([1, 1, 2, 3, 4, 4]);
+    expect(loadConfig({ RENDER_THREADS: '3' }).renderThreads).toBe(3);
+  });
+
   it('has the defaults of docs/configuration.md', () => {
     expect(loadConfig({})).toMatchObject({
-      admission: { renderSlots: 2, renderQueue: 16, renderLoopShare: 25, maxEventLoopDelayMs: 200 },
+      admission: { renderSlots: 2, renderQueue: 16, maxEventLoopDelayMs: 200 },
+      renderThreads: defaultRenderThreads(availableParallelism()),
       http: { bodyLimitBytes: 16_384, headersTimeoutMs: 10_000, requestTimeoutMs: 30_000, keepAliveTimeoutMs: 72_000, maxConnectionsPerClient: 64 },
     });
   });
@@ -221,7 +228,7 @@ describe('loadConfig: admission control and HTTP limits', () => {
   const ranges: Array<[string, number, number]> = [
     ['RENDER_CONCURRENCY', 1, 64],
     ['RENDER_QUEUE', 0, 10_000],
-    ['RENDER_LOOP_SHARE', 5, 100],
+    ['RENDER_THREADS', 1, 64],
     ['SHED_EVENT_LOOP_DELAY_MS', 10, 10_000],
     ['HTTP_BODY_LIMIT_BYTES', 1_024, 1_048_576],
     ['HTTP_HEADERS_TIMEOUT_MS', 1_000, 120_000],

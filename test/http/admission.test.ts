@@ -5,7 +5,9 @@
  * Clients are told apart by X-Forwarded-For (TRUST_PROXY=true, the test is the proxy).
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { Writable } from 'node:stream';
 import { buildApp } from '../../src/http/app.js';
+import { createMetrics } from '../../src/metrics/index.js';
 import { systemClock } from '../../src/core/clock.js';
 import { createStatusService } from '../../src/status/index.js';
 import { testConfig } from '../support/app.js';
@@ -19,9 +21,27 @@ interface Answer {
 }
 const apps: Array<{ app: Awaited<ReturnType<typeof buildApp>> }> = [];
 
-async function listening(env: Record<string, string>) {
+/** Log lines written as JSON, parsed. */
+function logLines() {
+  const lines: Array<Record<string, unknown>> = [];
+  const stream = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      for (const line of chunk.toString('utf8').split('\n')) if (line.trim() !== '') lines.push(JSON.parse(line) as Record<string, unknown>);
+      done();
+    },
+  });
+  return { lines, stream };
+}
+
+async function listening(env: Record<string, string>, observed: { log?: NodeJS.WritableStream; metrics?: ReturnType<typeof createMetrics>; errors?: unknown[] } = {}) {
   const config = testConfig({ TRUST_PROXY: 'true', RATE_LIMIT_MEDIA: '100000', RATE_LIMIT_STATUS: '100000', ...env });
-  const app = await buildApp({ config, status: createStatusService({ config, clock: systemClock, icmp: null }), logger: false });
+  const status = createStatusService({ config, clock: systemClock, icmp: null, onError: (error) => observed.errors?.push(error) });
+  const app = await buildApp({
+    config,
+    status,
+    logger: observed.log ? { level: 'info', stream: observed.log } : false,
+    ...(observed.metrics ? { metrics: observed.metrics } : {}),
+  });
   await app.listen({ host: '127.0.0.1', port: 0 });
   const { port } = app.server.address() as { port: number };
   const get = async (path: string, client: string): Promise<Answer> => {
@@ -112,5 +132,48 @@ describe('render slots', () => {
     } finally {
       clearInterval(hog);
     }
+  });
+
+  it('counts every refusal, logs one line per episode, and serves stale answers without a log line each', async () => {
+    const log = logLines();
+    const metrics = createMetrics();
+    const errors: unknown[] = [];
+    const { get } = await listening({ SHED_EVENT_LOOP_DELAY_MS: '50', STATUS_CACHE_TTL: '1' }, { log: log.stream, metrics, errors });
+    const status = `/api/v1/status/127.0.0.1:${server.port}`;
+    expect((await get(status, '198.51.100.2')).status).toBe(200);
+    // Past the TTL, the success is served stale while its refresh is asked for.
+    await new Promise((resolve) => setTimeout(resolve, 1_100));
+
+    const hog = setInterval(() => {
+      const until = performance.now() + 140;
+      while (performance.now() < until);
+    }, 150);
+    const renders: Answer[] = [];
+    const stale: Answer[] = [];
+    let ping: Answer;
+    try {
+      ping = await get('/api/v1/status/127.0.0.1:1', '198.51.100.3');
+      for (let i = 0; i < 100 && ping.status !== 503; i++) ping = await get(`/api/v1/status/127.0.0.1:${i + 2}`, '198.51.100.3');
+      // New renders until three are refused (a busy machine may let one through between lags).
+      for (let i = 0; i < 100 && renders.filter((r) => r.status === 503).length < 3; i++) renders.push(await get(motd(`§6shed ${i}`), '198.51.100.3'));
+      for (let i = 0; i < 5; i++) stale.push(await get(status, '198.51.100.2'));
+    } finally {
+      clearInterval(hog);
+    }
+    expect(ping.status).toBe(503);
+    expect(renders.filter((r) => r.status === 503)).toHaveLength(3);
+    expect(renders.every((r) => r.status === 200 || r.status === 503)).toBe(true);
+    // A stale answer is served whether its refresh was refused or not (a refresh let through
+    // between two lags makes the next answers fresh again).
+    expect(stale.map((r) => r.status)).toEqual([200, 200, 200, 200, 200]);
+    expect(stale[0]!.headers.get('x-cache')).toBe('STALE');
+
+    const scraped = await metrics.scrape();
+    const count = (work: string) => Number(new RegExp(`observer_shed_total\\{work="${work}",reason="event_loop_lag"\\} (\\d+)`).exec(scraped)?.[1]);
+    expect(count('ping')).toBeGreaterThanOrEqual(1);
+    expect(count('render')).toBe(3);
+    expect(log.lines.filter((line) => line.msg?.toString().startsWith('shedding load'))).toHaveLength(1);
+    expect(log.lines.filter((line) => line.level === 50 || line.msg === 'request failed')).toEqual([]);
+    expect(errors).toEqual([]);
   });
 });

@@ -87,7 +87,8 @@ describe('the fast status path', () => {
     expect(third.body.equals(viaRoute.body)).toBe(true);
     expect(stable(first.headers)).toEqual(stable(viaRoute.headers));
     expect(stable(third.headers)).toEqual(stable(viaRoute.headers));
-    for (const answer of [first, third]) expect(answer.headers['cache-control']).toMatch(/^public, max-age=(59|60)$/);
+    // The seconds left of the TTL: 60 less whatever this machine took since the ping.
+    for (const answer of [first, third]) expect(Number(/^public, max-age=(\d+)$/.exec(answer.headers['cache-control'] ?? '')?.[1])).toBeGreaterThan(40);
     expect(JSON.parse(third.body.toString())).toMatchObject({ online: true, players: { online: 2, max: 10 }, stale: false });
   });
 

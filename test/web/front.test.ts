@@ -15,7 +15,7 @@ import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startJavaServer, type RunningJavaServer } from '../support/minecraft.js';
 import { startSilentServer } from '../support/hostile.js';
-import { expectClean, launchBrowser, open, seriousViolations, startFront, tearDown, type Front, type Opened } from './harness.js';
+import { expectClean, launchBrowser, open, seriousViolations, settled, startFront, tearDown, type Front, type Opened } from './harness.js';
 
 const INJECTION = '<img src=x onerror=alert(1)><script>alert(2)</script>';
 const KIB = 1024;
@@ -139,7 +139,9 @@ describe('looking a server up', () => {
       void d.dismiss();
     });
     await o.page.waitForSelector('.card');
-    await o.page.waitForTimeout(300);
+    // Once the card's image has loaded or failed, any handler a server text could have planted has run.
+    await o.page.waitForFunction(() => Array.from(document.querySelectorAll<HTMLImageElement>('.card img')).every((img) => img.complete));
+    await settled(o);
     expect(await text(o, '.motd')).toBe(INJECTION);
     expect(await o.page.locator('.motd span').first().evaluate((el) => getComputedStyle(el).color)).toBe('rgb(255, 85, 85)');
     expect(await fact(o, 'Version')).toBe(INJECTION);
@@ -473,7 +475,7 @@ describe('the embed builder', () => {
     expect(await snippet('bbcode')).toContain(`[img]${bannerUrl}[/img]`);
     await o.page.locator('img.banner-preview').scrollIntoViewIfNeeded();
     await expect.poll(() => o.page.locator('img.banner-preview').getAttribute('src')).toBe(bannerUrl);
-    await expect.poll(() => o.page.locator('img.banner-preview').evaluate((el: HTMLImageElement) => el.complete && el.naturalWidth)).toBe(800);
+    await expect.poll(() => o.page.locator('img.banner-preview').evaluate((el: HTMLImageElement) => el.complete && el.naturalWidth), { timeout: 60_000 }).toBe(800);
 
     // Badge options: style, label, colours; its own SVG and the shields.io endpoint follow.
     const badge = o.page.locator('.builder-part').nth(2);
@@ -498,7 +500,7 @@ describe('the embed builder', () => {
     expect(await snippet('shields-html')).toBe(`<a href="${page}"><img src="${shields.replace(/&/g, '&amp;')}" alt="${alt}"></a>`);
     await o.page.locator('img.badge-preview').scrollIntoViewIfNeeded();
     await expect.poll(() => o.page.locator('img.badge-preview').getAttribute('src')).toBe(badgeUrl);
-    await expect.poll(() => o.page.locator('img.badge-preview').evaluate((el: HTMLImageElement) => el.complete && el.naturalHeight)).toBe(28);
+    await expect.poll(() => o.page.locator('img.badge-preview').evaluate((el: HTMLImageElement) => el.complete && el.naturalHeight), { timeout: 60_000 }).toBe(28);
 
     // Every URL a snippet hands out answers 200 with the right content type.
     const urls: Array<[string, RegExp]> = [
@@ -565,7 +567,7 @@ describe('accessibility (axe-core)', () => {
           bypassCSP: true,
         });
         await o.page.waitForSelector(path === '/' ? '.figures-grid, #stats-title + div p' : '.chart, .chart-body .empty');
-        await o.page.waitForLoadState('networkidle');
+        await settled(o);
         expect(await seriousViolations(o)).toEqual([]);
         expect(await o.page.evaluate(() => document.documentElement.lang)).toBe('en');
         expect(await o.page.title()).not.toBe('');
@@ -636,9 +638,9 @@ describe('accessibility of the stale badge, the history chart and the embed buil
       const o = await open(browser, front, `/server/${encodeURIComponent(goodAddress())}`, { colorScheme: scheme, bypassCSP: true });
       await o.page.waitForSelector('.builder');
       await o.page.locator('img.banner-preview').scrollIntoViewIfNeeded();
-      await expect.poll(() => o.page.locator('img.banner-preview').evaluate((el: HTMLImageElement) => el.complete && el.naturalWidth > 0)).toBe(true);
+      await expect.poll(() => o.page.locator('img.banner-preview').evaluate((el: HTMLImageElement) => el.complete && el.naturalWidth > 0), { timeout: 60_000 }).toBe(true);
       await o.page.locator('img.badge-preview').scrollIntoViewIfNeeded();
-      await expect.poll(() => o.page.locator('img.badge-preview').evaluate((el: HTMLImageElement) => el.complete && el.naturalWidth > 0)).toBe(true);
+      await expect.poll(() => o.page.locator('img.badge-preview').evaluate((el: HTMLImageElement) => el.complete && el.naturalWidth > 0), { timeout: 60_000 }).toBe(true);
       const frame = o.page.frameLocator('iframe.widget-preview');
       await frame.locator('#w').waitFor();
       expect(await seriousViolations(o, true)).toEqual([]);
@@ -646,7 +648,7 @@ describe('accessibility of the stale badge, the history chart and the embed buil
       await widget.getByLabel('Theme', { exact: true }).selectOption('light');
       await expect.poll(() => o.page.locator('iframe.widget-preview').getAttribute('src')).toContain('theme=light');
       await frame.locator('#w').waitFor();
-      await o.page.waitForLoadState('networkidle');
+      await settled(o);
       expect(await seriousViolations(o, true)).toEqual([]);
       // A colour field flagged invalid, with its hint.
       await widget.getByLabel('Text', { exact: true }).fill('#12345');
@@ -657,15 +659,26 @@ describe('accessibility of the stale badge, the history chart and the embed buil
   }
 });
 
+/** Brings each lazy preview of the embed builder into view and waits until it has loaded. */
+async function previewsLoaded(o: Opened): Promise<void> {
+  await o.page.waitForSelector('.builder');
+  for (const image of ['img.banner-preview', 'img.badge-preview']) {
+    await o.page.locator(image).scrollIntoViewIfNeeded();
+    await expect.poll(() => o.page.locator(image).evaluate((el: HTMLImageElement) => el.complete && el.naturalWidth > 0), { timeout: 60_000 }).toBe(true);
+  }
+  await o.page.locator('iframe.widget-preview').scrollIntoViewIfNeeded();
+  await o.page.frameLocator('iframe.widget-preview').locator('#w').waitFor();
+}
+
 describe('page weight', () => {
   for (const path of ['/', 'server']) {
     it(`one view of ${path === '/' ? '/' : '/server/…'} moves at most 250 KiB, scrolled to the end; the app's JS is under 50 KiB gzipped`, async () => {
       const o = await open(browser, front, path === '/' ? '/' : `/server/${encodeURIComponent(goodAddress())}`);
-      await o.page.waitForLoadState('networkidle');
-      // Scroll to the end so that lazy previews load too.
+      await settled(o);
+      // Every lazy preview brought into view and loaded, then the page scrolled to its end.
+      if (path !== '/') await previewsLoaded(o);
       await o.page.evaluate(() => window.scrollTo(0, document.body.scrollHeight));
-      await o.page.waitForTimeout(800);
-      await o.page.waitForLoadState('networkidle');
+      await settled(o);
       const sizes = await Promise.all(o.responses.map(async (r) => ({ url: r.url, type: r.type, bytes: await r.bytes })));
       const total = sizes.reduce((sum, r) => sum + r.bytes, 0);
       console.log(`page weight ${path}: ${(total / KIB).toFixed(1)} KiB in ${sizes.length} responses`);

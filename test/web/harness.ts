@@ -102,6 +102,8 @@ export interface Opened {
   foreign: string[];
   /** Per response: URL, status, content type, bytes over the wire (headers + encoded body). */
   responses: Array<{ url: string; status: number; type: string; bytes: Promise<number> }>;
+  /** Requests made and not yet finished or failed. */
+  pending(): number;
   close(): Promise<void>;
 }
 
@@ -120,6 +122,10 @@ export async function open(
   const foreign: string[] = [];
   const responses: Opened['responses'] = [];
   const api: string[] = [];
+  let pending = 0;
+  page.on('request', () => (pending += 1));
+  page.on('requestfinished', () => (pending -= 1));
+  page.on('requestfailed', () => (pending -= 1));
   const apiPath = (u: string) => {
     if (!u.startsWith(front.origin)) return null;
     const url = new URL(u);
@@ -154,10 +160,21 @@ export async function open(
     api,
     foreign,
     responses,
+    pending: () => pending,
     async close() {
       await context.close();
     },
   };
+}
+
+/**
+ * Resolves once the page has settled: no part of it still says it is loading (`aria-busy`),
+ * and every request it made has been answered. Named conditions, where Playwright's
+ * `networkidle` waits for a quiet spell that a busy machine may never give it.
+ */
+export async function settled(o: Opened): Promise<void> {
+  await o.page.waitForSelector('[aria-busy="true"]', { state: 'detached' });
+  await expect.poll(() => o.pending(), { timeout: 60_000 }).toBe(0);
 }
 
 /** The page stayed clean: no console error, nothing asked of another origin. */

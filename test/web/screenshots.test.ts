@@ -213,7 +213,7 @@ describe('web front reference screenshots (whole pages, with data)', () => {
       await o.page.waitForSelector('img.banner-preview[src]');
       // The badge preview is lazy: brought into view, it loads (the screenshot shows the whole page).
       await o.page.locator('img.badge-preview[src]').scrollIntoViewIfNeeded();
-      await expect.poll(() => o.page.locator('img.badge-preview').evaluate((el: HTMLImageElement) => el.complete && el.naturalWidth > 0)).toBe(true);
+      await expect.poll(() => o.page.locator('img.badge-preview').evaluate((el: HTMLImageElement) => el.complete && el.naturalWidth > 0), { timeout: 60_000 }).toBe(true);
       await o.page.evaluate(() => window.scrollTo(0, 0));
       expect(await o.page.locator('.fact time').innerText()).toBe('now');
       expect(await o.page.locator('svg.chart').getAttribute('aria-label')).toMatch(/^Uptime 94\.48% over the last 24 hours \(145 checks, 137 online\); players: average [\d.]+, peak \d+\.$/);

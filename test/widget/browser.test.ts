@@ -175,7 +175,8 @@ describe('the widget in Chromium, embedded by another origin', () => {
 
   it('keeps HTML and script injections from the server as inert, visible text', async () => {
     const l = await load(`/api/v1/widget/large/127.0.0.1:${injector.port}`);
-    await l.page.waitForTimeout(300);
+    // Once the icon has loaded or failed, any handler a server text could have planted has run.
+    await l.frame.waitForFunction(() => (document.querySelector('.w__icon') as HTMLImageElement | null)?.complete === true);
     expect(await l.frame.$$('img:not(.w__icon)')).toHaveLength(0);
     expect(await l.frame.$$('script')).toHaveLength(1);
     // The MOTD keeps its colour, as text.

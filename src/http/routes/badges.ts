@@ -9,9 +9,9 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type, type Static } from 'typebox';
 import type { Config } from '../../config/index.js';
-import { badgeContent, renderBadgeSvg, shieldsEndpoint, type BadgeContent, type BadgeOptions } from '../../render/badge.js';
+import { badgeContent, shieldsEndpoint, type BadgeContent, type BadgeOptions } from '../../render/badge.js';
 import { BADGE_DEFAULTS, BADGE_STYLES, MAX_BADGE_LABEL_LENGTH } from '../../render/badge-options.js';
-import { badgeTextMeasure } from '../../render/badge-text.js';
+import type { RenderPool } from '../../render/index.js';
 import { etagOf, matchesIfNoneMatch } from '../../render/cache.js';
 import { parseHexColor } from '../../render/color.js';
 import { parseQueryMode } from '../../resolve/index.js';
@@ -75,7 +75,9 @@ export const badgeRoutes: FastifyPluginAsyncTypebox<{
   status: StatusLookup;
   config: Config;
   lookupOptions: MediaLookupOptions;
-}> = async (app, { status, config, lookupOptions }) => {
+  /** Draws the SVG, its text measured with the bundled font (src/render/pool.ts). */
+  renders: RenderPool;
+}> = async (app, { status, config, lookupOptions, renders }) => {
   const media = tierConfig('media');
   const params = Type.Object({ address: Address });
 
@@ -120,7 +122,7 @@ export const badgeRoutes: FastifyPluginAsyncTypebox<{
     async (request, reply) => {
       const badge = await badgeFor(request, request.params.address, request.query);
       if (notModified(request, reply, `svg|${JSON.stringify([badge.content, badge.style])}`, badge.maxAge)) return reply.code(304).send(null);
-      const svg = renderBadgeSvg(badge.content, badge.style, await badgeTextMeasure());
+      const svg = await renders.badgeSvg(badge.content, badge.style);
       // Opened on its own, the SVG may load nothing and run nothing.
       reply.header('Content-Security-Policy', "default-src 'none'").header('X-Content-Type-Options', 'nosniff');
       return reply.type('image/svg+xml; charset=utf-8').send(svg);

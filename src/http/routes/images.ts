@@ -23,10 +23,8 @@ import {
   matchesIfNoneMatch,
   parseHexColor,
   registerRenderFonts,
-  renderBanner,
-  renderIcon,
-  renderMotdBanner,
   type BannerOptions,
+  type RenderPool,
   type IconOptions,
 } from '../../render/index.js';
 import { parseAddress, parseQueryMode, queryEcho } from '../../resolve/index.js';
@@ -132,6 +130,8 @@ interface ImageRouteOptions {
   config: Config;
   lookupOptions: MediaLookupOptions;
   renderGate: RenderGate;
+  /** Where images are drawn (src/render/pool.ts). */
+  renders: RenderPool;
   cache?: RenderCache;
 }
 
@@ -149,22 +149,26 @@ type SendImage = (request: FastifyRequest, reply: FastifyReply, image: ImageSpec
  * Sends the image of `spec.key`, or 304. The ETag is derived from the key, so `If-None-Match`
  * is compared before anything is rendered: a revalidation costs a status look-up, no render.
  */
-function imageSender(cache: RenderCache, renderGate: RenderGate): SendImage {
+function imageSender(cache: RenderCache, renderGate: RenderGate, renders: RenderPool): SendImage {
   return async (request, reply, image) => {
     const etag = etagOf(image.key);
     reply.header('Cache-Control', image.cacheControl).header('ETag', etag);
     if (matchesIfNoneMatch(request.headers['if-none-match'], etag)) return reply.code(304).send(null);
-    // A render not in the cache needs an admission slot (http/admission.ts).
-    const { image: rendered, hit } = await cache.getOrRender(image.key, image.contentType, () => renderGate(request, image.render));
+    // A render not in the cache needs an admission slot (http/admission.ts), taken once a render
+    // thread runs: renders queued behind the first are not refused for the thread's start.
+    const { image: rendered, hit } = await cache.getOrRender(image.key, image.contentType, async () => {
+      await renders.started();
+      return renderGate(request, image.render);
+    });
     return reply.header('X-Render-Cache', hit ? 'HIT' : 'MISS').type(rendered.contentType).send(rendered.body);
   };
 }
 
 export const imageRoutes: FastifyPluginAsyncTypebox<ImageRouteOptions> = async (app, options) => {
   registerRenderFonts();
-  const send = imageSender(options.cache ?? new RenderCache(), options.renderGate);
+  const send = imageSender(options.cache ?? new RenderCache(), options.renderGate, options.renders);
   registerIconRoutes(app, options, send);
-  registerMotdBanner(app, send);
+  registerMotdBanner(app, options.renders, send);
   registerStatusBanner(app, options, send);
 };
 
@@ -174,7 +178,7 @@ type IconQueryValues = { address?: string; server?: string; legacy: boolean; bed
 type SendIcon = (request: FastifyRequest, reply: FastifyReply, query: IconQueryValues, options: IconOptions) => Promise<FastifyReply>;
 
 /** Sends the icon of the server the query names: its favicon, or the default icon. */
-function iconSender({ status, config, lookupOptions }: ImageRouteOptions, send: SendImage): SendIcon {
+function iconSender({ status, config, lookupOptions, renders }: ImageRouteOptions, send: SendImage): SendIcon {
   return async (request, reply, query, options) => {
     const address = query.address ?? query.server;
     if (address === undefined) throw new BadRequestError('invalid_parameter', 'The query parameter "address" is required.');
@@ -188,7 +192,7 @@ function iconSender({ status, config, lookupOptions }: ImageRouteOptions, send: 
       // The default icon standing in for an offline or unknown server lasts as long as that
       // status does, so the real icon shows once the server is back.
       cacheControl: s.online ? ICON_CACHE_CONTROL : `public, max-age=${maxAge}`,
-      render: () => renderIcon(favicon, options),
+      render: () => renders.icon(favicon, options),
     });
   };
 }
@@ -243,7 +247,7 @@ function registerIconRoutes(app: ImageApp, options: ImageRouteOptions, send: Sen
 }
 
 /** GET /banner/motd: formatted text drawn as a banner, without any server. */
-function registerMotdBanner(app: ImageApp, send: SendImage): void {
+function registerMotdBanner(app: ImageApp, renders: RenderPool, send: SendImage): void {
   app.get(
     '/banner/motd',
     {
@@ -272,7 +276,7 @@ function registerMotdBanner(app: ImageApp, send: SendImage): void {
         key: `motd|${digestOf(q.motd)}|${options.textColor}|${options.accentColor}`,
         contentType: 'image/png',
         cacheControl: 'public, max-age=86400',
-        render: () => renderMotdBanner(q.motd, options),
+        render: () => renders.motdBanner(q.motd, options),
       });
     },
   );
@@ -311,7 +315,7 @@ function bannerOptions(q: Static<typeof BannerQuery>): BannerOptions {
 }
 
 /** GET /banner/{address}: the server's status drawn as a banner. */
-function registerStatusBanner(app: ImageApp, { status, config, lookupOptions }: ImageRouteOptions, send: SendImage): void {
+function registerStatusBanner(app: ImageApp, { status, config, lookupOptions, renders }: ImageRouteOptions, send: SendImage): void {
   app.get(
     '/banner/:address',
     {
@@ -340,7 +344,7 @@ function registerStatusBanner(app: ImageApp, { status, config, lookupOptions }: 
         key: `banner|${s.server_id ?? `${mode}:${s.query.host}:${s.query.port}`}|${s.checked_at}|${s.stale}|${JSON.stringify(options)}`,
         contentType: 'image/png',
         cacheControl: `public, max-age=${maxAge}`,
-        render: () => renderBanner(s, options),
+        render: () => renders.banner(s, options),
       });
     },
   );

@@ -16,7 +16,7 @@ import { Type } from 'typebox';
 import type { Config } from '../../config/index.js';
 import { escapeHtml } from '../../motd/index.js';
 import { ObserverError } from '../../core/errors.js';
-import { defaultIconPng } from '../../render/index.js';
+import type { RenderPool } from '../../render/index.js';
 import { tierConfig } from '../rate-limit.js';
 
 /** The name people see (core SERVICE_NAME is the machine-readable one). */
@@ -174,9 +174,9 @@ async function registerAssets(app: PageApp, webDir: string, manifest: WebManifes
   );
 }
 
-export const pageRoutes: FastifyPluginAsyncTypebox<{ config: Config; webDir?: string }> = async (
+export const pageRoutes: FastifyPluginAsyncTypebox<{ config: Config; webDir?: string; renders: RenderPool }> = async (
   app,
-  { webDir = DEFAULT_WEB_DIR },
+  { webDir = DEFAULT_WEB_DIR, renders },
 ) => {
   const manifest = readManifest(webDir);
   if (!manifest) app.log.warn({ webDir }, 'web front not built (npm run build): pages answer 503');
@@ -205,7 +205,7 @@ export const pageRoutes: FastifyPluginAsyncTypebox<{ config: Config; webDir?: st
 
   let favicon: Promise<Buffer> | null = null;
   app.get('/favicon.ico', { config: tierConfig('media'), schema: { hide: true } }, async (_request, reply) => {
-    favicon ??= defaultIconPng().then((png) => pngToIco(png, 64));
+    favicon ??= renders.defaultIconPng().then((png) => pngToIco(png, 64));
     return pageHeaders(reply)
       .type('image/x-icon')
       .header('Cache-Control', 'public, max-age=86400')
