@@ -34,8 +34,8 @@ const round2 = (value: number) => Math.round(value * 100) / 100;
 
 type PageCache = (read: () => Promise<TrendServer[]>) => Promise<TrendServer[]>;
 
-/** Pages whose items a snapshot keeps (every limit of its first page, and some more). */
-const PAGES_PER_SNAPSHOT = 64;
+/** Pages whose items a snapshot keeps: the few a front page and its clients ask for. */
+const PAGES_PER_SNAPSHOT = 16;
 
 export class TrendReader {
   private readonly rankings: RankingSnapshots;

@@ -94,8 +94,9 @@ export interface Store {
   /** Applies migrations; called once at start. */
   migrate(): Promise<void>;
   /**
-   * Queues a check (and the update of its server row: last seen, record players) for the
-   * next group commit (at most 50 ms or 500 rows away). Never waits, never throws: while the
+   * Queues a check (and the update of its server row: last seen, record players; and of its
+   * hour's rollup row) for the next group commit (at most 50 ms or 500 rows away). Never
+   * waits, never throws: while the
    * database is unreachable the check stays buffered (up to HISTORY_BUFFER_MAX rows).
    */
   recordCheck(check: CheckRecord): void;
@@ -117,7 +118,7 @@ export interface Store {
    * `server_id` of the previous page's last item; an id the store has never seen (or has
    * forgotten) rejects with InvalidCursorError (400 `invalid_cursor`). A first page counts
    * every check and look-up recorded before the call, also those still queued; the pages of
-   * a chain come from one ranking (ranking-snapshots.ts). Answers within about
+   * a chain come from one ranking, for its first 1,000 servers (ranking-snapshots.ts). Answers within about
    * a second: past that, the last good answer for the same page with `stale: true`, or
    * StoreUnavailableError (503 `store_unavailable`) when there is none.
    */
@@ -142,6 +143,10 @@ export interface HistoryStore extends Store {
   readonly watches: WatchStore;
   /** Writes everything queued now (also expires look-ups older than 24 h); rejects if it cannot within 5 s. */
   flush(): Promise<void>;
-  /** Deletes checks (and servers not checked) older than the retention; runs hourly. */
+  /**
+   * One retention pass now (maintenance.ts): raw checks, hourly rows and servers past their
+   * retention go; partitions are made ahead on PostgreSQL. The store runs one 10 s after it
+   * opens and then hourly, in the background.
+   */
   prune(): Promise<void>;
 }
