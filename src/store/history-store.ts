@@ -31,7 +31,7 @@ import type { Database, Dialect } from './schema.js';
 import { readStatistics } from './statistics.js';
 import { TrendReader } from './trends.js';
 import type { CheckRecord, CounterIncrements, HistoryStore, Statistics, StoreHealth, TrendPage } from './types.js';
-import { readServerHistory, type HistoryRange, type ServerHistory } from './uptime-history.js';
+import type { HistoryRange, HistoryReader, ServerHistory } from './uptime-history.js';
 import { WriteQueue, type BatchWriter, type WriteQueueOptions } from './write-queue.js';
 import type { SqliteBindingName } from './sqlite/binding.js';
 import { WatchStore } from './watch-store.js';
@@ -79,6 +79,7 @@ export interface StoreParts {
   retention: Retention;
   writer: BatchWriter;
   maintenance: Maintenance;
+  readHistory: HistoryReader;
 }
 
 export class KyselyHistoryStore implements HistoryStore {
@@ -235,7 +236,7 @@ export class KyselyHistoryStore implements HistoryStore {
       // first: the page that has just looked a server up asks for its history next. One write
       // per such check at most, never one per request.
       if (this.queue.holdsCheck(serverId)) await this.queue.flushOnce();
-      return { history: await readServerHistory(this.db, serverId, range, this.clock.now()) };
+      return { history: await this.parts.readHistory(serverId, range, this.clock.now()) };
     });
     if (answer.history === null) return null;
     return answer.stale ? { ...answer.history, stale: true } : answer.history;

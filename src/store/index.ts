@@ -18,6 +18,8 @@ import { sqliteBinding } from './sqlite/binding.js';
 import { createSqliteDialect } from './sqlite/dialect.js';
 import { sqliteMaintenance } from './sqlite/maintenance.js';
 import { SqliteWorker } from './sqlite/worker-client.js';
+import type { HistoryAnswer } from './sqlite/history-reader.js';
+import { bucketWindow, kyselyHistoryReader, serverHistory } from './uptime-history.js';
 import type { HistoryStore } from './types.js';
 
 export type {
@@ -79,7 +81,8 @@ function unreadable(location: string): (error: unknown) => never {
 async function sqliteParts(path: string, options: StoreOptions, onError: (error: unknown) => void): Promise<Omit<StoreParts, 'retention'>> {
   if (path !== ':memory:' && !path.startsWith('file:')) mkdirSync(dirname(path), { recursive: true });
   const writer = await SqliteWorker.start(path, sqliteBinding(options.sqliteBinding), onError);
-  const { dialect, withWriter } = createSqliteDialect(writer, SqliteWorker.reader(writer));
+  const reader = SqliteWorker.reader(writer);
+  const { dialect, withWriter } = createSqliteDialect(writer, reader);
   return {
     db: new Kysely<Database>({ dialect }),
     dialect: 'sqlite',
@@ -87,6 +90,11 @@ async function sqliteParts(path: string, options: StoreOptions, onError: (error:
     // Holding the writer, so a batch never lands inside a Kysely transaction (the watches').
     writer: (batch) => withWriter((worker) => worker.request({ op: 'batch', batch })).then(() => {}),
     maintenance: sqliteMaintenance(withWriter),
+    readHistory: async (serverId, range, now) => {
+      const window = bucketWindow(range, now);
+      const { server, sums } = (await reader.request({ op: 'history', serverId, window })) as HistoryAnswer;
+      return server && sums ? serverHistory(server, range, window, sums) : null;
+    },
   };
 }
 
@@ -99,5 +107,6 @@ function postgresParts(url: string, onError: (error: unknown) => void): Omit<Sto
     location: `PostgreSQL database ${where.pathname.slice(1) || '(default)'} on ${where.host}`,
     writer: createPostgresBatchWriter(db),
     maintenance: postgresMaintenance(db),
+    readHistory: kyselyHistoryReader(db),
   };
 }

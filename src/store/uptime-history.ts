@@ -3,13 +3,15 @@
  * GET /history/{address}. A read query only; checks are written by the store's recordCheck.
  * Buckets under an hour (24 hours: 10 minutes) are summed from the raw checks, whole hours
  * (7 and 30 days) from the hourly rollup rows, so a read touches at most a few hundred rows.
+ * Where they are summed depends on the database: in SQL on PostgreSQL, in the SQLite store's
+ * reader thread (sqlite/history-reader.ts), so only the sums cross to the main thread.
  *
  * Bucket edges are multiples of the bucket size since the epoch (UTC), so every client sees
  * the same buckets whatever the time of its request: the last bucket is the one holding
  * `now`, and the range starts at the edge `count - 1` buckets before it. A check belongs to
  * the bucket with `start <= checked_at < start + size`.
  */
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import type { Edition } from '../core/types.js';
 import type { Database } from './schema.js';
 
@@ -74,42 +76,62 @@ export function bucketWindow(range: HistoryRange, now: number): BucketWindow {
 
 const round2 = (value: number) => Math.round(value * 100) / 100;
 
-/** The history of one server, or null when the store has never checked it (or forgot it). */
-export async function readServerHistory(
-  db: Kysely<Database>,
-  serverId: string,
-  range: HistoryRange,
-  now: number,
-): Promise<ServerHistory | null> {
-  const server = await db
-    .selectFrom('servers')
-    .select(['sid', 'id', 'host', 'port', 'edition'])
-    .where('id', '=', serverId)
-    .executeTakeFirst();
-  if (!server) return null;
+/**
+ * A range's sums, bucket by bucket, in one array: checks, online checks, online checks with a
+ * player count, the sum of those counts, and the highest (-1: none).
+ */
+export type BucketSums = Float64Array;
+const FIELDS = 5;
 
-  const window = bucketWindow(range, now);
-  const rows = window.bucketMs < HOUR ? await rawBuckets(db, Number(server.sid), window) : await hourlyBuckets(db, Number(server.sid), window);
-  const byIndex = new Map(rows.map((r) => [Number(r.bucket), r]));
+export function emptySums(count: number): BucketSums {
+  const sums = new Float64Array(count * FIELDS);
+  for (let i = 0; i < count; i++) sums[i * FIELDS + 4] = -1;
+  return sums;
+}
+
+/** Adds checks to bucket `index` (ignored outside the range). */
+export function addToBucket(sums: BucketSums, index: number, checks: number, online: number, playersN: number, playersSum: number, peak: number | null): void {
+  const at = Math.floor(index) * FIELDS;
+  if (at < 0 || at >= sums.length) return;
+  sums[at] = sums[at]! + checks;
+  sums[at + 1] = sums[at + 1]! + online;
+  sums[at + 2] = sums[at + 2]! + playersN;
+  sums[at + 3] = sums[at + 3]! + playersSum;
+  if (peak !== null && peak > sums[at + 4]!) sums[at + 4] = peak;
+}
+
+/** Where a range's rows are: raw checks for buckets under an hour, hourly rows for whole hours. */
+export function historySource(window: BucketWindow): { table: 'checks' | 'check_hours'; from: number; until: number; per: number } {
+  return window.bucketMs < HOUR
+    ? { table: 'checks', from: window.from, until: window.until, per: window.bucketMs }
+    : { table: 'check_hours', from: window.from / HOUR, until: window.until / HOUR, per: window.bucketMs / HOUR };
+}
+
+export interface HistoryServer {
+  id: string;
+  host: string;
+  port: number;
+  edition: string;
+}
+
+/** The answer for a server and its range's sums. */
+export function serverHistory(server: HistoryServer, range: HistoryRange, window: BucketWindow, sums: BucketSums): ServerHistory {
   let checks = 0;
   let online = 0;
   const buckets: HistoryBucket[] = [];
   for (let i = 0; i < window.count; i++) {
-    const row = byIndex.get(i);
-    const bucketChecks = Number(row?.checks ?? 0);
-    const bucketOnline = Number(row?.online ?? 0);
-    const playersN = Number(row?.players_n ?? 0);
+    const at = i * FIELDS;
+    const [bucketChecks, bucketOnline, playersN, playersSum, peak] = [sums[at]!, sums[at + 1]!, sums[at + 2]!, sums[at + 3]!, sums[at + 4]!];
     checks += bucketChecks;
     online += bucketOnline;
     buckets.push({
       time: new Date(window.from + i * window.bucketMs).toISOString(),
       checks: bucketChecks,
       online: bucketOnline,
-      players_avg: playersN === 0 ? null : round2(row!.players_sum / playersN),
-      players_max: row?.players_max == null ? null : Number(row.players_max),
+      players_avg: playersN === 0 ? null : round2(playersSum / playersN),
+      players_max: peak < 0 ? null : peak,
     });
   }
-
   return {
     server_id: server.id,
     hostname: server.host,
@@ -126,62 +148,63 @@ export async function readServerHistory(
   };
 }
 
-interface BucketRow {
-  bucket: number;
-  checks: number;
-  online: number;
-  players_n: number;
-  players_sum: number;
-  players_max: number | null;
-}
-
-/** Adds a row's counts to its bucket (rows come in time order, so buckets fill one after the other). */
-function addTo(buckets: Map<number, BucketRow>, bucket: number, checks: number, online: number, playersN: number, playersSum: number, peak: number | null): void {
-  let row = buckets.get(bucket);
-  if (!row) buckets.set(bucket, (row = { bucket, checks: 0, online: 0, players_n: 0, players_sum: 0, players_max: null }));
-  row.checks += checks;
-  row.online += online;
-  row.players_n += playersN;
-  row.players_sum += playersSum;
-  if (peak !== null && peak > (row.players_max ?? -1)) row.players_max = peak;
-}
+/** Reads a server's history: null when the store has never checked it (or forgot it). */
+export type HistoryReader = (serverId: string, range: HistoryRange, now: number) => Promise<ServerHistory | null>;
 
 /**
- * Buckets under an hour, from the raw checks: one range of the (server, time) key, summed here
- * rather than grouped by the database (which would sort the rows again).
+ * The history through Kysely (PostgreSQL): the database sums the rows by bucket, so at most a
+ * bucket per row comes back, whatever the range holds.
  */
-async function rawBuckets(db: Kysely<Database>, sid: number, window: BucketWindow): Promise<BucketRow[]> {
-  const rows = await db
-    .selectFrom('checks')
-    .select(['checked_at', 'online', 'players_online'])
-    .where('server', '=', sid)
-    .where('checked_at', '>=', window.from)
-    .where('checked_at', '<', window.until)
-    .execute();
-  const buckets = new Map<number, BucketRow>();
-  for (const r of rows) {
-    const online = Number(r.online);
-    const players = online === 1 && r.players_online !== null ? Number(r.players_online) : null;
-    addTo(buckets, Math.floor((Number(r.checked_at) - window.from) / window.bucketMs), 1, online, players === null ? 0 : 1, players ?? 0, players);
-  }
-  return [...buckets.values()];
+export function kyselyHistoryReader(db: Kysely<Database>): HistoryReader {
+  return async (serverId, range, now) => {
+    const server = await db.selectFrom('servers').select(['sid', 'id', 'host', 'port', 'edition']).where('id', '=', serverId).executeTakeFirst();
+    if (!server) return null;
+    const window = bucketWindow(range, now);
+    const source = historySource(window);
+    const sums = emptySums(window.count);
+    const rows = source.table === 'checks' ? await rawSums(db, Number(server.sid), source) : await hourlySums(db, Number(server.sid), source);
+    for (const r of rows) {
+      addToBucket(sums, Number(r.bucket), Number(r.checks), Number(r.online), Number(r.players_n), Number(r.players_sum ?? 0), r.players_max === null ? null : Number(r.players_max));
+    }
+    return serverHistory(server, range, window, sums);
+  };
 }
 
-/** Buckets of whole hours, from the hourly rollup rows: at most 720 of them for 30 days. */
-async function hourlyBuckets(db: Kysely<Database>, sid: number, window: BucketWindow): Promise<BucketRow[]> {
-  const from = window.from / HOUR;
-  const rows = await db
-    .selectFrom('check_hours')
-    .select(['hour', 'checks', 'online', 'players_n', 'players_sum', 'players_peak'])
+type Source = ReturnType<typeof historySource>;
+
+function rawSums(db: Kysely<Database>, sid: number, source: Source) {
+  const onlinePlayers = sql`CASE WHEN ${sql.ref('online')} = 1 THEN ${sql.ref('players_online')} END`;
+  return db
+    .selectFrom('checks')
+    .select((eb) => [
+      sql<number>`(${sql.ref('checked_at')} - ${source.from}) / ${source.per}`.as('bucket'),
+      eb.fn.countAll<number>().as('checks'),
+      eb.fn.sum<number>('online').as('online'),
+      sql<number>`COUNT(${onlinePlayers})`.as('players_n'),
+      sql<number | null>`SUM(${onlinePlayers})`.as('players_sum'),
+      sql<number | null>`MAX(${onlinePlayers})`.as('players_max'),
+    ])
     .where('server', '=', sid)
-    .where('hour', '>=', from)
-    .where('hour', '<', window.until / HOUR)
+    .where('checked_at', '>=', source.from)
+    .where('checked_at', '<', source.until)
+    .groupBy(sql`1`)
     .execute();
-  const buckets = new Map<number, BucketRow>();
-  const hoursPerBucket = window.bucketMs / HOUR;
-  for (const r of rows) {
-    const peak = r.players_peak === null ? null : Number(r.players_peak);
-    addTo(buckets, Math.floor((Number(r.hour) - from) / hoursPerBucket), Number(r.checks), Number(r.online), Number(r.players_n), Number(r.players_sum), peak);
-  }
-  return [...buckets.values()];
+}
+
+function hourlySums(db: Kysely<Database>, sid: number, source: Source) {
+  return db
+    .selectFrom('check_hours')
+    .select((eb) => [
+      sql<number>`(${sql.ref('hour')} - ${source.from}) / ${source.per}`.as('bucket'),
+      eb.fn.sum<number>('checks').as('checks'),
+      eb.fn.sum<number>('online').as('online'),
+      eb.fn.sum<number>('players_n').as('players_n'),
+      eb.fn.sum<number>('players_sum').as('players_sum'),
+      eb.fn.max('players_peak').as('players_max'),
+    ])
+    .where('server', '=', sid)
+    .where('hour', '>=', source.from)
+    .where('hour', '<', source.until)
+    .groupBy(sql`1`)
+    .execute();
 }

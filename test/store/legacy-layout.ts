@@ -40,6 +40,12 @@ export interface LegacyCheck {
 
 export async function openLegacy(database: LegacyDatabase): Promise<Kysely<unknown>> {
   const dialect: Dialect = database.kind;
+  // That version made its files without auto-vacuum: a table made first fixes the mode.
+  if (database.kind === 'sqlite') {
+    const file = sqliteBinding().open(database.path);
+    file.exec('CREATE TABLE made_before (x); DROP TABLE made_before;');
+    file.close();
+  }
   const db =
     database.kind === 'sqlite'
       ? new Kysely<unknown>({ dialect: createSqliteDialect(await SqliteWorker.start(database.path, sqliteBinding(), () => {})).dialect })

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { bucketWindow, openStore, type HistoryRange } from '../../src/store/index.js';
 import { playersScore, SCORE_SCALE } from '../../src/store/ranking.js';
+import { pragmaValue, sqliteBinding } from '../../src/store/sqlite/binding.js';
 import { createTestDatabase } from '../support/postgres-databases.js';
 import { insertLegacy, openLegacy, type LegacyCheck, type LegacyDatabase, type LegacyServer } from './legacy-layout.js';
 import { FakeClock } from '../support/clock.js';
@@ -126,6 +127,14 @@ describe.each([
       expect((await store.history(c, '24h'))?.checks).toBe(1);
     } finally {
       await store.close();
+    }
+    if (database.kind === 'sqlite') {
+      // Vacuumed at the end of the migration: the old layout's pages given back, and
+      // incremental auto-vacuum on from then on.
+      const file = sqliteBinding().open(database.path, { readonly: true });
+      expect(pragmaValue(file, 'auto_vacuum')).toBe(2);
+      expect(pragmaValue(file, 'freelist_count')).toBe(0);
+      file.close();
     }
   });
 });

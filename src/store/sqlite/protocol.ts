@@ -4,6 +4,7 @@
  * connection holder (the Kysely driver's lock) and waits for the answer.
  */
 import type { WriteBatch } from '../write-queue.js';
+import type { HistoryRequest } from './history-reader.js';
 
 /** What the worker is started with. */
 export interface SqliteWorkerData {
@@ -38,6 +39,8 @@ export type SqliteRequest =
   | { op: 'query'; sql: string; params: readonly unknown[] }
   | { op: 'batch'; batch: WriteBatch }
   | { op: 'prune'; step: PruneStep }
+  /** A server's history, summed by bucket (history-reader.ts). */
+  | ({ op: 'history' } & HistoryRequest)
   /** Gives up to `pages` free pages back to the file system; answers the free pages left. */
   | { op: 'vacuum'; pages: number }
   | { op: 'close' };

@@ -48,9 +48,14 @@ export class SqliteWorker {
     return client;
   }
 
-  /** A reader of the file the writer set up, started with its first request. */
+  /**
+   * A reader of the file the writer set up, started at once so that no request waits for a
+   * thread to start. Should it fail to start, the first request waiting for it fails.
+   */
   static reader(writer: SqliteWorker): SqliteWorker {
-    return new SqliteWorker({ ...writer.data, role: 'reader' }, writer.onError);
+    const reader = new SqliteWorker({ ...writer.data, role: 'reader' }, writer.onError);
+    reader.spawn().catch(() => {});
+    return reader;
   }
 
   async request(request: SqliteRequest): Promise<unknown> {

@@ -11,6 +11,7 @@ import { createSqliteBatchWriter } from './batch-writer.js';
 import type { QueryAnswer, SqliteRequest, SqliteResponse, SqliteWorkerData, WorkerError } from './protocol.js';
 import { createSqlitePruner, vacuumStep } from './retention.js';
 import { configureConnection } from './connection.js';
+import { createHistoryReader } from './history-reader.js';
 
 /** Prepared statements kept; the store uses a few dozen texts. */
 const STATEMENT_CACHE_SIZE = 256;
@@ -32,6 +33,7 @@ const statements = new LRUCache<string, Statement>({ max: STATEMENT_CACHE_SIZE }
 // Made on first use: they prepare statements on the migrated schema.
 let writeBatch: ReturnType<typeof createSqliteBatchWriter> | null = null;
 let prune: ReturnType<typeof createSqlitePruner> | null = null;
+let readHistory: ReturnType<typeof createHistoryReader> | null = null;
 
 function query(sql: string, params: readonly unknown[]): QueryAnswer {
   let statement = statements.get(sql);
@@ -52,6 +54,8 @@ function handle(request: SqliteRequest): unknown {
       return (writeBatch ??= createSqliteBatchWriter(database))(request.batch);
     case 'prune':
       return (prune ??= createSqlitePruner(database))(request.step);
+    case 'history':
+      return (readHistory ??= createHistoryReader(database))(request);
     case 'vacuum':
       return vacuumStep(database, request.pages);
     case 'close':
