@@ -11,11 +11,11 @@
  *
  * Also the previous layout (before migration 0003) with every check raw, to time the migration.
  */
-import { Kysely, sql, type RawBuilder } from 'kysely';
+import { Kysely, PostgresDialect, sql, type RawBuilder } from 'kysely';
 import { openStore } from '../../src/store/index.js';
 import { playersScore, SCORE_SCALE } from '../../src/store/ranking.js';
 import type { Database } from '../../src/store/schema.js';
-import { createPostgresDialect } from '../../src/store/postgres/dialect.js';
+import pg from 'pg';
 import { ensureDayPartitions } from '../../src/store/postgres/partitions.js';
 import { sqliteBinding, type SqliteConnection } from '../../src/store/sqlite/binding.js';
 import { serverId } from '../../src/status/server-id.js';
@@ -178,7 +178,8 @@ function writeServers(db: SqliteConnection, spec: ScaleSpec, now: number): void 
 export async function buildPostgres(url: string, spec: ScaleSpec, now: number): Promise<Built> {
   const started = performance.now();
   await migrated({ kind: 'postgres', url });
-  const db = new Kysely<Database>({ dialect: createPostgresDialect(url, () => {}) });
+  // A pool of its own: the service's statement timeout would stop a statement of 5,000 servers' rows.
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: url, max: 2 }) }) });
   const run = (statement: string | RawBuilder<unknown>) => (typeof statement === 'string' ? sql.raw(statement) : statement).execute(db);
   try {
     await ensureDayPartitions(db, Math.floor((now - (ROLLUP_DAYS + 1) * DAY) / DAY), Math.floor(now / DAY));
