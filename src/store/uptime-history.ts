@@ -114,18 +114,34 @@ export interface HistoryServer {
   edition: string;
 }
 
+/** The start times of the newest window of each bucket size: every server's answer shares them. */
+const timesBySize = new Map<number, { from: number; times: string[] }>();
+
+function bucketTimes(window: BucketWindow): string[] {
+  const cached = timesBySize.get(window.bucketMs);
+  if (cached?.from === window.from && cached.times.length === window.count) return cached.times;
+  const times = Array.from({ length: window.count }, (_, i) => new Date(window.from + i * window.bucketMs).toISOString());
+  timesBySize.set(window.bucketMs, { from: window.from, times });
+  return times;
+}
+
 /** The answer for a server and its range's sums. */
 export function serverHistory(server: HistoryServer, range: HistoryRange, window: BucketWindow, sums: BucketSums): ServerHistory {
   let checks = 0;
   let online = 0;
+  const times = bucketTimes(window);
   const buckets: HistoryBucket[] = [];
   for (let i = 0; i < window.count; i++) {
     const at = i * FIELDS;
-    const [bucketChecks, bucketOnline, playersN, playersSum, peak] = [sums[at]!, sums[at + 1]!, sums[at + 2]!, sums[at + 3]!, sums[at + 4]!];
+    const bucketChecks = sums[at]!;
+    const bucketOnline = sums[at + 1]!;
+    const playersN = sums[at + 2]!;
+    const playersSum = sums[at + 3]!;
+    const peak = sums[at + 4]!;
     checks += bucketChecks;
     online += bucketOnline;
     buckets.push({
-      time: new Date(window.from + i * window.bucketMs).toISOString(),
+      time: times[i]!,
       checks: bucketChecks,
       online: bucketOnline,
       players_avg: playersN === 0 ? null : round2(playersSum / playersN),
