@@ -19,6 +19,7 @@ import { createSqliteDialect } from './sqlite/dialect.js';
 import { sqliteMaintenance } from './sqlite/maintenance.js';
 import { SqliteWorker } from './sqlite/worker-client.js';
 import type { HistoryAnswer } from './sqlite/history-reader.js';
+import type { SqliteRequest } from './sqlite/protocol.js';
 import { bucketWindow, kyselyHistoryReader, serverHistory } from './uptime-history.js';
 import type { HistoryStore } from './types.js';
 
@@ -81,8 +82,11 @@ function unreadable(location: string): (error: unknown) => never {
 async function sqliteParts(path: string, options: StoreOptions, onError: (error: unknown) => void): Promise<Omit<StoreParts, 'retention'>> {
   if (path !== ':memory:' && !path.startsWith('file:')) mkdirSync(dirname(path), { recursive: true });
   const writer = await SqliteWorker.start(path, sqliteBinding(options.sqliteBinding), onError);
-  const reader = SqliteWorker.reader(writer);
+  // An in-memory database is the writer's connection's own: another would open an empty one.
+  const inMemory = path === ':memory:' || /[?&]mode=memory(&|$)/.test(path);
+  const reader = inMemory ? writer : SqliteWorker.reader(writer);
   const { dialect, withWriter } = createSqliteDialect(writer, reader);
+  const readFrom = (request: SqliteRequest) => (reader === writer ? withWriter((worker) => worker.request(request)) : reader.request(request));
   return {
     db: new Kysely<Database>({ dialect }),
     dialect: 'sqlite',
@@ -92,7 +96,7 @@ async function sqliteParts(path: string, options: StoreOptions, onError: (error:
     maintenance: sqliteMaintenance(withWriter),
     readHistory: async (serverId, range, now) => {
       const window = bucketWindow(range, now);
-      const { server, sums } = (await reader.request({ op: 'history', serverId, window })) as HistoryAnswer;
+      const { server, sums } = (await readFrom({ op: 'history', serverId, window })) as HistoryAnswer;
       return server && sums ? serverHistory(server, range, window, sums) : null;
     },
   };
