@@ -56,6 +56,7 @@ import { watchRoutes } from './routes/watches.js';
 import type { WatchService } from '../watch/index.js';
 import { BulkError, BulkResponse, EditionsStatus, ErrorCode, ErrorResponse, HealthResponse, Motd, QueryErrorCode, QueryResult, ServerStatus } from './schemas.js';
 import { ApiErrorCodeSchema, contractDocument } from './contract.js';
+import { sharedSerializers } from './serializers.js';
 
 export const API_PREFIX = '/api/v1';
 /** Requests slower than this are logged as warnings by default (AppDeps.slowRequestMs). */
@@ -256,6 +257,7 @@ function createServer(deps: AppDeps, front: { fast: FastStatus | null }) {
     childLoggerFactory: lazyChildLogger,
     trustProxy: trustProxyOf(config),
     ajv: { customOptions: { coerceTypes: 'array', removeAdditional: false, useDefaults: true } },
+    schemaController: { compilersFactory: { buildSerializer: sharedSerializers() } },
     bodyLimit: config.http.bodyLimitBytes,
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 1000 },
     // A URL the router refuses (malformed percent-encoding, an over-long parameter) is answered
