@@ -72,12 +72,14 @@ async function postgresLayout(db: Kysely<unknown>): Promise<void> {
     'CREATE UNIQUE INDEX servers_sid ON servers (sid)',
     'ALTER TABLE checks RENAME TO checks_v1',
     `CREATE TABLE checks (server integer NOT NULL, checked_at bigint NOT NULL, online smallint NOT NULL,
-      players_online integer, players_max integer, latency_ms integer, PRIMARY KEY (server, checked_at))
+      players_online integer, players_max integer, latency_ms integer,
+      PRIMARY KEY (server, checked_at) INCLUDE (online, players_online))
       PARTITION BY RANGE (checked_at)`,
     'CREATE TABLE checks_default PARTITION OF checks DEFAULT',
     `CREATE TABLE check_hours (server integer NOT NULL, hour integer NOT NULL, checks integer NOT NULL,
       online integer NOT NULL, players_n integer NOT NULL, players_sum bigint NOT NULL, players_peak integer,
-      PRIMARY KEY (server, hour)) PARTITION BY RANGE (hour)`,
+      PRIMARY KEY (server, hour) INCLUDE (checks, online, players_n, players_sum, players_peak))
+      PARTITION BY RANGE (hour)`,
     'CREATE TABLE check_hours_default PARTITION OF check_hours DEFAULT',
   ]);
   const { rows } = await sql<{ first: number | null; last: number | null }>`
