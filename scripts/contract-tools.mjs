@@ -17,8 +17,8 @@ import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-/** The Node the tools run on when the running one is older than they accept. */
-const TOOLS_NODE_VERSION = '26.10.0';
+/** The Node line the tools run on when the running Node is older than they accept (its newest release when first installed). */
+const TOOLS_NODE_LINE = 26;
 const MIN_NODE = [22, 18];
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -35,12 +35,12 @@ function recentEnough(version) {
 /** A Node binary the tools accept: this one, or the npm package's (installed once). */
 function toolsNode() {
   if (recentEnough(process.version)) return process.execPath;
-  const prefix = join(cache, `node-${TOOLS_NODE_VERSION}`);
+  const prefix = join(cache, `node-${TOOLS_NODE_LINE}`);
   const name = `node-${process.platform}-${process.arch}`;
   const binary = join(prefix, 'node_modules', name, 'bin', 'node');
   if (!existsSync(binary)) {
-    log(`installing ${name}@${TOOLS_NODE_VERSION} into ${prefix}`);
-    execFileSync('npm', ['install', '--prefix', prefix, '--no-save', '--no-package-lock', '--no-audit', '--no-fund', `${name}@${TOOLS_NODE_VERSION}`], {
+    log(`installing ${name}@^${TOOLS_NODE_LINE} into ${prefix}`);
+    execFileSync('npm', ['install', '--prefix', prefix, '--no-save', '--no-package-lock', '--no-audit', '--no-fund', `${name}@^${TOOLS_NODE_LINE}`], {
       stdio: ['ignore', 'ignore', 'inherit'],
     });
   }
