@@ -20,7 +20,8 @@ import { sqliteMaintenance } from './sqlite/maintenance.js';
 import { SqliteWorker } from './sqlite/worker-client.js';
 import type { HistoryAnswer } from './sqlite/history-reader.js';
 import type { SqliteRequest } from './sqlite/protocol.js';
-import { bucketWindow, kyselyHistoryReader, serverHistory } from './uptime-history.js';
+import { bucketWindow, serverHistory } from './uptime-history.js';
+import { kyselyHistoryReader } from './postgres/history-reader.js';
 import type { HistoryStore } from './types.js';
 
 export type {

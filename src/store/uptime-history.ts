@@ -3,17 +3,17 @@
  * GET /history/{address}. A read query only; checks are written by the store's recordCheck.
  * Buckets under an hour (24 hours: 10 minutes) are summed from the raw checks, whole hours
  * (7 and 30 days) from the hourly rollup rows, so a read touches at most a few hundred rows.
- * Where they are summed depends on the database: in SQL on PostgreSQL, in the SQLite store's
- * reader thread (sqlite/history-reader.ts), so only the sums cross to the main thread.
+ * Where they are summed depends on the database: in SQL on PostgreSQL
+ * (postgres/history-reader.ts), in the SQLite store's reader thread (sqlite/history-reader.ts),
+ * so only the sums cross to the main thread. This module loads no database code: the SQLite
+ * threads import it.
  *
  * Bucket edges are multiples of the bucket size since the epoch (UTC), so every client sees
  * the same buckets whatever the time of its request: the last bucket is the one holding
  * `now`, and the range starts at the edge `count - 1` buckets before it. A check belongs to
  * the bucket with `start <= checked_at < start + size`.
  */
-import { sql, type Kysely } from 'kysely';
 import type { Edition } from '../core/types.js';
-import type { Database } from './schema.js';
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
@@ -166,61 +166,3 @@ export function serverHistory(server: HistoryServer, range: HistoryRange, window
 
 /** Reads a server's history: null when the store has never checked it (or forgot it). */
 export type HistoryReader = (serverId: string, range: HistoryRange, now: number) => Promise<ServerHistory | null>;
-
-/**
- * The history through Kysely (PostgreSQL): the database sums the rows by bucket, so at most a
- * bucket per row comes back, whatever the range holds.
- */
-export function kyselyHistoryReader(db: Kysely<Database>): HistoryReader {
-  return async (serverId, range, now) => {
-    const server = await db.selectFrom('servers').select(['sid', 'id', 'host', 'port', 'edition']).where('id', '=', serverId).executeTakeFirst();
-    if (!server) return null;
-    const window = bucketWindow(range, now);
-    const source = historySource(window);
-    const sums = emptySums(window.count);
-    const rows = source.table === 'checks' ? await rawSums(db, Number(server.sid), source) : await hourlySums(db, Number(server.sid), source);
-    for (const r of rows) {
-      addToBucket(sums, Number(r.bucket), Number(r.checks), Number(r.online), Number(r.players_n), Number(r.players_sum ?? 0), r.players_max === null ? null : Number(r.players_max));
-    }
-    return serverHistory(server, range, window, sums);
-  };
-}
-
-type Source = ReturnType<typeof historySource>;
-
-function rawSums(db: Kysely<Database>, sid: number, source: Source) {
-  const onlinePlayers = sql`CASE WHEN ${sql.ref('online')} = 1 THEN ${sql.ref('players_online')} END`;
-  return db
-    .selectFrom('checks')
-    .select((eb) => [
-      sql<number>`(${sql.ref('checked_at')} - ${source.from}) / ${source.per}`.as('bucket'),
-      eb.fn.countAll<number>().as('checks'),
-      eb.fn.sum<number>('online').as('online'),
-      sql<number>`COUNT(${onlinePlayers})`.as('players_n'),
-      sql<number | null>`SUM(${onlinePlayers})`.as('players_sum'),
-      sql<number | null>`MAX(${onlinePlayers})`.as('players_max'),
-    ])
-    .where('server', '=', sid)
-    .where('checked_at', '>=', source.from)
-    .where('checked_at', '<', source.until)
-    .groupBy(sql`1`)
-    .execute();
-}
-
-function hourlySums(db: Kysely<Database>, sid: number, source: Source) {
-  return db
-    .selectFrom('check_hours')
-    .select((eb) => [
-      sql<number>`(${sql.ref('hour')} - ${source.from}) / ${source.per}`.as('bucket'),
-      eb.fn.sum<number>('checks').as('checks'),
-      eb.fn.sum<number>('online').as('online'),
-      eb.fn.sum<number>('players_n').as('players_n'),
-      eb.fn.sum<number>('players_sum').as('players_sum'),
-      eb.fn.max('players_peak').as('players_max'),
-    ])
-    .where('server', '=', sid)
-    .where('hour', '>=', source.from)
-    .where('hour', '<', source.until)
-    .groupBy(sql`1`)
-    .execute();
-}
