@@ -8,7 +8,6 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import pg from 'pg';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/index.js';
 import type { Clock } from '../../src/core/clock.js';
@@ -17,7 +16,7 @@ import { serverId } from '../../src/status/server-id.js';
 import { openStore, type HistoryStore } from '../../src/store/index.js';
 import type { CheckRecord } from '../../src/store/types.js';
 import { openApiValidator } from '../support/openapi.js';
-import { POSTGRES_URL } from '../support/services.js';
+import { createTestDatabase, type TestDatabase } from '../support/postgres-databases.js';
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
@@ -42,16 +41,7 @@ interface Backend {
 }
 
 const sqliteDir = mkdtempSync(join(tmpdir(), 'observer-uptime-'));
-const pgDatabases: string[] = [];
-async function admin<T>(work: (client: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: POSTGRES_URL });
-  await client.connect();
-  try {
-    return await work(client);
-  } finally {
-    await client.end();
-  }
-}
+const pgDatabases: TestDatabase[] = [];
 
 const BACKENDS: Backend[] = [
   {
@@ -66,21 +56,15 @@ const BACKENDS: Backend[] = [
   {
     name: 'PostgreSQL',
     async databaseUrl() {
-      const name = `observer_uptime_${randomBytes(6).toString('hex')}`;
-      await admin((c) => c.query(`CREATE DATABASE ${name}`));
-      pgDatabases.push(name);
-      const url = new URL(POSTGRES_URL);
-      url.pathname = `/${name}`;
-      return url.toString();
+      const database = await createTestDatabase('observer_uptime');
+      pgDatabases.push(database);
+      return database.url;
     },
     async outage(url) {
-      const name = new URL(url).pathname.slice(1);
-      await admin((c) => c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
+      await pgDatabases.find((database) => database.url === url)!.drop();
     },
     async dispose() {
-      await admin(async (c) => {
-        for (const name of pgDatabases.splice(0)) await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-      });
+      for (const database of pgDatabases.splice(0)) await database.drop();
     },
   },
 ];
