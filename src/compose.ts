@@ -133,7 +133,7 @@ export async function composeApp(config: Config, options: ComposeOptions = {}) {
     hasher,
     status: withBlockedFlag(refresher.tracking(status), blocklist),
     store,
-    recorded: (serverId) => status.recordedFor(serverId),
+    recorded: (serverId) => (serverId === undefined ? status.recordedSoFar() : status.recordedFor(serverId)),
     ...(metrics ? { metrics } : {}),
     health: () => dependencyHealth(store, redis),
     ...(options.logger !== undefined ? { logger: options.logger } : {}),

@@ -83,8 +83,12 @@ export interface AppDeps {
   status?: StatusLookup;
   /** History store; without it /trends and /stats are not served and nothing is counted. */
   store?: Store;
-  /** Resolves once the check a look-up of this server is recording (if any) is queued: /history waits for it. */
-  recorded?: (serverId: string) => Promise<void>;
+  /**
+   * Resolves once the check a look-up of this server is recording (if any) is queued: /history
+   * waits for it. Without a server: once what every look-up answered so far records is queued
+   * (a first page of /trends waits for it).
+   */
+  recorded?: (serverId?: string) => Promise<void>;
   /** Requests slower than this are logged as warnings whatever LOG_REQUESTS says (default 1000). */
   slowRequestMs?: number;
   /**
@@ -142,8 +146,9 @@ export async function buildApp(deps: AppDeps) {
         await api.register(widgetRoutes, { status: deps.status, config, lookupOptions, renderGate });
       }
       if (deps.store) {
-        await api.register(historyRoutes, { store: deps.store, config });
-        await api.register(uptimeRoutes, { store: deps.store, config, recorded: deps.recorded ?? (async () => {}) });
+        const recorded = deps.recorded ?? (async () => {});
+        await api.register(historyRoutes, { store: deps.store, config, recorded });
+        await api.register(uptimeRoutes, { store: deps.store, config, recorded });
       }
       if (deps.watches) await api.register(watchRoutes, { watches: deps.watches });
       api.get('/openapi.json', { schema: { hide: true }, config: tierConfig('general') }, async () => app.swagger());

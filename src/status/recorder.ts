@@ -98,6 +98,15 @@ export class HistoryRecorder {
     await this.recordings.get(serverId)?.catch(() => {});
   }
 
+  /**
+   * Resolves once the decisions under way now are taken and their rows queued; not those begun
+   * meanwhile, so a steady stream of look-ups never holds it up. Each takes at most a
+   * bounded read of the store.
+   */
+  async settledSoFar(): Promise<void> {
+    await Promise.allSettled([...this.pending]);
+  }
+
   /** Resolves once every decision under way is taken and its rows queued (tests, shutdown). */
   async settled(): Promise<void> {
     while (this.pending.size > 0) await Promise.allSettled([...this.pending]);

@@ -165,6 +165,11 @@ export class StatusService implements StatusLookup {
     return this.recorder?.settled() ?? Promise.resolve();
   }
 
+  /** Resolves once what the look-ups answered so far write to the store is queued or left out. */
+  recordedSoFar(): Promise<void> {
+    return this.recorder?.settledSoFar() ?? Promise.resolve();
+  }
+
   /** Resolves once the check of this server being decided, if any, is queued or left out. */
   recordedFor(serverId: string): Promise<void> {
     return this.recorder?.settledFor(serverId) ?? Promise.resolve();

@@ -56,8 +56,8 @@ describe('look-ups and /trends', () => {
       writes: { windowMs: 60_000 },
     });
     try {
-      // Over real sockets, as a client asks: whether a server is new is read in the turn of the
-      // event loop after its answer, before any next request can arrive.
+      // Over real sockets, as a client asks, each request right after the last answer: whether
+      // the last server is new may still be being read when /trends arrives.
       const base = await app.listen({ port: 0, host: '127.0.0.1' });
       for (const server of servers) {
         expect((await fetch(`${base}/api/v1/status/127.0.0.1:${server.port}`)).status).toBe(200);

@@ -119,7 +119,10 @@ function normaliseUuid(value: string): string {
   return value.toLowerCase().replace(/^urn:uuid:/, '');
 }
 
-export const historyRoutes: FastifyPluginAsyncTypebox<{ store: Store; config: Config }> = async (app, { store }) => {
+export const historyRoutes: FastifyPluginAsyncTypebox<{ store: Store; config: Config; recorded: () => Promise<void> }> = async (
+  app,
+  { store, recorded },
+) => {
   app.get(
     '/trends',
     {
@@ -153,6 +156,9 @@ export const historyRoutes: FastifyPluginAsyncTypebox<{ store: Store; config: Co
     },
     async (request, reply) => {
       const { limit, cursor } = request.query;
+      // A first page counts every look-up answered before it, also one whose check is still
+      // being decided (is the server known?) when this request arrives.
+      if (cursor === undefined) await recorded();
       const page = await store.trends(limit, cursor === undefined ? null : normaliseUuid(cursor));
       if (page.stale) {
         reply.header('Cache-Control', 'no-store').header('X-Cache', 'STALE');
