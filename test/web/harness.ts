@@ -169,8 +169,8 @@ export async function open(
 
 /**
  * Resolves once the page has settled: no part of it still says it is loading (`aria-busy`),
- * and every request it made has been answered. Named conditions, where Playwright's
- * `networkidle` waits for a quiet spell that a busy machine may never give it.
+ * and every request it made has been answered. Named conditions only, never a wait for a
+ * quiet spell of the network, which a busy machine may never give.
  */
 export async function settled(o: Opened): Promise<void> {
   await o.page.waitForSelector('[aria-busy="true"]', { state: 'detached' });
