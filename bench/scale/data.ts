@@ -16,7 +16,7 @@ import { openStore } from '../../src/store/index.js';
 import { playersScore, SCORE_SCALE } from '../../src/store/ranking.js';
 import type { Database } from '../../src/store/schema.js';
 import pg from 'pg';
-import { ensureDayPartitions } from '../../src/store/postgres/partitions.js';
+import { ensurePartitions } from '../../src/store/postgres/partitions.js';
 import { sqliteBinding, type SqliteConnection } from '../../src/store/sqlite/binding.js';
 import { serverId } from '../../src/status/server-id.js';
 import { openLegacy } from '../../test/store/legacy-layout.js';
@@ -174,7 +174,7 @@ function writeServers(db: SqliteConnection, spec: ScaleSpec, now: number): void 
   })();
 }
 
-/** The same history on PostgreSQL, in the day partitions the store makes. */
+/** The same history on PostgreSQL, in the partitions the store makes. */
 export async function buildPostgres(url: string, spec: ScaleSpec, now: number): Promise<Built> {
   const started = performance.now();
   await migrated({ kind: 'postgres', url });
@@ -182,7 +182,7 @@ export async function buildPostgres(url: string, spec: ScaleSpec, now: number): 
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: url, max: 2 }) }) });
   const run = (statement: string | RawBuilder<unknown>) => (typeof statement === 'string' ? sql.raw(statement) : statement).execute(db);
   try {
-    await ensureDayPartitions(db, Math.floor((now - (ROLLUP_DAYS + 1) * DAY) / DAY), Math.floor(now / DAY));
+    await ensurePartitions(db, Math.floor((now - (ROLLUP_DAYS + 1) * DAY) / DAY), Math.floor(now / DAY));
     for (let i = 0; i < spec.servers; i += 1000) {
       const rows = Array.from({ length: Math.min(1000, spec.servers - i) }, (_, k) => ({ ...serverRow(i + k, now, spec), sid: i + k + 1 }));
       await db.insertInto('servers').values(rows).execute();

@@ -2,13 +2,13 @@
  * Migration 0003: history as a time series. Servers get an integer key (`sid`); raw checks
  * move to a table keyed by (server, time) holding only what is read; every check is rolled up
  * into an hourly row as it is written (`check_hours`); on PostgreSQL both tables are
- * partitioned by day. The rows of the previous layout are carried over, and the hourly rows
- * are computed from them. SQLite is vacuumed at the end, which gives back the space of the old
+ * partitioned by time (postgres/partitions.ts). The rows of the previous layout are carried
+ * over, and the hourly rows are computed from them. SQLite is vacuumed at the end, which gives back the space of the old
  * layout and turns on incremental auto-vacuum (retention then gives space back as it goes).
  */
 import { sql, type Kysely } from 'kysely';
 import { HOUR_MS } from './check-row.js';
-import { ensureDayPartitions } from './postgres/partitions.js';
+import { ensurePartitions } from './postgres/partitions.js';
 import type { Dialect } from './schema.js';
 
 const DAY_MS = 24 * HOUR_MS;
@@ -84,12 +84,12 @@ async function postgresLayout(db: Kysely<unknown>): Promise<void> {
   ]);
   const { rows } = await sql<{ first: number | null; last: number | null }>`
     SELECT min(checked_at) AS first, max(checked_at) AS last FROM checks_v1`.execute(db);
-  // A partition for each day the old checks span, and for the days around today.
+  // Partitions for the days the old checks span, and for the days around today.
   if (rows[0]?.first != null && rows[0].last != null) {
-    await ensureDayPartitions(db, Math.floor(Number(rows[0].first) / DAY_MS), Math.floor(Number(rows[0].last) / DAY_MS));
+    await ensurePartitions(db, Math.floor(Number(rows[0].first) / DAY_MS), Math.floor(Number(rows[0].last) / DAY_MS));
   }
   const today = Math.floor(Date.now() / DAY_MS);
-  await ensureDayPartitions(db, today - 1, today + 2);
+  await ensurePartitions(db, today - 1, today + 2);
   await run(db, [
     `INSERT INTO checks SELECT s.sid, c.checked_at, c.online, c.players_online, c.players_max, round(c.latency_ms)
       FROM checks_v1 c JOIN servers s ON s.id = c.server_id ON CONFLICT DO NOTHING`,

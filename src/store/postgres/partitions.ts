@@ -1,14 +1,19 @@
 /**
- * The history tables on PostgreSQL are partitioned by day (declarative range partitioning):
- * `checks` on `checked_at` (ms), `check_hours` on `hour` (hours since the epoch), each with a
- * partition per UTC day named `<table>_pYYYYMMDD` and a default partition for rows outside
- * every day made so far (a check from a clock far off, a catch-up of old rows).
+ * The history tables on PostgreSQL are partitioned by time (declarative range partitioning):
+ * `checks` on `checked_at` (ms) by UTC day, `check_hours` on `hour` (hours since the epoch) by
+ * ISO week (Monday to Monday, UTC), so a 30-day history reads five or six partitions, not 31.
+ * Each partition is named `<table>_pYYYYMMDD` after its first day; a default partition holds
+ * rows outside every partition made so far (a check from a clock far off, a catch-up of old
+ * rows).
  *
  * Maintenance makes the partitions of yesterday to the day after tomorrow ahead of time,
- * moving any rows the default partition holds for such a day into it, and retention drops a
- * whole day's partition once all of it is older than the cutoff: no row-by-row deletes, no
- * vacuum debt. DDL waits at most a short lock timeout, so it never queues requests behind it
- * for long; what it could not do is done on the next pass.
+ * moving any rows the default partition holds for them, and retention drops a whole partition
+ * once all of it is older than the cutoff: no row-by-row deletes, no vacuum debt. So hourly
+ * rows are kept `ROLLUP_RETENTION_DAYS` and at most a week more. A partition's range is read
+ * from the catalog, not its name, so partitions of another span (a database partitioned by day
+ * throughout) are kept, dropped and filled around in the same way. DDL waits at most a short
+ * lock timeout, so it never queues requests behind it for long; what it could not do is done
+ * on the next pass.
  */
 import { sql, type Kysely } from 'kysely';
 import type { Maintenance, Removed, RetentionCutoffs } from '../maintenance.js';
@@ -25,16 +30,21 @@ const LOCK_TIMEOUT = '500ms';
 const LOCK_NOT_AVAILABLE = '55P03';
 /** Servers forgotten per statement. */
 const SERVERS_PER_DELETE = 1_000;
+/** 1970-01-05, the first Monday since the epoch (days). */
+const FIRST_MONDAY = 4;
 
-/** A partitioned history table: its partition key and how many key units a day spans. */
+/** A partitioned history table: its partition key, its key units per day, and its partitions' span. */
 interface PartitionedTable {
   name: 'checks' | 'check_hours';
   column: 'checked_at' | 'hour';
   perDay: number;
+  /** The first day of the partition holding `day`. */
+  spanStart: (day: number) => number;
+  spanDays: number;
 }
 export const PARTITIONED: readonly PartitionedTable[] = [
-  { name: 'checks', column: 'checked_at', perDay: DAY_MS },
-  { name: 'check_hours', column: 'hour', perDay: 24 },
+  { name: 'checks', column: 'checked_at', perDay: DAY_MS, spanStart: (day) => day, spanDays: 1 },
+  { name: 'check_hours', column: 'hour', perDay: 24, spanStart: (day) => day - ((((day - FIRST_MONDAY) % 7) + 7) % 7), spanDays: 7 },
 ];
 
 /** `YYYYMMDD` of a day (days since the epoch). */
@@ -42,33 +52,35 @@ function dayName(day: number): string {
   return new Date(day * DAY_MS).toISOString().slice(0, 10).replaceAll('-', '');
 }
 
-function dayOf(name: string): number | null {
-  const match = /_p(\d{4})(\d{2})(\d{2})$/.exec(name);
-  return match ? Date.UTC(Number(match[1]), Number(match[2]) - 1, Number(match[3])) / DAY_MS : null;
+interface Partition {
+  name: string;
+  /** Its range of the partition key: from, inclusive, to, exclusive. */
+  from: number;
+  to: number;
 }
 
-/** The days that have a partition of `table`. */
-async function partitionDays<DB>(db: Kysely<DB>, table: PartitionedTable): Promise<Map<number, string>> {
-  const { rows } = await sql<{ name: string }>`
-    SELECT c.relname AS name FROM pg_inherits i
+/** The partitions of `table` but the default one, in key order. */
+async function partitionsOf<DB>(db: Kysely<DB>, table: PartitionedTable): Promise<Partition[]> {
+  const { rows } = await sql<{ name: string; bound: string }>`
+    SELECT c.relname AS name, pg_get_expr(c.relpartbound, c.oid) AS bound FROM pg_inherits i
     JOIN pg_class c ON c.oid = i.inhrelid JOIN pg_class p ON p.oid = i.inhparent
     WHERE p.relname = ${table.name} AND p.relnamespace = current_schema()::regnamespace`.execute(db);
-  const days = new Map<number, string>();
-  for (const { name } of rows) {
-    const day = dayOf(name);
-    if (day !== null) days.set(day, name);
+  const partitions: Partition[] = [];
+  for (const { name, bound } of rows) {
+    const match = /FROM \('?(-?\d+)'?\) TO \('?(-?\d+)'?\)/.exec(bound);
+    if (match) partitions.push({ name, from: Number(match[1]), to: Number(match[2]) });
   }
-  return days;
+  return partitions.sort((a, b) => a.from - b.from);
 }
 
-/** Makes the partition of `day`, with the rows the default partition holds for it. */
-export async function createDayPartition<DB>(db: Kysely<DB>, table: PartitionedTable, day: number): Promise<void> {
-  const name = sql.id(`${table.name}_p${dayName(day)}`);
+/** Makes the partition of `table` for the whole days `firstDay` up to `endDay`, with the rows the default partition holds for them. */
+async function createPartition<DB>(db: Kysely<DB>, table: PartitionedTable, firstDay: number, endDay: number): Promise<void> {
+  const name = sql.id(`${table.name}_p${dayName(firstDay)}`);
   const parent = sql.id(table.name);
   const fallback = sql.id(`${table.name}_default`);
   const column = sql.id(table.column);
-  const from = sql.lit(day * table.perDay);
-  const to = sql.lit((day + 1) * table.perDay);
+  const from = sql.lit(firstDay * table.perDay);
+  const to = sql.lit(endDay * table.perDay);
   await inTransaction(db, async (trx) => {
     await sql`CREATE TABLE ${name} (LIKE ${parent} INCLUDING DEFAULTS INCLUDING CONSTRAINTS)`.execute(trx);
     await sql`WITH moved AS (DELETE FROM ${fallback} WHERE ${column} >= ${from} AND ${column} < ${to} RETURNING *)
@@ -86,25 +98,41 @@ async function inTransaction<DB>(db: Kysely<DB>, work: (trx: Kysely<DB>) => Prom
   });
 }
 
-/** Partitions from the first to the last day given (days since the epoch), those missing. */
-export async function ensureDayPartitions<DB>(db: Kysely<DB>, firstDay: number, lastDay: number): Promise<void> {
+/**
+ * Partitions for every day from `firstDay` to `lastDay` (days since the epoch) of both tables,
+ * each the span of its table; where existing partitions cover part of a span, the rest of it.
+ */
+export async function ensurePartitions<DB>(db: Kysely<DB>, firstDay: number, lastDay: number): Promise<void> {
   for (const table of PARTITIONED) {
-    const have = await partitionDays(db, table);
-    for (let day = firstDay; day <= lastDay; day++) {
-      if (!have.has(day)) await createDayPartition(db, table, day);
+    const have = await partitionsOf(db, table);
+    const covered = (day: number) => have.some((p) => p.from <= day * table.perDay && day * table.perDay < p.to);
+    for (let start = table.spanStart(firstDay); start <= lastDay; start += table.spanDays) {
+      const end = start + table.spanDays;
+      let day = start;
+      while (day < end) {
+        if (covered(day)) {
+          day++;
+          continue;
+        }
+        let gapEnd = day + 1;
+        while (gapEnd < end && !covered(gapEnd)) gapEnd++;
+        await createPartition(db, table, day, gapEnd);
+        have.push({ name: '', from: day * table.perDay, to: gapEnd * table.perDay });
+        day = gapEnd;
+      }
     }
   }
 }
 
-/** Drops the day partitions wholly before the cutoffs, and deletes the default partitions' rows before them; returns how many it dropped. */
+/** Drops the partitions wholly before the cutoffs, and deletes the default partitions' rows before them; returns how many it dropped. */
 async function dropOldPartitions<DB>(db: Kysely<DB>, cutoffs: RetentionCutoffs): Promise<number> {
   let dropped = 0;
   for (const table of PARTITIONED) {
     const cutoff = table.name === 'checks' ? cutoffs.checksBefore : cutoffs.hoursBefore;
-    for (const [day, name] of await partitionDays(db, table)) {
-      if ((day + 1) * table.perDay > cutoff) continue;
+    for (const partition of await partitionsOf(db, table)) {
+      if (partition.to > cutoff) continue;
       try {
-        await inTransaction(db, (trx) => sql`DROP TABLE ${sql.id(name)}`.execute(trx).then(() => {}));
+        await inTransaction(db, (trx) => sql`DROP TABLE ${sql.id(partition.name)}`.execute(trx).then(() => {}));
         dropped += 1;
       } catch (error) {
         // A long query held the table past the lock timeout: the next pass drops it.
@@ -120,7 +148,7 @@ export function postgresMaintenance(db: Kysely<Database>): Maintenance {
   return {
     async run(cutoffs: RetentionCutoffs, now: number, signal: AbortSignal): Promise<Removed> {
       const today = Math.floor(now / DAY_MS);
-      await ensureDayPartitions(db, today - DAYS_BEHIND, today + DAYS_AHEAD);
+      await ensurePartitions(db, today - DAYS_BEHIND, today + DAYS_AHEAD);
       const removed = { partitions: await dropOldPartitions(db, cutoffs), servers: 0 };
       while (!signal.aborted) {
         const result = await db
