@@ -84,7 +84,7 @@ it('keeps, fills around and drops the day partitions of hourly rows a database p
   databases.push(database);
   const clock = new FakeClock(T0);
   // The migration makes the partitions around the real today; at T0 there are none yet.
-  const first = await openStore({ database: { kind: 'postgres', url: database.url } }, clock);
+  const first = await openStore({ database: { kind: 'postgres', url: database.url }, checkRetentionDays: 2 }, clock);
   await first.close();
   const client = new pg.Client({ connectionString: database.url });
   await client.connect();
