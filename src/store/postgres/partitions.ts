@@ -42,7 +42,7 @@ interface PartitionedTable {
   spanStart: (day: number) => number;
   spanDays: number;
 }
-export const PARTITIONED: readonly PartitionedTable[] = [
+const PARTITIONED: readonly PartitionedTable[] = [
   { name: 'checks', column: 'checked_at', perDay: DAY_MS, spanStart: (day) => day, spanDays: 1 },
   { name: 'check_hours', column: 'hour', perDay: 24, spanStart: (day) => day - ((((day - FIRST_MONDAY) % 7) + 7) % 7), spanDays: 7 },
 ];
