@@ -8,13 +8,12 @@
  */
 import { createHash } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startJavaServer, type RunningJavaServer } from '../support/minecraft.js';
-import { startSilentServer } from '../support/hostile.js';
+import { closedPort as findClosedPort, startSilentServer } from '../support/hostile.js';
 import { expectClean, launchBrowser, open, seriousViolations, settled, startFront, tearDown, type Front, type Opened } from './harness.js';
 
 const INJECTION = '<img src=x onerror=alert(1)><script>alert(2)</script>';
@@ -27,14 +26,6 @@ let hostile: RunningJavaServer;
 let darkMotd: RunningJavaServer;
 let closedPort: number;
 let silent: Awaited<ReturnType<typeof startSilentServer>>;
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 beforeAll(async () => {
   good = await startJavaServer({
@@ -54,7 +45,7 @@ beforeAll(async () => {
   });
   // Minecraft's dark colours, which the dark MOTD panel must still show readably.
   darkMotd = await startJavaServer({ motd: '§0Black §1Dark blue §8Dark gray §4Dark red §5Purple\n§2Green §3Aqua §6Gold §7Gray', onlinePlayers: 1 });
-  closedPort = await freePort();
+  closedPort = await findClosedPort();
   silent = await startSilentServer();
   // A one-second cache: every look-up after a second is a new check for the chart.
   front = await startFront({ STATUS_CACHE_TTL: '1' });
