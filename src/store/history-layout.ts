@@ -3,8 +3,9 @@
  * move to a table keyed by (server, time) holding only what is read; every check is rolled up
  * into an hourly row as it is written (`check_hours`); on PostgreSQL both tables are
  * partitioned by time (postgres/partitions.ts). The rows of the previous layout are carried
- * over, and the hourly rows are computed from them. SQLite is vacuumed at the end, which gives back the space of the old
- * layout and turns on incremental auto-vacuum (retention then gives space back as it goes).
+ * over, and the hourly rows are computed from them. SQLite is vacuumed at the end, which gives
+ * back the space of the old layout and turns on incremental auto-vacuum (retention then gives
+ * space back as it goes).
  */
 import { sql, type Kysely } from 'kysely';
 import { HOUR_MS } from './check-row.js';
