@@ -30,22 +30,25 @@ const LOCK_TIMEOUT = '500ms';
 const LOCK_NOT_AVAILABLE = '55P03';
 /** Servers forgotten per statement. */
 const SERVERS_PER_DELETE = 1_000;
-/** 1970-01-05, the first Monday since the epoch (days). */
+/** 1970-01-05, the first Monday since the epoch (days): spans start at it (a week: on Mondays). */
 const FIRST_MONDAY = 4;
 
-/** A partitioned history table: its partition key, its key units per day, and its partitions' span. */
+/** A partitioned history table: its partition key, its key units per day, and the days a partition spans. */
 interface PartitionedTable {
   name: 'checks' | 'check_hours';
   column: 'checked_at' | 'hour';
   perDay: number;
-  /** The first day of the partition holding `day`. */
-  spanStart: (day: number) => number;
   spanDays: number;
 }
 const PARTITIONED: readonly PartitionedTable[] = [
-  { name: 'checks', column: 'checked_at', perDay: DAY_MS, spanStart: (day) => day, spanDays: 1 },
-  { name: 'check_hours', column: 'hour', perDay: 24, spanStart: (day) => day - ((((day - FIRST_MONDAY) % 7) + 7) % 7), spanDays: 7 },
+  { name: 'checks', column: 'checked_at', perDay: DAY_MS, spanDays: 1 },
+  { name: 'check_hours', column: 'hour', perDay: 24, spanDays: 7 },
 ];
+
+/** The first day of `table`'s span that holds `day`. */
+function spanStart(table: PartitionedTable, day: number): number {
+  return day - ((((day - FIRST_MONDAY) % table.spanDays) + table.spanDays) % table.spanDays);
+}
 
 /** `YYYYMMDD` of a day (days since the epoch). */
 function dayName(day: number): string {
@@ -59,7 +62,7 @@ interface Partition {
   to: number;
 }
 
-/** The partitions of `table` but the default one, in key order. */
+/** The partitions of `table` but the default one. */
 async function partitionsOf<DB>(db: Kysely<DB>, table: PartitionedTable): Promise<Partition[]> {
   const { rows } = await sql<{ name: string; bound: string }>`
     SELECT c.relname AS name, pg_get_expr(c.relpartbound, c.oid) AS bound FROM pg_inherits i
@@ -70,7 +73,7 @@ async function partitionsOf<DB>(db: Kysely<DB>, table: PartitionedTable): Promis
     const match = /FROM \('?(-?\d+)'?\) TO \('?(-?\d+)'?\)/.exec(bound);
     if (match) partitions.push({ name, from: Number(match[1]), to: Number(match[2]) });
   }
-  return partitions.sort((a, b) => a.from - b.from);
+  return partitions;
 }
 
 /** Makes the partition of `table` for the whole days `firstDay` up to `endDay`, with the rows the default partition holds for them. */
@@ -106,20 +109,20 @@ export async function ensurePartitions<DB>(db: Kysely<DB>, firstDay: number, las
   for (const table of PARTITIONED) {
     const have = await partitionsOf(db, table);
     const covered = (day: number) => have.some((p) => p.from <= day * table.perDay && day * table.perDay < p.to);
-    for (let start = table.spanStart(firstDay); start <= lastDay; start += table.spanDays) {
-      const end = start + table.spanDays;
-      let day = start;
-      while (day < end) {
-        if (covered(day)) {
-          day++;
-          continue;
-        }
-        let gapEnd = day + 1;
-        while (gapEnd < end && !covered(gapEnd)) gapEnd++;
-        await createPartition(db, table, day, gapEnd);
-        have.push({ name: '', from: day * table.perDay, to: gapEnd * table.perDay });
-        day = gapEnd;
+    const end = spanStart(table, lastDay) + table.spanDays;
+    let day = spanStart(table, firstDay);
+    while (day < end) {
+      if (covered(day)) {
+        day++;
+        continue;
       }
+      // A gap ends at the next covered day or at the end of its span.
+      const spanEnd = spanStart(table, day) + table.spanDays;
+      let gapEnd = day + 1;
+      while (gapEnd < spanEnd && !covered(gapEnd)) gapEnd++;
+      await createPartition(db, table, day, gapEnd);
+      have.push({ name: '', from: day * table.perDay, to: gapEnd * table.perDay });
+      day = gapEnd;
     }
   }
 }
