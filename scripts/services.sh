@@ -26,9 +26,17 @@ mkdir -p "$RUNTIME"
 port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 as_postgres() { if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi; }
 pg_bin() { ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1; }
-# A TCP port on 127.0.0.1 that the kernel hands out as free (bound once, then released).
+# A TCP port on 127.0.0.1 that nothing holds, below the kernel's ephemeral range (where a
+# port is only ever taken by a process that asks for it by number).
 free_port() {
-  node -e 'const s = require("net").createServer().listen(0, "127.0.0.1", () => { console.log(s.address().port); s.close(); });'
+  node -e '
+    const net = require("net");
+    const [low] = require("fs").readFileSync("/proc/sys/net/ipv4/ip_local_port_range", "utf8").trim().split(/\s+/).map(Number);
+    const attempt = () => {
+      const port = 10000 + Math.floor(Math.random() * Math.max(1, low - 10000));
+      const s = net.createServer().once("error", attempt).listen(port, "127.0.0.1", () => s.close(() => console.log(port)));
+    };
+    attempt();'
 }
 # Is $1 a live process whose command line contains $2?
 alive_as() {

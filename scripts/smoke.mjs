@@ -9,7 +9,7 @@
 // Fails on any other answer, and on any warning the service or npm prints.
 // Traffic goes to 127.0.0.0/8 only.
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { createServer, connect } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -21,14 +21,20 @@ const require = createRequire(join(root, 'package.json'));
 const LIVE_SERVERS = 40;
 const CLOSED = 320;
 
-const freePort = () =>
-  new Promise((resolve, reject) => {
-    const server = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
+// Below the kernel's ephemeral range: a port from listen(0) could be handed to one of the
+// Minecraft servers or to an outgoing connection before the service binds it.
+const freePort = async () => {
+  const [low] = readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/).map(Number);
+  for (;;) {
+    const port = 10_000 + Math.floor(Math.random() * Math.max(1, low - 10_000));
+    const server = createServer();
+    const free = await new Promise((resolve) => {
+      server.once('error', () => resolve(false));
+      server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
     });
-    server.on('error', reject);
-  });
+    if (free) return port;
+  }
+};
 const fail = (message) => {
   throw new Error(message);
 };
@@ -46,9 +52,9 @@ async function startMinecraftServers(n) {
 
 async function main() {
   const dir = mkdtempSync(join(tmpdir(), 'observer-smoke-'));
+  const servers = await startMinecraftServers(LIVE_SERVERS);
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
-  const servers = await startMinecraftServers(LIVE_SERVERS);
   let output = '';
   const service = spawn('npm', ['start'], {
     cwd: root,
@@ -79,6 +85,7 @@ async function main() {
     };
     let up = false;
     for (let i = 0; i < 120 && !up; i++) {
+      if (service.exitCode !== null) fail(`npm start exited with code ${service.exitCode} before answering\n${output.slice(-4000)}`);
       try {
         up = JSON.parse(await get('/api/v1/status')).status === 'OK';
       } catch {

@@ -8,7 +8,8 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'n
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { closedPort, startSilentServer } from './support/hostile.js';
+import { startSilentServer } from './support/hostile.js';
+import { freePort } from './support/ports.js';
 
 const children: ChildProcess[] = [];
 afterEach(() => {
@@ -84,7 +85,7 @@ describe('shutdown', () => {
   // Two processes start through tsx: slow on a loaded two-core machine, hence the longer timeout.
   it('on SIGTERM finishes the request in flight, stops accepting and exits 0', { timeout: 90_000 }, async () => {
     const dir = mkdtempSync(join(tmpdir(), 'observer-main-'));
-    const port = await closedPort();
+    const port = await freePort();
     const silent = await startSilentServer();
     try {
       const proc = start({

@@ -3,7 +3,8 @@
  * on three instances: `main` with small rate limits, `busy` with one ping at a time and one
  * ping per target IP a minute, and `maintenance`.
  */
-import { startSilentServer, closedPort } from '../support/hostile.js';
+import { startSilentServer } from '../support/hostile.js';
+import { freePort } from '../support/ports.js';
 import type { RunningJavaServer } from '../support/minecraft.js';
 import { startJavaServer } from '../support/minecraft.js';
 import type { WebhookReceiver } from '../support/webhook-receiver.js';
@@ -60,7 +61,7 @@ async function tourStatus(log: TourLog, main: Instance, server: string, limit: n
   for (const query of ['', '', '?bedrock=true', '?edition=auto', '?legacy=true', '?query=true', '?edition=bedrock&query=true']) {
     await log.run(main, { path, url: `/status/${server}${query}`, status: 200 });
   }
-  await log.run(main, { path, url: `/status/127.0.0.1:${await closedPort()}`, status: 200 });
+  await log.run(main, { path, url: `/status/127.0.0.1:${await freePort()}`, status: 200 });
   // An SRV record to a port nothing listens on: offline, with `srvRecord`.
   await log.run(main, { path, url: '/status/srv.observer.test', status: 200 });
   await log.run(main, { path, url: '/status/a..b', status: 400, error: 'invalid_address' });
@@ -230,12 +231,12 @@ async function tourWatchCaps(log: TourLog, caps: Instance, receiver: WebhookRece
 async function tourBusy(log: TourLog, busy: Instance, server: string): Promise<void> {
   const path = '/status/{address}';
   await log.run(busy, { path, url: `/status/${server}`, status: 200 });
-  await log.run(busy, { path, url: `/status/127.0.0.1:${await closedPort()}`, status: 429, error: 'target_rate_limited' });
+  await log.run(busy, { path, url: `/status/127.0.0.1:${await freePort()}`, status: 429, error: 'target_rate_limited' });
   const silent = await startSilentServer('127.0.0.2');
   try {
     const held = send(busy, { path, url: `/status/127.0.0.2:${silent.port}`, status: 0 });
     for (let i = 0; i < 100 && silent.accepted() === 0; i++) await new Promise((resolve) => setTimeout(resolve, 20));
-    await log.run(busy, { path, url: `/status/127.0.0.3:${await closedPort('127.0.0.3')}`, status: 503, error: 'service_busy' });
+    await log.run(busy, { path, url: `/status/127.0.0.3:${await freePort('127.0.0.3')}`, status: 503, error: 'service_busy' });
     await held;
   } finally {
     await silent.close();

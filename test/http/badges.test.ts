@@ -15,7 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { systemClock } from '../../src/core/clock.js';
 import { createStatusService } from '../../src/status/index.js';
 import { testApp, testConfig } from '../support/app.js';
-import { closedPort } from '../support/hostile.js';
+import { freePort } from '../support/ports.js';
 import { freeUdpPort, startBedrockServer, startJavaServer, type RunningBedrockServer, type RunningJavaServer } from '../support/minecraft.js';
 import { launchBrowser, tearDown } from '../web/harness.js';
 
@@ -37,7 +37,7 @@ beforeAll(async () => {
   java = await startJavaServer({ onlinePlayers: 12, maxPlayers: 100 });
   bedrock = await startBedrockServer({ port: await freeUdpPort(), playersOnline: 3, playersMax: 40 });
   online = `127.0.0.1:${java.port}`;
-  offline = `127.0.0.1:${await closedPort()}`;
+  offline = `127.0.0.1:${await freePort()}`;
   browser = await launchBrowser();
   page = await (await browser.newContext({ deviceScaleFactor: 1 })).newPage();
 }, 60_000);

@@ -9,7 +9,7 @@ import { buildApp } from '../../src/http/app.js';
 import { createStatusService } from '../../src/status/index.js';
 import { systemClock } from '../../src/core/clock.js';
 import { testConfig } from '../support/app.js';
-import { closedPort } from '../support/hostile.js';
+import { freePort } from '../support/ports.js';
 import { freeUdpPort, startBedrockServer, startJavaServer, type RunningBedrockServer, type RunningJavaServer } from '../support/minecraft.js';
 import { openApiValidator } from '../support/openapi.js';
 import { startPrivateDns } from '../support/dns.js';
@@ -121,7 +121,7 @@ describe('edition=auto', () => {
   });
 
   it('neither answers: online false, no edition, each with its error_code', async () => {
-    const { body } = await auto(`127.0.0.1:${await closedPort()}`);
+    const { body } = await auto(`127.0.0.1:${await freePort()}`);
     expect(body).toMatchObject({ online: false, editions: [], java: { online: false, error_code: 'connection_refused' }, bedrock: { online: false, error_code: 'connection_refused' } });
   });
 

@@ -12,7 +12,8 @@ import { AddressGuard, TargetResolver } from '../../src/resolve/index.js';
 import { ERROR_MESSAGES } from '../../src/core/errors.js';
 import { systemClock } from '../../src/core/clock.js';
 import { testConfig } from '../support/app.js';
-import { closedPort, startSilentServer } from '../support/hostile.js';
+import { startSilentServer } from '../support/hostile.js';
+import { freePort } from '../support/ports.js';
 import { freeUdpPort, startJavaServer } from '../support/minecraft.js';
 import { openApiValidator } from '../support/openapi.js';
 import { startHostileTcp } from '../protocol/hostile.js';
@@ -65,7 +66,7 @@ describe('error_code of an offline status', () => {
   });
 
   it.each([
-    ['connection_refused', 'a closed loopback port', async (): Promise<string> => `127.0.0.1:${await closedPort()}`],
+    ['connection_refused', 'a closed loopback port', async (): Promise<string> => `127.0.0.1:${await freePort()}`],
     [
       'timeout',
       'a server that accepts and never answers',
@@ -127,7 +128,7 @@ describe('error_code of an offline status', () => {
   });
 
   it('a cached failure keeps its code (HIT), and so does the bulk route', async () => {
-    const port = await closedPort();
+    const port = await freePort();
     const first = await statusOf(`127.0.0.1:${port}`);
     const res = await app.inject({ method: 'GET', url: `/api/v1/status/127.0.0.1:${port}` });
     expect(res.headers['x-cache']).toBe('HIT');

@@ -4,7 +4,7 @@ import { buildApp } from '../../src/http/app.js';
 import { createStatusService } from '../../src/status/index.js';
 import { systemClock } from '../../src/core/clock.js';
 import { testConfig } from '../support/app.js';
-import { closedPort } from '../support/hostile.js';
+import { freePort } from '../support/ports.js';
 import { startJavaServer, type RunningJavaServer } from '../support/minecraft.js';
 
 async function appWith(env: Record<string, string> = {}) {
@@ -78,7 +78,7 @@ describe('/api/v1/icon/dynamic', () => {
   });
 
   it("gives Observer's default icon to offline and unknown servers", async () => {
-    const offline = await get(`/api/v1/icon/dynamic?address=127.0.0.1:${await closedPort()}`);
+    const offline = await get(`/api/v1/icon/dynamic?address=127.0.0.1:${await freePort()}`);
     const unknown = await get('/api/v1/icon/dynamic?address=missing.observer.test');
     const online = await get(`/api/v1/icon/dynamic?address=${target}`);
     expect(offline.statusCode).toBe(200);
@@ -89,13 +89,13 @@ describe('/api/v1/icon/dynamic', () => {
   });
 
   it('caches the default icon standing in for an offline or unknown server only as long as that status', async () => {
-    for (const address of [`127.0.0.1:${await closedPort()}`, 'missing.observer.test']) {
+    for (const address of [`127.0.0.1:${await freePort()}`, 'missing.observer.test']) {
       const res = await get(`/api/v1/icon/dynamic?address=${address}`);
       expect(res.statusCode).toBe(200);
       expect(res.headers['cache-control'], address).toMatch(/^public, max-age=(\d+)$/);
       expect(Number(/max-age=(\d+)/.exec(res.headers['cache-control'] as string)![1])).toBeLessThanOrEqual(60);
     }
-    const sharp = await get(`/api/v1/icon/sharp?address=127.0.0.1:${await closedPort()}`);
+    const sharp = await get(`/api/v1/icon/sharp?address=127.0.0.1:${await freePort()}`);
     expect(sharp.headers['cache-control']).not.toContain('s-maxage');
   });
 
@@ -167,7 +167,7 @@ describe('/api/v1/banner/{address}', () => {
   });
 
   it('draws a clear offline banner for a server that is down', async () => {
-    const res = await get(`/api/v1/banner/127.0.0.1:${await closedPort()}`);
+    const res = await get(`/api/v1/banner/127.0.0.1:${await freePort()}`);
     expect(res.statusCode).toBe(200);
     expect((await sharp(res.rawPayload).metadata()).width).toBe(600);
     expect(res.headers['cache-control']).toMatch(/^public, max-age=\d+$/);

@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { composeApp } from '../../src/compose.js';
 import { createMetrics } from '../../src/metrics/index.js';
 import { testConfig } from '../support/app.js';
-import { closedPort } from '../support/hostile.js';
+import { freePort } from '../support/ports.js';
 import { startJavaServer, type RunningJavaServer } from '../support/minecraft.js';
 import { parseExposition, samples, value } from '../support/prometheus.js';
 import { REDIS_URL } from '../support/services.js';
@@ -70,7 +70,7 @@ describe('GET /metrics', () => {
       icmp: null,
     });
     try {
-      const offline = await closedPort();
+      const offline = await freePort();
       const headers = { 'user-agent': UA, 'x-forwarded-for': CLIENT_IP };
       const lookups = [
         `/api/v1/status/127.0.0.1:${java.port}`, // MISS, online

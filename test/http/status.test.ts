@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startBedrockServer, startJavaServer, freeUdpPort, type RunningJavaServer } from '../support/minecraft.js';
-import { closedPort, startSilentServer } from '../support/hostile.js';
+import { startSilentServer } from '../support/hostile.js';
+import { freePort } from '../support/ports.js';
 import { testConfig } from '../support/app.js';
 import { startPrivateDns } from '../support/dns.js';
 import { openApiValidator } from '../support/openapi.js';
@@ -165,7 +166,7 @@ describe('GET /api/v1/status/{address}: online servers', () => {
 
 describe('GET /api/v1/status/{address}: failures', () => {
   it('a closed port is a 200 with online false and a safe error', async () => {
-    const port = await closedPort();
+    const port = await freePort();
     const res = await get(`/api/v1/status/127.0.0.1:${port}`);
     expect(res.statusCode).toBe(200);
     const body = res.json();

@@ -15,7 +15,7 @@ import { createStatusService, MemoryStatusCache, StatusService, type ProbeTarget
 import { testConfig } from '../support/app.js';
 import { FakeClock } from '../support/clock.js';
 import { startPrivateDns, type PrivateDns } from '../support/dns.js';
-import { closedPort } from '../support/hostile.js';
+import { freePort } from '../support/ports.js';
 import { startJavaServer } from '../support/minecraft.js';
 import { LOOPBACK_ALLOWLIST } from '../support/services.js';
 
@@ -84,7 +84,7 @@ function spied(clock: FakeClock, extra: Partial<StatusServiceDeps> = {}) {
 
 describe('StatusService: one look-up of a name with many addresses', () => {
   it('knocks on at most 4 of them when each refuses', async () => {
-    const port = await closedPort();
+    const port = await freePort();
     const { status, tried } = spied(new FakeClock());
     const answer = await status.lookup(`many.fan.test:${port}`, 'java');
     expect(answer.status).toMatchObject({ online: false, error: 'connection refused' });
@@ -93,7 +93,7 @@ describe('StatusService: one look-up of a name with many addresses', () => {
   });
 
   it("skips a next address whose IP has had its pings of the minute (TARGET_PINGS_PER_MINUTE)", async () => {
-    const port = await closedPort();
+    const port = await freePort();
     const clock = new FakeClock();
     const counter = new MemoryRateLimitStore(() => clock.now());
     try {

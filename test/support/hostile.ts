@@ -1,4 +1,3 @@
-import { readFileSync } from 'node:fs';
 import net, { type AddressInfo, type Socket } from 'node:net';
 
 /** A TCP server on loopback that accepts and never answers (the most common hostile case). */
@@ -24,27 +23,4 @@ export async function startSilentServer(host = '127.0.0.1') {
         server.close(() => resolve());
       }),
   };
-}
-
-/**
- * A loopback TCP port with nothing listening on it, taken below the kernel's ephemeral range:
- * a port handed out by `listen(0)` or to an outgoing connection (another test's server, a
- * client's socket) could be in use again by the time the test connects to it; one below that
- * range is only ever taken by a process that asks for it by number.
- */
-export async function closedPort(host = '127.0.0.1'): Promise<number> {
-  const [low] = readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/).map(Number);
-  const floor = 10_000;
-  const span = Math.max(1, (low ?? 32_768) - floor);
-  for (;;) {
-    const port = floor + Math.floor(Math.random() * span);
-    const server = net.createServer();
-    const free = await new Promise<boolean>((resolve) => {
-      server.once('error', () => resolve(false));
-      server.listen(port, host, () => resolve(true));
-    });
-    if (!free) continue;
-    await new Promise<void>((resolve) => server.close(() => resolve()));
-    return port;
-  }
 }

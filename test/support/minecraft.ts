@@ -162,12 +162,4 @@ export async function startBedrockServer(options: BedrockServerOptions): Promise
   };
 }
 
-/** A UDP port that is free on loopback right now. */
-export async function freeUdpPort(host = '127.0.0.1'): Promise<number> {
-  const dgram = await import('node:dgram');
-  const socket = dgram.createSocket(host.includes(':') ? 'udp6' : 'udp4');
-  await new Promise<void>((resolve) => socket.bind(0, host, () => resolve()));
-  const { port } = socket.address();
-  await new Promise<void>((resolve) => socket.close(() => resolve()));
-  return port;
-}
+export { freeUdpPort } from './ports.js';

@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { AddressGuard, TargetResolver } from '../../src/resolve/index.js';
 import { postWebhook, resolveWebhook, RESPONSE_BYTES_READ } from '../../src/watch/webhook.js';
-import { closedPort } from '../support/hostile.js';
+import { freePort } from '../support/ports.js';
 
 const servers: Server[] = [];
 afterEach(async () => {
@@ -77,7 +77,7 @@ describe('a webhook attempt', () => {
   });
 
   it('says `failed` alike for a closed port and a silent one: no port-scan oracle', async () => {
-    const closed = new URL(`http://127.0.0.1:${await closedPort()}/hook`);
+    const closed = new URL(`http://127.0.0.1:${await freePort()}/hook`);
     const silent = await serve(() => {});
     expect(await post(closed, 500)).toEqual({ result: 'failed', statusCode: null });
     expect(await post(silent, 500)).toEqual({ result: 'failed', statusCode: null });

@@ -13,7 +13,8 @@ import { join } from 'node:path';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startJavaServer, type RunningJavaServer } from '../support/minecraft.js';
-import { closedPort as findClosedPort, startSilentServer } from '../support/hostile.js';
+import { startSilentServer } from '../support/hostile.js';
+import { freePort } from '../support/ports.js';
 import { expectClean, launchBrowser, open, seriousViolations, settled, startFront, tearDown, type Front, type Opened } from './harness.js';
 
 const INJECTION = '<img src=x onerror=alert(1)><script>alert(2)</script>';
@@ -45,7 +46,7 @@ beforeAll(async () => {
   });
   // Minecraft's dark colours, which the dark MOTD panel must still show readably.
   darkMotd = await startJavaServer({ motd: '§0Black §1Dark blue §8Dark gray §4Dark red §5Purple\n§2Green §3Aqua §6Gold §7Gray', onlinePlayers: 1 });
-  closedPort = await findClosedPort();
+  closedPort = await freePort();
   silent = await startSilentServer();
   // A one-second cache: every look-up after a second is a new check for the chart.
   front = await startFront({ STATUS_CACHE_TTL: '1' });

@@ -12,12 +12,12 @@
  * What still varies (loopback ports, the origin in the snippets, latency) is set to fixed
  * text; the live widget and banner previews (latency drawn in them) are masked.
  */
-import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { compareWithReference } from '../render/support.js';
 import { FakeClock } from '../support/clock.js';
+import { freePort } from '../support/ports.js';
 import { freeUdpPort, startBedrockServer, startJavaServer, type RunningBedrockServer, type RunningJavaServer } from '../support/minecraft.js';
 import { expectClean, launchBrowser, open, startFront, tearDown, type Front } from './harness.js';
 
@@ -37,14 +37,6 @@ let featured: RunningJavaServer;
 const others: Array<{ close(): Promise<void> }> = [];
 /** Loopback address → the name shown in the screenshots. */
 const names = new Map<string, string>();
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 const startFeatured = (port = 0) =>
   startJavaServer({
