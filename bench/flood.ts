@@ -20,7 +20,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { fmt, freePort, rssOf, serviceEnv, startFlags, summarise, waitForHealth } from './support.js';
+import { freePort } from '../scripts/ports.mjs';
+import { fmt, rssOf, serviceEnv, startFlags, summarise, waitForHealth } from './support.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);

@@ -15,7 +15,8 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { sqliteBinding } from '../src/store/sqlite/binding.js';
-import { freePort, serviceEnv, startFlags, waitForHealth } from './support.js';
+import { freePort } from '../scripts/ports.mjs';
+import { serviceEnv, startFlags, waitForHealth } from './support.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);

@@ -32,7 +32,8 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { buildLegacySqlite, buildPostgres, buildSqlite, type Built, type ScaleSpec } from './scale/data.js';
-import { fmt, freePort, serviceEnv, startFlags } from './support.js';
+import { freePort } from '../scripts/ports.mjs';
+import { fmt, serviceEnv, startFlags } from './support.js';
 import { retentionOverDays } from './scale/retention.js';
 import { openStore } from '../src/store/index.js';
 

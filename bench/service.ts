@@ -37,7 +37,8 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { freePort, memoryCgroup, rssOf, serviceEnv, startFlags, startNodeOptions, summarise, waitForHealth } from './support.js';
+import { freePort } from '../scripts/ports.mjs';
+import { memoryCgroup, rssOf, serviceEnv, startFlags, startNodeOptions, summarise, waitForHealth } from './support.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);

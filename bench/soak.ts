@@ -33,7 +33,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Agent, fetch, type RequestInit } from 'undici';
-import { freePort, serviceEnv, startFlags, summarise } from './support.js';
+import { freePort } from '../scripts/ports.mjs';
+import { serviceEnv, startFlags, summarise } from './support.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const MINUTES = Number(process.argv[2] ?? 10);

@@ -179,8 +179,6 @@ export async function compareClients(
   };
 }
 
-export { freePort } from '../test/support/ports.js';
-
 export async function waitForHealth(base: string, child: ChildProcess): Promise<void> {
   const deadline = Date.now() + 30_000;
   while (Date.now() < deadline) {

@@ -26,18 +26,8 @@ mkdir -p "$RUNTIME"
 port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 as_postgres() { if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi; }
 pg_bin() { ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1; }
-# A TCP port on 127.0.0.1 that nothing holds, below the kernel's ephemeral range (where a
-# port is only ever taken by a process that asks for it by number).
-free_port() {
-  node -e '
-    const net = require("net");
-    const [low] = require("fs").readFileSync("/proc/sys/net/ipv4/ip_local_port_range", "utf8").trim().split(/\s+/).map(Number);
-    const attempt = () => {
-      const port = 10000 + Math.floor(Math.random() * Math.max(1, low - 10000));
-      const s = net.createServer().once("error", attempt).listen(port, "127.0.0.1", () => s.close(() => console.log(port)));
-    };
-    attempt();'
-}
+# A TCP port on 127.0.0.1 that nothing holds (scripts/ports.mjs).
+free_port() { node scripts/ports.mjs; }
 # Is $1 a live process whose command line contains $2?
 alive_as() {
   [ -n "$1" ] && kill -0 "$1" 2>/dev/null && tr '\0' ' ' < "/proc/$1/cmdline" 2>/dev/null | grep -q -- "$2"

@@ -9,32 +9,19 @@
 // Fails on any other answer, and on any warning the service or npm prints.
 // Traffic goes to 127.0.0.0/8 only.
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { createServer, connect } from 'node:net';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { freePort } from './ports.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const require = createRequire(join(root, 'package.json'));
 const LIVE_SERVERS = 40;
 const CLOSED = 320;
 
-// Below the kernel's ephemeral range: a port from listen(0) could be handed to one of the
-// Minecraft servers or to an outgoing connection before the service binds it.
-const freePort = async () => {
-  const [low] = readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/).map(Number);
-  for (;;) {
-    const port = 10_000 + Math.floor(Math.random() * Math.max(1, low - 10_000));
-    const server = createServer();
-    const free = await new Promise((resolve) => {
-      server.once('error', () => resolve(false));
-      server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
-    });
-    if (free) return port;
-  }
-};
 const fail = (message) => {
   throw new Error(message);
 };
@@ -53,6 +40,7 @@ async function startMinecraftServers(n) {
 async function main() {
   const dir = mkdtempSync(join(tmpdir(), 'observer-smoke-'));
   const servers = await startMinecraftServers(LIVE_SERVERS);
+  // Taken once the Minecraft servers listen: the service binds it only when npm start runs.
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
   let output = '';

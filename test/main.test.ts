@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { startSilentServer } from './support/hostile.js';
-import { freePort } from './support/ports.js';
+import { freePort } from '../scripts/ports.mjs';
 
 const children: ChildProcess[] = [];
 afterEach(() => {

@@ -4,7 +4,7 @@
  * ping per target IP a minute, and `maintenance`.
  */
 import { startSilentServer } from '../support/hostile.js';
-import { freePort } from '../support/ports.js';
+import { freePort } from '../../scripts/ports.mjs';
 import type { RunningJavaServer } from '../support/minecraft.js';
 import { startJavaServer } from '../support/minecraft.js';
 import type { WebhookReceiver } from '../support/webhook-receiver.js';

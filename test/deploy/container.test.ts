@@ -18,7 +18,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { startJavaServer, type RunningJavaServer } from '../support/minecraft.js';
 import { waitForHealth } from '../support/instances.js';
-import { freePort } from '../support/ports.js';
+import { freePort } from '../../scripts/ports.mjs';
 import { LOOPBACK_ALLOWLIST } from '../support/services.js';
 
 const run = promisify(execFile);

@@ -15,8 +15,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { systemClock } from '../../src/core/clock.js';
 import { createStatusService } from '../../src/status/index.js';
 import { testApp, testConfig } from '../support/app.js';
-import { freePort } from '../support/ports.js';
-import { freeUdpPort, startBedrockServer, startJavaServer, type RunningBedrockServer, type RunningJavaServer } from '../support/minecraft.js';
+import { freePort, freeUdpPort } from '../../scripts/ports.mjs';
+import { startBedrockServer, startJavaServer, type RunningBedrockServer, type RunningJavaServer } from '../support/minecraft.js';
 import { launchBrowser, tearDown } from '../web/harness.js';
 
 const require = createRequire(import.meta.url);

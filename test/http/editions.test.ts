@@ -9,8 +9,8 @@ import { buildApp } from '../../src/http/app.js';
 import { createStatusService } from '../../src/status/index.js';
 import { systemClock } from '../../src/core/clock.js';
 import { testConfig } from '../support/app.js';
-import { freePort } from '../support/ports.js';
-import { freeUdpPort, startBedrockServer, startJavaServer, type RunningBedrockServer, type RunningJavaServer } from '../support/minecraft.js';
+import { freePort, freeUdpPort } from '../../scripts/ports.mjs';
+import { startBedrockServer, startJavaServer, type RunningBedrockServer, type RunningJavaServer } from '../support/minecraft.js';
 import { openApiValidator } from '../support/openapi.js';
 import { startPrivateDns } from '../support/dns.js';
 

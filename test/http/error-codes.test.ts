@@ -13,8 +13,8 @@ import { ERROR_MESSAGES } from '../../src/core/errors.js';
 import { systemClock } from '../../src/core/clock.js';
 import { testConfig } from '../support/app.js';
 import { startSilentServer } from '../support/hostile.js';
-import { freePort } from '../support/ports.js';
-import { freeUdpPort, startJavaServer } from '../support/minecraft.js';
+import { freePort, freeUdpPort } from '../../scripts/ports.mjs';
+import { startJavaServer } from '../support/minecraft.js';
 import { openApiValidator } from '../support/openapi.js';
 import { startHostileTcp } from '../protocol/hostile.js';
 

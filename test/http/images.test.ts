@@ -4,7 +4,7 @@ import { buildApp } from '../../src/http/app.js';
 import { createStatusService } from '../../src/status/index.js';
 import { systemClock } from '../../src/core/clock.js';
 import { testConfig } from '../support/app.js';
-import { freePort } from '../support/ports.js';
+import { freePort } from '../../scripts/ports.mjs';
 import { startJavaServer, type RunningJavaServer } from '../support/minecraft.js';
 
 async function appWith(env: Record<string, string> = {}) {

@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { composeApp } from '../../src/compose.js';
 import { createMetrics } from '../../src/metrics/index.js';
 import { testConfig } from '../support/app.js';
-import { freePort } from '../support/ports.js';
+import { freePort } from '../../scripts/ports.mjs';
 import { startJavaServer, type RunningJavaServer } from '../support/minecraft.js';
 import { parseExposition, samples, value } from '../support/prometheus.js';
 import { REDIS_URL } from '../support/services.js';

@@ -18,7 +18,8 @@ import { fixture } from '../protocol/fixtures.js';
 import { startQueryResponder, VANILLA_1_8_RESULT, type QueryResponder } from '../protocol/query-responder.js';
 import { testConfig } from '../support/app.js';
 import { FakeClock } from '../support/clock.js';
-import { freeUdpPort, startBedrockServer, startJavaServer, type RunningBedrockServer, type RunningJavaServer } from '../support/minecraft.js';
+import { startBedrockServer, startJavaServer, type RunningBedrockServer, type RunningJavaServer } from '../support/minecraft.js';
+import { freeUdpPort } from '../../scripts/ports.mjs';
 import { openApiValidator } from '../support/openapi.js';
 import { REDIS_URL } from '../support/services.js';
 

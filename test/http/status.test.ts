@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startBedrockServer, startJavaServer, freeUdpPort, type RunningJavaServer } from '../support/minecraft.js';
+import { startBedrockServer, startJavaServer, type RunningJavaServer } from '../support/minecraft.js';
+import { freePort, freeUdpPort } from '../../scripts/ports.mjs';
 import { startSilentServer } from '../support/hostile.js';
-import { freePort } from '../support/ports.js';
 import { testConfig } from '../support/app.js';
 import { startPrivateDns } from '../support/dns.js';
 import { openApiValidator } from '../support/openapi.js';

@@ -15,7 +15,7 @@ import { createStatusService, MemoryStatusCache, StatusService, type ProbeTarget
 import { testConfig } from '../support/app.js';
 import { FakeClock } from '../support/clock.js';
 import { startPrivateDns, type PrivateDns } from '../support/dns.js';
-import { freePort } from '../support/ports.js';
+import { freePort } from '../../scripts/ports.mjs';
 import { startJavaServer } from '../support/minecraft.js';
 import { LOOPBACK_ALLOWLIST } from '../support/services.js';
 

@@ -4,7 +4,7 @@
  * test/fixtures/dnsmasq.conf can only name fixed ports).
  */
 import { spawn } from 'node:child_process';
-import { freeUdpPort } from './minecraft.js';
+import { freeUdpPort } from '../../scripts/ports.mjs';
 
 export interface PrivateDns {
   /** `127.0.0.1:PORT`, for DNS_SERVERS. */

@@ -5,7 +5,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { freePort } from './ports.js';
+import { freePort } from '../../scripts/ports.mjs';
 
 export interface Instance {
   port: number;

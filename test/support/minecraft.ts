@@ -162,4 +162,3 @@ export async function startBedrockServer(options: BedrockServerOptions): Promise
   };
 }
 
-export { freeUdpPort } from './ports.js';

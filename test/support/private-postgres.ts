@@ -6,7 +6,7 @@ import { execFileSync } from 'node:child_process';
 import { chownSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort } from './ports.js';
+import { freePort } from '../../scripts/ports.mjs';
 
 export interface PrivatePostgres {
   url: string;

@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
-import { freePort } from './ports.js';
+import { freePort } from '../../scripts/ports.mjs';
 
 export interface OwnRedis {
   port: number;

@@ -15,7 +15,7 @@ import { openStore } from '../../src/store/index.js';
 import { hashToken } from '../../src/watch/tokens.js';
 import { waitForHealth } from '../support/instances.js';
 import { startJavaServer, type RunningJavaServer } from '../support/minecraft.js';
-import { freePort } from '../support/ports.js';
+import { freePort } from '../../scripts/ports.mjs';
 import { watchRow } from '../support/watch-rows.js';
 import { startWebhookReceiver, until, type WebhookReceiver } from '../support/webhook-receiver.js';
 

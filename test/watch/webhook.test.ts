@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { AddressGuard, TargetResolver } from '../../src/resolve/index.js';
 import { postWebhook, resolveWebhook, RESPONSE_BYTES_READ } from '../../src/watch/webhook.js';
-import { freePort } from '../support/ports.js';
+import { freePort } from '../../scripts/ports.mjs';
 
 const servers: Server[] = [];
 afterEach(async () => {

@@ -14,7 +14,7 @@ import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startJavaServer, type RunningJavaServer } from '../support/minecraft.js';
 import { startSilentServer } from '../support/hostile.js';
-import { freePort } from '../support/ports.js';
+import { freePort } from '../../scripts/ports.mjs';
 import { expectClean, launchBrowser, open, seriousViolations, settled, startFront, tearDown, type Front, type Opened } from './harness.js';
 
 const INJECTION = '<img src=x onerror=alert(1)><script>alert(2)</script>';

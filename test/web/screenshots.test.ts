@@ -17,8 +17,8 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { compareWithReference } from '../render/support.js';
 import { FakeClock } from '../support/clock.js';
-import { freePort } from '../support/ports.js';
-import { freeUdpPort, startBedrockServer, startJavaServer, type RunningBedrockServer, type RunningJavaServer } from '../support/minecraft.js';
+import { freePort, freeUdpPort } from '../../scripts/ports.mjs';
+import { startBedrockServer, startJavaServer, type RunningBedrockServer, type RunningJavaServer } from '../support/minecraft.js';
 import { expectClean, launchBrowser, open, startFront, tearDown, type Front } from './harness.js';
 
 const DIR = fileURLToPath(new URL('../fixtures/web/', import.meta.url));

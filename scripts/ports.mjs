@@ -1,26 +1,28 @@
+// Loopback ports nothing holds, for the servers the tests, benchmarks and scripts start (or
+// for a closed port to connect to), taken below the kernel's ephemeral range. A port handed
+// out by binding port 0 or to an outgoing socket (another test's server, a client's
+// connection, a UDP ping) could be taken again before it is used; one below that range is
+// only ever taken by a process that asks for it by number.
+//
+//   node scripts/ports.mjs    prints a free TCP port on 127.0.0.1
 import dgram from 'node:dgram';
 import { readFileSync } from 'node:fs';
 import net from 'node:net';
+import { fileURLToPath } from 'node:url';
 
-/**
- * Loopback ports nothing holds, taken below the kernel's ephemeral range: free for a child
- * process to listen on, or closed for a test to send to. A port handed out by binding port 0
- * or to an outgoing socket (another test's server, a client's connection, a UDP ping) could
- * be taken again before it is used; one below that range is only ever taken by a process
- * that asks for it by number.
- */
-async function unheldPort(tryBind: (port: number) => Promise<boolean>): Promise<number> {
+const FLOOR = 10_000;
+
+async function unheldPort(tryBind) {
   const [low] = readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/).map(Number);
-  const floor = 10_000;
-  const span = Math.max(1, (low ?? 32_768) - floor);
+  const span = Math.max(1, (low ?? 32_768) - FLOOR);
   for (;;) {
-    const port = floor + Math.floor(Math.random() * span);
+    const port = FLOOR + Math.floor(Math.random() * span);
     if (await tryBind(port)) return port;
   }
 }
 
 /** A TCP port on `host` that nothing listens on. */
-export function freePort(host = '127.0.0.1'): Promise<number> {
+export function freePort(host = '127.0.0.1') {
   return unheldPort(
     (port) =>
       new Promise((resolve) => {
@@ -32,7 +34,7 @@ export function freePort(host = '127.0.0.1'): Promise<number> {
 }
 
 /** A UDP port on `host` that no socket is bound to. */
-export function freeUdpPort(host = '127.0.0.1'): Promise<number> {
+export function freeUdpPort(host = '127.0.0.1') {
   return unheldPort(
     (port) =>
       new Promise((resolve) => {
@@ -45,3 +47,5 @@ export function freeUdpPort(host = '127.0.0.1'): Promise<number> {
       }),
   );
 }
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) console.log(await freePort());
