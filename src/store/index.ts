@@ -5,13 +5,13 @@
  */
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { Kysely } from 'kysely';
+import { Kysely, PostgresDialect } from 'kysely';
 import type { Config } from '../config/index.js';
 import { systemClock, type Clock } from '../core/clock.js';
 import { StoreOpenError } from './errors.js';
 import { KyselyHistoryStore, reportBackgroundError, type StoreOptions, type StoreParts } from './history-store.js';
 import { createPostgresBatchWriter } from './postgres/batch-writer.js';
-import { createPostgresDialect } from './postgres/dialect.js';
+import { createPostgresPool } from './postgres/pool.js';
 import { postgresMaintenance } from './postgres/partitions.js';
 import type { Database } from './schema.js';
 import { sqliteBinding } from './sqlite/binding.js';
@@ -21,7 +21,7 @@ import { SqliteWorker } from './sqlite/worker-client.js';
 import type { HistoryAnswer } from './sqlite/history-reader.js';
 import type { SqliteRequest } from './sqlite/protocol.js';
 import { bucketWindow, serverHistory } from './uptime-history.js';
-import { kyselyHistoryReader } from './postgres/history-reader.js';
+import { postgresHistoryReader } from './postgres/history-reader.js';
 import type { HistoryStore } from './types.js';
 
 export type {
@@ -104,7 +104,8 @@ async function sqliteParts(path: string, options: StoreOptions, onError: (error:
 }
 
 function postgresParts(url: string, onError: (error: unknown) => void): Omit<StoreParts, 'retention'> {
-  const db = new Kysely<Database>({ dialect: createPostgresDialect(url, onError) });
+  const pool = createPostgresPool(url, onError);
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   const where = new URL(url);
   return {
     db,
@@ -112,6 +113,6 @@ function postgresParts(url: string, onError: (error: unknown) => void): Omit<Sto
     location: `PostgreSQL database ${where.pathname.slice(1) || '(default)'} on ${where.host}`,
     writer: createPostgresBatchWriter(db),
     maintenance: postgresMaintenance(db),
-    readHistory: kyselyHistoryReader(db),
+    readHistory: postgresHistoryReader(pool),
   };
 }

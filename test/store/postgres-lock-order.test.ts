@@ -5,12 +5,12 @@
  * pg_stat_activity showing who waits, so nothing depends on timing.
  */
 import { randomBytes } from 'node:crypto';
-import { Kysely } from 'kysely';
+import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import { afterAll, expect, it } from 'vitest';
 import { openStore } from '../../src/store/index.js';
 import { createPostgresBatchWriter } from '../../src/store/postgres/batch-writer.js';
-import { createPostgresDialect } from '../../src/store/postgres/dialect.js';
+import { createPostgresPool } from '../../src/store/postgres/pool.js';
 import type { Database } from '../../src/store/schema.js';
 import type { CheckRecord } from '../../src/store/types.js';
 import type { WriteBatch } from '../../src/store/write-queue.js';
@@ -45,7 +45,7 @@ it('two batches with the same servers in opposite orders do not deadlock', async
   url.pathname = `/${name}`;
   const store = await openStore({ database: { kind: 'postgres', url: url.toString() }, checkRetentionDays: 30 });
   await store.close();
-  const [dbA, dbB] = [0, 1].map(() => new Kysely<Database>({ dialect: createPostgresDialect(url.toString(), () => {}) }));
+  const [dbA, dbB] = [0, 1].map(() => new Kysely<Database>({ dialect: new PostgresDialect({ pool: createPostgresPool(url.toString(), () => {}) }) }));
   cleanups.push(() => dbA!.destroy(), () => dbB!.destroy());
   const [writeA, writeB] = [createPostgresBatchWriter(dbA!), createPostgresBatchWriter(dbB!)];
   const x = '00000000-0000-5000-8000-00000000000a';

@@ -1,14 +1,15 @@
 /**
  * A server's history on PostgreSQL (uptime-history.ts): one statement finds the server and sums
  * its rows by bucket, reading them from the tables' primary keys (which include the columns
- * summed), and sends the sums back as one JSON value. So a read is one round trip and one row,
- * whatever the range: the round trips and the parsing of rows were most of a read's cost here.
+ * summed), and sends the sums back as one text value, a line of numbers per bucket. So a read
+ * is one round trip and one row, whatever the range. The statements are named, so each
+ * connection parses and plans them once; Kysely cannot name a statement, so they go to the
+ * store's pool directly.
  */
-import { CompiledQuery, type Kysely } from 'kysely';
-import type { Database } from '../schema.js';
-import { addToBucket, bucketWindow, emptySums, historySource, serverHistory, type HistoryReader } from '../uptime-history.js';
+import type { Pool } from 'pg';
+import { addToBucket, bucketWindow, emptySums, historySource, serverHistory, type BucketSums, type HistoryReader } from '../uptime-history.js';
 
-/** The sums of one table's rows in bucket order: [bucket, checks, online, players_n, players_sum, players_max]. */
+/** The sums of one table's rows by bucket: bucket, checks, online, players_n, players_sum, players_max. */
 const SUMS = {
   checks: `SELECT (checked_at - $2) / $4 AS b, count(*) AS c, sum(online) AS o,
       count(CASE WHEN online = 1 THEN players_online END) AS n,
@@ -20,34 +21,64 @@ const SUMS = {
     FROM check_hours WHERE server = servers.sid AND hour >= $2 AND hour < $3 GROUP BY 1`,
 } as const;
 
-const statement = (table: keyof typeof SUMS) =>
-  `SELECT id, host, port, edition,
-    (SELECT json_agg(json_build_array(b, c, o, n, s, m)) FROM (${SUMS[table]}) AS sums) AS sums
-  FROM servers WHERE id = $1`;
+/** `b,c,o,n,s,m;b,c,…`: text costs PostgreSQL less to build than JSON, and this side less to read. */
+const statement = (table: keyof typeof SUMS) => ({
+  name: `observer_history_${table}`,
+  text: `SELECT id, host, port, edition,
+    (SELECT string_agg(b || ',' || c || ',' || o || ',' || n || ',' || coalesce(s, 0) || ',' || coalesce(m, -1), ';')
+      FROM (${SUMS[table]}) AS sums) AS sums
+  FROM servers WHERE id = $1`,
+});
 const STATEMENTS = { checks: statement('checks'), check_hours: statement('check_hours') };
-
-type SumsRow = [bucket: number, checks: number, online: number, playersN: number, playersSum: number | null, peak: number | null];
 
 interface Row {
   id: string;
   host: string;
   port: number;
   edition: string;
-  sums: SumsRow[] | null;
+  sums: string | null;
 }
 
-/** At most a row per bucket is summed, whatever the range holds; one row comes back. */
-export function kyselyHistoryReader(db: Kysely<Database>): HistoryReader {
+const COMMA = 44;
+const SEMICOLON = 59;
+const MINUS = 45;
+const ZERO = 48;
+
+/**
+ * Adds the statement's lines to `sums` (a peak of -1: no online check). Read digit by digit:
+ * splitting 180 lines into strings and numbers cost more than the rest of the answer.
+ */
+function addLines(sums: BucketSums, text: string): void {
+  const line = [0, 0, 0, 0, 0, 0];
+  let field = 0;
+  let value = 0;
+  let sign = 1;
+  for (let i = 0; i <= text.length; i++) {
+    const code = i < text.length ? text.charCodeAt(i) : SEMICOLON;
+    if (code === COMMA || code === SEMICOLON) {
+      line[field++] = sign * value;
+      value = 0;
+      sign = 1;
+      if (code === SEMICOLON) {
+        addToBucket(sums, line[0]!, line[1]!, line[2]!, line[3]!, line[4]!, line[5]!);
+        field = 0;
+      }
+    } else if (code === MINUS) sign = -1;
+    else value = value * 10 + code - ZERO;
+  }
+}
+
+/** At most a line per bucket is summed, whatever the range holds; one row comes back. */
+export function postgresHistoryReader(pool: Pool): HistoryReader {
   return async (serverId, range, now) => {
     const window = bucketWindow(range, now);
     const source = historySource(window);
-    const { rows } = await db.executeQuery<Row>(CompiledQuery.raw(STATEMENTS[source.table], [serverId, source.from, source.until, source.per]));
+    const { name, text } = STATEMENTS[source.table];
+    const { rows } = await pool.query<Row>({ name, text, values: [serverId, source.from, source.until, source.per] });
     const server = rows[0];
     if (!server) return null;
     const sums = emptySums(window.count);
-    for (const [bucket, checks, online, playersN, playersSum, peak] of server.sums ?? []) {
-      addToBucket(sums, Number(bucket), Number(checks), Number(online), Number(playersN), Number(playersSum ?? 0), peak === null ? null : Number(peak));
-    }
+    if (server.sums !== null) addLines(sums, server.sums);
     return serverHistory(server, range, window, sums);
   };
 }

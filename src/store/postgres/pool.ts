@@ -1,6 +1,6 @@
-import { PostgresDialect } from 'kysely';
 import { createRequire } from 'node:module';
 import type pgTypes from 'pg';
+import type { Pool } from 'pg';
 
 // pg is loaded with the first PostgreSQL store, so a SQLite instance never holds it.
 const require = createRequire(import.meta.url);
@@ -9,11 +9,12 @@ const INT8_OID = 20;
 const NUMERIC_OID = 1700;
 
 /**
- * PostgreSQL through a pg pool. Connecting and every statement have deadlines, so a stuck
- * database turns into errors instead of requests that hang. BIGINT and NUMERIC come back as
- * JS numbers: our values (milliseconds, counts, scores) stay below 2^53.
+ * A store's pg pool: Kysely's dialect runs on it, and the history reads use it directly
+ * (history-reader.ts). Connecting and every statement have deadlines, so a stuck database
+ * turns into errors instead of requests that hang. BIGINT and NUMERIC come back as JS numbers:
+ * our values (milliseconds, counts, scores) stay below 2^53.
  */
-export function createPostgresDialect(url: string, onError: (error: Error) => void): PostgresDialect {
+export function createPostgresPool(url: string, onError: (error: Error) => void): Pool {
   const pg = require('pg') as typeof pgTypes;
   const pool = new pg.Pool({
     connectionString: url,
@@ -36,5 +37,5 @@ export function createPostgresDialect(url: string, onError: (error: Error) => vo
   // transaction) through their own listener; the statement in progress rejects as usual.
   pool.on('error', onError);
   pool.on('connect', (client) => client.on('error', onError));
-  return new PostgresDialect({ pool });
+  return pool;
 }
