@@ -193,6 +193,10 @@ export async function buildPostgres(url: string, spec: ScaleSpec, now: number): 
     const series = (count: number) => `generate_series(0, ${count - 1}) AS k(n)`;
     for (let from = 1; from <= spec.servers; from += SERVERS_PER_STATEMENT) {
       for (const statement of historyStatements(spec, now, from, from + SERVERS_PER_STATEMENT, series)) await run(statement);
+      // The four-hour rows the writer keeps beside the hourly ones (migration 0005).
+      await run(`INSERT INTO check_four_hours (${HOUR_COLUMNS})
+        SELECT server, hour - hour % 4, sum(checks), sum(online), sum(players_n), sum(players_sum), max(players_peak)
+        FROM check_hours WHERE server >= ${from} AND server < ${from + SERVERS_PER_STATEMENT} GROUP BY 1, 2`);
     }
     // What autovacuum does in a running service: statistics, and the visibility map that lets
     // the history's reads be answered from the primary keys alone.

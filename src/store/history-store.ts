@@ -31,7 +31,7 @@ import type { Database, Dialect } from './schema.js';
 import { readStatistics } from './statistics.js';
 import { TrendReader } from './trends.js';
 import type { CheckRecord, CounterIncrements, HistoryStore, Statistics, StoreHealth, TrendPage } from './types.js';
-import type { HistoryRange, HistoryReader, ServerHistory } from './uptime-history.js';
+import { serverHistory, type HistoryRange, type HistoryReader, type ServerHistory } from './uptime-history.js';
 import { WriteQueue, type BatchWriter, type WriteQueueOptions } from './write-queue.js';
 import type { SqliteBindingName } from './sqlite/binding.js';
 import { WatchStore } from './watch-store.js';
@@ -56,6 +56,8 @@ export interface StoreOptions {
 }
 
 const MINUTE = 60_000;
+/** History answers kept for the fallback: at most one per this many ms (read-fallback.ts, keepEveryMs). */
+const HISTORY_KEPT_EVERY_MS = 10;
 /** Distinct clients are counted over this window; older look-up rows are deleted. */
 const LOOKUP_WINDOW_MS = 24 * 60 * MINUTE;
 /** Look-ups older than the window are deleted this often (in a group-commit transaction). */
@@ -86,6 +88,7 @@ export class KyselyHistoryStore implements HistoryStore {
   private readonly db: Kysely<Database>;
   private readonly queue: WriteQueue;
   private readonly reads: ReadFallback;
+  private readonly historyReads: ReadFallback;
   private readonly trendReader: TrendReader;
   private readonly elapsed: () => number;
   private statsCache: { at: number; value: Promise<Statistics> } | null = null;
@@ -124,6 +127,7 @@ export class KyselyHistoryStore implements HistoryStore {
     this.watches = new WatchStore(this.db);
     this.queue = new WriteQueue(parts.writer, { ...options.writes, onError: this.onError });
     this.reads = new ReadFallback({ deadlineMs: options.readDeadlineMs ?? 1000 });
+    this.historyReads = new ReadFallback({ deadlineMs: options.readDeadlineMs ?? 1000, keepEveryMs: HISTORY_KEPT_EVERY_MS });
     this.trendReader = new TrendReader({
       db: this.db,
       now: () => clock.now(),
@@ -231,15 +235,18 @@ export class KyselyHistoryStore implements HistoryStore {
 
   /** With the reads' deadline and fallback: the last good answer marked stale, or 503. Counts queued checks too. */
   async history(serverId: string, range: HistoryRange): Promise<ServerHistory | null> {
-    const answer = await this.reads.read(`history:${serverId}:${range}`, async () => {
+    const answer = await this.historyReads.read(`${serverId}:${range}`, async () => {
       // A check of this server still waiting for its group commit (up to 50 ms) is written
       // first: the page that has just looked a server up asks for its history next. One write
       // per such check at most, never one per request.
       if (this.queue.holdsCheck(serverId)) await this.queue.flushOnce();
-      return { history: await this.parts.readHistory(serverId, range, this.clock.now()) };
+      // The sums are what is kept for the fallback, not the answer: one typed array instead of
+      // a few hundred objects that would outlive the young generation at every read.
+      return { read: await this.parts.readHistory(serverId, range, this.clock.now()) };
     });
-    if (answer.history === null) return null;
-    return answer.stale ? { ...answer.history, stale: true } : answer.history;
+    if (answer.read === null) return null;
+    const history = serverHistory(answer.read.server, answer.read.range, answer.read.window, answer.read.sums);
+    return answer.stale ? { ...history, stale: true } : history;
   }
 
   /** One retention pass now (the timer runs one hourly); a call during a pass shares it. */

@@ -20,7 +20,7 @@ import { sqliteMaintenance } from './sqlite/maintenance.js';
 import { SqliteWorker } from './sqlite/worker-client.js';
 import type { HistoryAnswer } from './sqlite/history-reader.js';
 import type { SqliteRequest } from './sqlite/protocol.js';
-import { bucketWindow, serverHistory } from './uptime-history.js';
+import { bucketWindow } from './uptime-history.js';
 import { postgresHistoryReader } from './postgres/history-reader.js';
 import type { HistoryStore } from './types.js';
 
@@ -98,7 +98,7 @@ async function sqliteParts(path: string, options: StoreOptions, onError: (error:
     readHistory: async (serverId, range, now) => {
       const window = bucketWindow(range, now);
       const { server, sums } = (await readFrom({ op: 'history', serverId, window })) as HistoryAnswer;
-      return server && sums ? serverHistory(server, range, window, sums) : null;
+      return server && sums ? { server, range, window, sums } : null;
     },
   };
 }

@@ -3,7 +3,7 @@
  * Migrator at start. Append new entries; never edit one that has shipped.
  */
 import { sql, type CreateTableBuilder, type Kysely, type Migration, type MigrationProvider } from 'kysely';
-import { migrateHistoryLayout } from './history-layout.js';
+import { addFourHourRollup, migrateHistoryLayout } from './history-layout.js';
 import type { Dialect } from './schema.js';
 
 export function migrationProvider(dialect: Dialect): MigrationProvider {
@@ -93,6 +93,9 @@ export function migrationProvider(dialect: Dialect): MigrationProvider {
         for (const index of ['watches_server', 'watch_events_created']) await db.schema.dropIndex(index).ifExists().execute();
         for (const [table, column] of WATCH_BOUND_COLUMNS) await db.schema.alterTable(table).dropColumn(column[0]).execute();
       },
+    },
+    '0005_four_hour_rollup': {
+      up: (db: Kysely<unknown>) => addFourHourRollup(db, dialect),
     },
   };
   return { getMigrations: async () => migrations };

@@ -31,6 +31,13 @@ export interface ReadFallbackOptions {
   pauseMs?: number;
   /** Distinct questions (trends pages) whose last answer is kept (default 256). */
   maxEntries?: number;
+  /**
+   * At most one answer kept per this many milliseconds (default 0: every one). Under a flood
+   * of distinct questions (the histories of thousands of servers) each kept answer would
+   * outlive the young generation only to die in the old one, and the old generation's
+   * collections would pause the loop; a sample keeps the often-asked questions all the same.
+   */
+  keepEveryMs?: number;
   /** Monotonic milliseconds (default performance.now()): the pause is a duration. */
   now?: () => number;
 }
@@ -40,7 +47,9 @@ export type MaybeStale<T> = T & { stale?: true };
 export class ReadFallback {
   private readonly lastGood = new Map<string, object>();
   private pausedUntil = 0;
+  private keptAt = -Infinity;
   private readonly deadlineMs: number;
+  private readonly keepEveryMs: number;
   private readonly pauseMs: number;
   private readonly maxEntries: number;
   private readonly now: () => number;
@@ -49,6 +58,7 @@ export class ReadFallback {
     this.deadlineMs = options.deadlineMs ?? 1000;
     this.pauseMs = options.pauseMs ?? 2000;
     this.maxEntries = options.maxEntries ?? 256;
+    this.keepEveryMs = options.keepEveryMs ?? 0;
     this.now = options.now ?? (() => performance.now());
   }
 
@@ -75,6 +85,11 @@ export class ReadFallback {
   }
 
   private remember(key: string, value: object): void {
+    if (this.keepEveryMs > 0) {
+      const now = this.now();
+      if (now - this.keptAt < this.keepEveryMs) return;
+      this.keptAt = now;
+    }
     this.lastGood.delete(key);
     if (this.lastGood.size >= this.maxEntries) this.lastGood.delete(this.lastGood.keys().next().value!);
     this.lastGood.set(key, value);

@@ -76,6 +76,8 @@ export interface Database {
   servers: ServersTable;
   checks: ChecksTable;
   check_hours: CheckHoursTable;
+  /** PostgreSQL only: the hourly rows of each four hours summed, `hour` the first (a multiple of 4). */
+  check_four_hours: CheckHoursTable;
   lookups: LookupsTable;
   counters: CountersTable;
   watches: WatchesTable;

@@ -164,5 +164,13 @@ export function serverHistory(server: HistoryServer, range: HistoryRange, window
   };
 }
 
-/** Reads a server's history: null when the store has never checked it (or forgot it). */
-export type HistoryReader = (serverId: string, range: HistoryRange, now: number) => Promise<ServerHistory | null>;
+/** What a history read returns: the answer is built from it (serverHistory). */
+export interface HistorySums {
+  server: HistoryServer;
+  range: HistoryRange;
+  window: BucketWindow;
+  sums: BucketSums;
+}
+
+/** Reads a server's bucket sums: null when the store has never checked it (or forgot it). */
+export type HistoryReader = (serverId: string, range: HistoryRange, now: number) => Promise<HistorySums | null>;

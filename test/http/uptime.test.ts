@@ -270,6 +270,23 @@ for (const backend of BACKENDS) {
       expect(body.uptime_percentage).toBe(75);
     });
 
+    it('30 days: a bucket sums the checks of its four hours, written in separate commits', async () => {
+      const bucket = Math.floor((NOW - 3 * DAY) / (4 * HOUR)) * 4 * HOUR;
+      const { get, store } = await setup([
+        check(bucket + 5_000, { playersOnline: 4 }),
+        check(bucket + HOUR + 5_000, { online: false, playersOnline: null, playersMax: null }),
+      ]);
+      // A later commit adds to the same four hours, as the group commit does every few milliseconds.
+      for (const c of [check(bucket + 3 * HOUR + 5_000, { playersOnline: 9 }), check(bucket + 3 * HOUR + 6_000, { playersOnline: 2, playersMax: null })]) {
+        await store.recordCheck(c);
+      }
+      await store.flush();
+      const { body } = await get(`/api/v1/history/${HOST}?range=30d`);
+      const found = body.buckets.find((b) => b.time === new Date(bucket).toISOString());
+      expect(found).toEqual({ time: new Date(bucket).toISOString(), checks: 4, online: 3, players_avg: 5, players_max: 9 });
+      expect(body).toMatchObject({ checks: 4, online_checks: 3, uptime_percentage: 75 });
+    });
+
     it('a server whose checks are all older than the range: 200 with no checks and a null uptime', async () => {
       const { get } = await setup([check(NOW - 2 * DAY)]);
       const { response, body } = await get(`/api/v1/history/${HOST}`);

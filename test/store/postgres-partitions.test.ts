@@ -1,5 +1,5 @@
 /**
- * On PostgreSQL the raw checks are partitioned by day and the hourly rows by week: retention
+ * On PostgreSQL the raw checks are partitioned by day and the hourly and four-hour rows by week: retention
  * makes the partitions ahead, moves rows that arrived before their partition out of the
  * default partition, and drops whole partitions past retention instead of deleting their rows.
  */
@@ -61,6 +61,9 @@ it('makes the days and weeks ahead, moves early rows out of the default partitio
     // The hourly row of the check past retention is in last week's partition, kept until all
     // of that week is past retention.
     expect(await rowsByPartition('check_hours')).toEqual({ [`check_hours_p${week(T0 - DAY)}`]: 2, [`check_hours_p${day(T0)}`]: 1 });
+    // Four-hour rows the same way, a row for each four hours that had a check.
+    expect(await partitions('check_four_hours')).toEqual(['check_four_hours_default', `check_four_hours_p${week(T0 - DAY)}`, `check_four_hours_p${day(T0)}`]);
+    expect(await rowsByPartition('check_four_hours')).toEqual({ [`check_four_hours_p${week(T0 - DAY)}`]: 2, [`check_four_hours_p${day(T0)}`]: 1 });
 
     // Three days on, the days and the week past retention are dropped whole, and their rows
     // with them; this week's hourly rows stay until all of the week is past retention.
@@ -73,6 +76,8 @@ it('makes the days and weeks ahead, moves early rows out of the default partitio
     expect(await rowsByPartition('checks')).toEqual({ [`checks_p${day(clock.now())}`]: 1 });
     expect(await partitions('check_hours')).toEqual(['check_hours_default', `check_hours_p${day(T0)}`]);
     expect(await rowsByPartition('check_hours')).toEqual({ [`check_hours_p${day(T0)}`]: 2 });
+    expect(await partitions('check_four_hours')).toEqual(['check_four_hours_default', `check_four_hours_p${day(T0)}`]);
+    expect(await rowsByPartition('check_four_hours')).toEqual({ [`check_four_hours_p${day(T0)}`]: 2 });
   } finally {
     await client.end();
     await store.close();

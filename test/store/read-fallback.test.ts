@@ -33,6 +33,21 @@ describe('ReadFallback', () => {
     expect(await reads.read('a', async () => ({ n: 4 }))).toEqual({ n: 4 });
   });
 
+  it('keeps at most one answer per keepEveryMs: under a flood of distinct questions, a sample of them', async () => {
+    let now = 0;
+    const reads = new ReadFallback({ deadlineMs: 20, pauseMs: 0, keepEveryMs: 10, now: () => now });
+    expect(await reads.read('a', async () => ({ n: 1 }))).toEqual({ n: 1 });
+    now += 5;
+    // Answered, but within 10 ms of the last kept answer: not kept.
+    expect(await reads.read('b', async () => ({ n: 2 }))).toEqual({ n: 2 });
+    expect(await reads.read('a', async () => ({ n: 3 }))).toEqual({ n: 3 });
+    await expect(reads.read('b', never)).rejects.toBeInstanceOf(StoreUnavailableError);
+    expect(await reads.read('a', never)).toEqual({ n: 1, stale: true });
+    now += 10;
+    expect(await reads.read('b', async () => ({ n: 4 }))).toEqual({ n: 4 });
+    expect(await reads.read('b', never)).toEqual({ n: 4, stale: true });
+  });
+
   it('passes a client error through: an unknown cursor is an answer, not an outage', async () => {
     const reads = new ReadFallback({ deadlineMs: 1000 });
     await reads.read('a', async () => ({ n: 1 }));

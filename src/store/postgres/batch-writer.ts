@@ -1,6 +1,6 @@
 /**
  * The group commit's writer for PostgreSQL: one transaction per batch, one multi-row
- * statement per table and 500 rows (the server upsert, the checks insert, the hourly rows,
+ * statement per table and 500 rows (the server upsert, the checks insert, the hourly and four-hour rows,
  * the look-ups), so a window costs a handful of round trips however many checks it holds.
  *
  * PostgreSQL refuses an upsert that touches one row twice, so the checks of a server within
@@ -121,7 +121,7 @@ async function upsertServers(trx: Transaction<Database>, servers: ServerRow[], s
 
 /**
  * Inserts the checks (one per server and millisecond: a second one is ignored) and adds those
- * that were new to their hour's rollup row, rows in (server, hour) order.
+ * that were new to their hour's and their four hours' rollup rows.
  */
 async function insertChecks(trx: Transaction<Database>, rows: CheckRow[], sids: Map<string, number>): Promise<void> {
   if (rows.length === 0) return;
@@ -155,18 +155,44 @@ async function insertChecks(trx: Transaction<Database>, rows: CheckRow[], sids: 
     }
     hours.set(key, row);
   }
-  const ordered = [...hours.values()].sort((a, b) => a.server - b.server || a.hour - b.hour);
+  await addToRollup(trx, 'check_hours', hours.values());
+  // The same sums into four-hour rows (the 30-day history's buckets).
+  const fourHours = new Map<string, Insertable<Database['check_four_hours']>>();
+  for (const row of hours.values()) {
+    const hour = row.hour - (row.hour % 4);
+    const key = `${row.server}:${hour}`;
+    const sum = fourHours.get(key);
+    if (sum === undefined) fourHours.set(key, { ...row, hour });
+    else {
+      sum.checks = Number(sum.checks) + Number(row.checks);
+      sum.online = Number(sum.online) + Number(row.online);
+      sum.players_n = Number(sum.players_n) + Number(row.players_n);
+      sum.players_sum = Number(sum.players_sum) + Number(row.players_sum);
+      sum.players_peak = row.players_peak == null ? sum.players_peak : Math.max(row.players_peak, sum.players_peak ?? -1);
+    }
+  }
+  await addToRollup(trx, 'check_four_hours', fourHours.values());
+}
+
+/** Adds rows to a rollup table's rows, in (server, hour) order. */
+async function addToRollup(
+  trx: Transaction<Database>,
+  table: 'check_hours' | 'check_four_hours',
+  rows: Iterable<Insertable<Database['check_hours']>>,
+): Promise<void> {
+  const ordered = [...rows].sort((a, b) => a.server - b.server || a.hour - b.hour);
+  const column = (name: string) => sql.ref(`${table}.${name}`);
   for (const chunk of chunks(ordered)) {
     await trx
-      .insertInto('check_hours')
+      .insertInto(table)
       .values(chunk)
       .onConflict((oc) =>
         oc.columns(['server', 'hour']).doUpdateSet({
-          checks: sql`check_hours.checks + excluded.checks`,
-          online: sql`check_hours.online + excluded.online`,
-          players_n: sql`check_hours.players_n + excluded.players_n`,
-          players_sum: sql`check_hours.players_sum + excluded.players_sum`,
-          players_peak: sql`GREATEST(check_hours.players_peak, excluded.players_peak)`,
+          checks: sql`${column('checks')} + excluded.checks`,
+          online: sql`${column('online')} + excluded.online`,
+          players_n: sql`${column('players_n')} + excluded.players_n`,
+          players_sum: sql`${column('players_sum')} + excluded.players_sum`,
+          players_peak: sql`GREATEST(${column('players_peak')}, excluded.players_peak)`,
         }),
       )
       .execute();

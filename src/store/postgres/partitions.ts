@@ -1,7 +1,8 @@
 /**
  * The history tables on PostgreSQL are partitioned by time (declarative range partitioning):
- * `checks` on `checked_at` (ms) by UTC day, `check_hours` on `hour` (hours since the epoch) by
- * ISO week (Monday to Monday, UTC), so a 30-day history reads five or six partitions, not 31.
+ * `checks` on `checked_at` (ms) by UTC day, `check_hours` and `check_four_hours` on `hour`
+ * (hours since the epoch) by ISO week (Monday to Monday, UTC), so a 7- or 30-day history reads
+ * two or six partitions, not 8 or 31.
  * Each partition is named `<table>_pYYYYMMDD` after its first day; a default partition holds
  * rows outside every partition made so far (a check from a clock far off, a catch-up of old
  * rows).
@@ -33,9 +34,11 @@ const SERVERS_PER_DELETE = 1_000;
 /** 1970-01-05, the first Monday since the epoch (days): spans start at it (a week: on Mondays). */
 const FIRST_MONDAY = 4;
 
+export type PartitionedName = 'checks' | 'check_hours' | 'check_four_hours';
+
 /** A partitioned history table: its partition key, its key units per day, and the days a partition spans. */
 interface PartitionedTable {
-  name: 'checks' | 'check_hours';
+  name: PartitionedName;
   column: 'checked_at' | 'hour';
   perDay: number;
   spanDays: number;
@@ -43,6 +46,7 @@ interface PartitionedTable {
 const PARTITIONED: readonly PartitionedTable[] = [
   { name: 'checks', column: 'checked_at', perDay: DAY_MS, spanDays: 1 },
   { name: 'check_hours', column: 'hour', perDay: 24, spanDays: 7 },
+  { name: 'check_four_hours', column: 'hour', perDay: 24, spanDays: 7 },
 ];
 
 /** The first day of `table`'s span that holds `day`. */
@@ -102,11 +106,17 @@ async function inTransaction<DB>(db: Kysely<DB>, work: (trx: Kysely<DB>) => Prom
 }
 
 /**
- * Partitions for every day from `firstDay` to `lastDay` (days since the epoch) of both tables,
- * each the span of its table; where existing partitions cover part of a span, the rest of it.
+ * Partitions for every day from `firstDay` to `lastDay` (days since the epoch) of the tables
+ * named (by default all), each the span of its table; where existing partitions cover part of
+ * a span, the rest of it.
  */
-export async function ensurePartitions<DB>(db: Kysely<DB>, firstDay: number, lastDay: number): Promise<void> {
-  for (const table of PARTITIONED) {
+export async function ensurePartitions<DB>(
+  db: Kysely<DB>,
+  firstDay: number,
+  lastDay: number,
+  names: readonly PartitionedName[] = PARTITIONED.map((table) => table.name),
+): Promise<void> {
+  for (const table of PARTITIONED.filter((t) => names.includes(t.name))) {
     const have = await partitionsOf(db, table);
     const covered = (day: number) => have.some((p) => p.from <= day * table.perDay && day * table.perDay < p.to);
     const end = spanStart(table, lastDay) + table.spanDays;
