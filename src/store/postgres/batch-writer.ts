@@ -1,13 +1,14 @@
 /**
  * The group commit's writer for PostgreSQL: one transaction per batch, one multi-row
- * statement per table and 500 rows (the server upsert, the checks insert, the hourly and four-hour rows,
- * the look-ups), so a window costs a handful of round trips however many checks it holds.
+ * statement per table and 500 rows (the server upsert, the checks insert, the hourly and
+ * four-hour rows, the look-ups), so a window costs a handful of round trips however many
+ * checks it holds.
  *
  * PostgreSQL refuses an upsert that touches one row twice, so the checks of a server within
  * a batch are merged into one server row first, with the same rules a check-by-check write
  * would apply: earliest first_seen, newest check as the latest, highest record.
  */
-import { sql, type Insertable, type Kysely, type Transaction } from 'kysely';
+import { sql, type Kysely, type Transaction } from 'kysely';
 import { checkRow, HOUR_MS, type CheckRow } from '../check-row.js';
 import { SCORE_SCALE } from '../ranking.js';
 import type { Database } from '../schema.js';
@@ -140,45 +141,44 @@ async function insertChecks(trx: Transaction<Database>, rows: CheckRow[], sids: 
     .onConflict((oc) => oc.columns(['server', 'checked_at']).doNothing())
     .returning(['server', 'checked_at', 'online', 'players_online'])
     .execute();
-  const hours = new Map<string, Insertable<Database['check_hours']>>();
+  const hours = new Map<string, RollupRow>();
   for (const r of inserted) {
-    const hour = Math.floor(Number(r.checked_at) / HOUR_MS);
-    const key = `${r.server}:${hour}`;
-    const row = hours.get(key) ?? { server: Number(r.server), hour, checks: 0, online: 0, players_n: 0, players_sum: 0, players_peak: null };
     const players = r.players_online === null ? null : Number(r.players_online);
-    row.checks = Number(row.checks) + 1;
-    row.online = Number(row.online) + Number(r.online);
-    if (players !== null) {
-      row.players_n = Number(row.players_n) + 1;
-      row.players_sum = Number(row.players_sum) + players;
-      row.players_peak = Math.max(players, row.players_peak ?? -1);
-    }
-    hours.set(key, row);
+    addSums(hours, Number(r.server), Math.floor(Number(r.checked_at) / HOUR_MS), {
+      checks: 1,
+      online: Number(r.online),
+      players_n: players === null ? 0 : 1,
+      players_sum: players ?? 0,
+      players_peak: players,
+    });
   }
+  // The same sums by four hours: the 30-day history's buckets.
+  const fourHours = new Map<string, RollupRow>();
+  for (const row of hours.values()) addSums(fourHours, row.server, row.hour - (row.hour % 4), row);
   await addToRollup(trx, 'check_hours', hours.values());
-  // The same sums into four-hour rows (the 30-day history's buckets).
-  const fourHours = new Map<string, Insertable<Database['check_four_hours']>>();
-  for (const row of hours.values()) {
-    const hour = row.hour - (row.hour % 4);
-    const key = `${row.server}:${hour}`;
-    const sum = fourHours.get(key);
-    if (sum === undefined) fourHours.set(key, { ...row, hour });
-    else {
-      sum.checks = Number(sum.checks) + Number(row.checks);
-      sum.online = Number(sum.online) + Number(row.online);
-      sum.players_n = Number(sum.players_n) + Number(row.players_n);
-      sum.players_sum = Number(sum.players_sum) + Number(row.players_sum);
-      sum.players_peak = row.players_peak == null ? sum.players_peak : Math.max(row.players_peak, sum.players_peak ?? -1);
-    }
-  }
   await addToRollup(trx, 'check_four_hours', fourHours.values());
+}
+
+/** An hourly or four-hour row. */
+type RollupRow = { server: number; hour: number; checks: number; online: number; players_n: number; players_sum: number; players_peak: number | null };
+
+/** Adds sums to the row of (server, hour) in `rows`. */
+function addSums(rows: Map<string, RollupRow>, server: number, hour: number, add: Omit<RollupRow, 'server' | 'hour'>): void {
+  const key = `${server}:${hour}`;
+  const row = rows.get(key) ?? { server, hour, checks: 0, online: 0, players_n: 0, players_sum: 0, players_peak: null };
+  row.checks += add.checks;
+  row.online += add.online;
+  row.players_n += add.players_n;
+  row.players_sum += add.players_sum;
+  if (add.players_peak !== null) row.players_peak = Math.max(add.players_peak, row.players_peak ?? -1);
+  rows.set(key, row);
 }
 
 /** Adds rows to a rollup table's rows, in (server, hour) order. */
 async function addToRollup(
   trx: Transaction<Database>,
   table: 'check_hours' | 'check_four_hours',
-  rows: Iterable<Insertable<Database['check_hours']>>,
+  rows: Iterable<RollupRow>,
 ): Promise<void> {
   const ordered = [...rows].sort((a, b) => a.server - b.server || a.hour - b.hour);
   const column = (name: string) => sql.ref(`${table}.${name}`);
