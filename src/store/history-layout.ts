@@ -7,9 +7,9 @@
  * back the space of the old layout and turns on incremental auto-vacuum (retention then gives
  * space back as it goes).
  */
-import { sql, type Kysely } from 'kysely';
+import { sql, type Kysely, type RawBuilder } from 'kysely';
 import { HOUR_MS } from './check-row.js';
-import { ensurePartitions } from './postgres/partitions.js';
+import { ensurePartitions, type PartitionedName } from './postgres/partitions.js';
 import type { Dialect } from './schema.js';
 
 const DAY_MS = 24 * HOUR_MS;
@@ -32,6 +32,30 @@ const ROLLUP_COLUMNS = 'server, hour, checks, online, players_n, players_sum, pl
 
 async function run(db: Kysely<unknown>, statements: string[]): Promise<void> {
   for (const statement of statements) await sql.raw(statement).execute(db);
+}
+
+/** A PostgreSQL rollup table (hourly or four-hour rows) and its default partition. */
+function postgresRollupTable(name: string): string[] {
+  return [
+    `CREATE TABLE ${name} (server integer NOT NULL, hour integer NOT NULL, checks integer NOT NULL,
+      online integer NOT NULL, players_n integer NOT NULL, players_sum bigint NOT NULL, players_peak integer,
+      PRIMARY KEY (server, hour) INCLUDE (checks, online, players_n, players_sum, players_peak))
+      PARTITION BY RANGE (hour)`,
+    `CREATE TABLE ${name}_default PARTITION OF ${name} DEFAULT`,
+  ];
+}
+
+/**
+ * Partitions of `tables` for the days (since the epoch) from `span`'s first to its last row,
+ * if it has any, and for the days around today.
+ */
+async function partitionsAround(db: Kysely<unknown>, span: RawBuilder<{ first: number | null; last: number | null }>, tables: readonly PartitionedName[]): Promise<void> {
+  const { rows } = await span.execute(db);
+  if (rows[0]?.first != null && rows[0].last != null) {
+    await ensurePartitions(db, Math.floor(Number(rows[0].first)), Math.floor(Number(rows[0].last)), tables);
+  }
+  const today = Math.floor(Date.now() / DAY_MS);
+  await ensurePartitions(db, today - 1, today + 2, tables);
 }
 
 export async function migrateHistoryLayout(db: Kysely<unknown>, dialect: Dialect): Promise<void> {
@@ -79,20 +103,10 @@ async function postgresLayout(db: Kysely<unknown>): Promise<void> {
       PRIMARY KEY (server, checked_at) INCLUDE (online, players_online))
       PARTITION BY RANGE (checked_at)`,
     'CREATE TABLE checks_default PARTITION OF checks DEFAULT',
-    `CREATE TABLE check_hours (server integer NOT NULL, hour integer NOT NULL, checks integer NOT NULL,
-      online integer NOT NULL, players_n integer NOT NULL, players_sum bigint NOT NULL, players_peak integer,
-      PRIMARY KEY (server, hour) INCLUDE (checks, online, players_n, players_sum, players_peak))
-      PARTITION BY RANGE (hour)`,
-    'CREATE TABLE check_hours_default PARTITION OF check_hours DEFAULT',
+    ...postgresRollupTable('check_hours'),
   ]);
-  const { rows } = await sql<{ first: number | null; last: number | null }>`
-    SELECT min(checked_at) AS first, max(checked_at) AS last FROM checks_v1`.execute(db);
   // Partitions for the days the old checks span, and for the days around today.
-  if (rows[0]?.first != null && rows[0].last != null) {
-    await ensurePartitions(db, Math.floor(Number(rows[0].first) / DAY_MS), Math.floor(Number(rows[0].last) / DAY_MS), LAYOUT_TABLES);
-  }
-  const today = Math.floor(Date.now() / DAY_MS);
-  await ensurePartitions(db, today - 1, today + 2, LAYOUT_TABLES);
+  await partitionsAround(db, sql`SELECT min(checked_at) / ${DAY_MS} AS first, max(checked_at) / ${DAY_MS} AS last FROM checks_v1`, LAYOUT_TABLES);
   await run(db, [
     `INSERT INTO checks SELECT s.sid, c.checked_at, c.online, c.players_online, c.players_max, round(c.latency_ms)
       FROM checks_v1 c JOIN servers s ON s.id = c.server_id ON CONFLICT DO NOTHING`,
@@ -116,18 +130,9 @@ export async function addFourHourRollup(db: Kysely<unknown>, dialect: Dialect): 
   await run(db, [
     // The migration's transaction: the rows of a large history take longer than a statement may.
     'SET LOCAL statement_timeout = 0',
-    `CREATE TABLE check_four_hours (server integer NOT NULL, hour integer NOT NULL, checks integer NOT NULL,
-      online integer NOT NULL, players_n integer NOT NULL, players_sum bigint NOT NULL, players_peak integer,
-      PRIMARY KEY (server, hour) INCLUDE (checks, online, players_n, players_sum, players_peak))
-      PARTITION BY RANGE (hour)`,
-    'CREATE TABLE check_four_hours_default PARTITION OF check_four_hours DEFAULT',
+    ...postgresRollupTable('check_four_hours'),
   ]);
-  const { rows } = await sql<{ first: number | null; last: number | null }>`SELECT min(hour) AS first, max(hour) AS last FROM check_hours`.execute(db);
-  if (rows[0]?.first != null && rows[0].last != null) {
-    await ensurePartitions(db, Math.floor(Number(rows[0].first) / 24), Math.floor(Number(rows[0].last) / 24), ['check_four_hours']);
-  }
-  const today = Math.floor(Date.now() / DAY_MS);
-  await ensurePartitions(db, today - 1, today + 2, ['check_four_hours']);
+  await partitionsAround(db, sql`SELECT min(hour) / 24 AS first, max(hour) / 24 AS last FROM check_hours`, ['check_four_hours']);
   await run(db, [
     `INSERT INTO check_four_hours (${ROLLUP_COLUMNS})
       SELECT server, hour - hour % 4, sum(checks), sum(online), sum(players_n), sum(players_sum), max(players_peak)
