@@ -5,7 +5,10 @@
 import { composeApp } from './compose.js';
 import { loadConfig, ConfigError, type Config } from './config/index.js';
 import { releaseMemoryWhenQuiet } from './core/memory-release.js';
+import { warmNextTick } from './core/next-tick.js';
 import { StoreOpenError } from './store/index.js';
+
+await warmNextTick();
 
 let config: Config;
 try {
