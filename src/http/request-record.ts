@@ -42,8 +42,9 @@ export function requestRecorder(options: RequestRecordOptions): RecordRequest | 
   if (!store && !metrics && !logging) return null;
   // Health (`/status`, `/status/`) is not an API request in /stats (docs/api.md, "Statistics").
   const health = new Set([`${prefix}/status`, `${prefix}/status/`]);
+  const api = `${prefix}/`;
   return (route, method, path, statusCode, elapsedMs, log) => {
-    store?.count({ totalRequests: 1, apiRequests: path.startsWith(`${prefix}/`) && !health.has(path) ? 1 : 0 });
+    store?.count({ totalRequests: 1, apiRequests: path.startsWith(api) && !health.has(path) ? 1 : 0 });
     metrics?.observeRequest(route, method, statusCode, elapsedMs / 1000);
     if (!logging) return;
     const slow = elapsedMs > slowRequestMs;

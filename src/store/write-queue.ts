@@ -254,6 +254,8 @@ export class WriteQueue {
   private scheduled(): void {
     if (this.writing) return; // the running write schedules the next one when it ends
     const full = this.checks.length + this.lookups.size >= this.windowRows;
+    // A write already timed covers these rows unless the window filled up.
+    if (this.timer && !full) return;
     const delay = Math.max(full ? 0 : this.windowMs, this.retryAt - this.now());
     if (delay <= 0) {
       // A full window is written in a microtask, before the next event: its rows never wait
