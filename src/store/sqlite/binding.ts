@@ -6,7 +6,8 @@
  *
  * Both are used through the part of better-sqlite3's API they share. libsql differs in two
  * ways that matter here, so this module is the only place that asks for a pragma's value, and
- * nothing reads rows with `get()` (libsql adds a `_metadata` field to them).
+ * a row read with `get()` is read by its columns' names (libsql adds a `_metadata` field to it,
+ * and ignores `pluck()` there).
  */
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
