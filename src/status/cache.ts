@@ -77,6 +77,28 @@ export function statusBodyBytes(status: ServerStatus): number {
 }
 
 /**
+ * About the length of `value`'s JSON text, counted without writing it (a new entry is sized on
+ * every ping; serialising it cost 6–8 µs): strings without their escapes, every number as 8
+ * characters.
+ */
+function jsonLength(value: unknown): number {
+  if (typeof value === 'string') return value.length + 2;
+  if (typeof value === 'number') return 8;
+  if (typeof value === 'boolean') return 5;
+  if (value === null || typeof value !== 'object') return 4;
+  let length = 2;
+  if (Array.isArray(value)) {
+    for (const item of value) length += jsonLength(item) + 1;
+    return length;
+  }
+  for (const key in value) {
+    const item = (value as Record<string, unknown>)[key];
+    if (item !== undefined) length += key.length + 4 + jsonLength(item);
+  }
+  return length;
+}
+
+/**
  * Approximate bytes an entry holds in memory: the status object (about twice its JSON) and the
  * body served for it (once more), except the favicon, one string the object and the body each
  * hold once. Measured without keeping a body for the cached object: the body served is often
@@ -86,7 +108,7 @@ function entrySize(entry: CacheEntry): number {
   const size = (s: StoredStatus | null) => {
     if (!s) return 0;
     const favicon = s.status.favicon?.length ?? 0;
-    return 3 * (JSON.stringify(s.status).length - favicon) + 2 * favicon;
+    return 3 * (jsonLength(s.status) - favicon) + 2 * favicon;
   };
   return size(entry.latest) + (entry.lastSuccess === entry.latest ? 0 : size(entry.lastSuccess)) + 64;
 }

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash as digest } from 'node:crypto';
 import type { Edition } from '../core/types.js';
 
 /** Namespace for Observer's server ids (a fixed random UUID: changing it changes every id). */
@@ -10,7 +10,8 @@ const OBSERVER_NAMESPACE_BYTES = namespaceBytes(OBSERVER_NAMESPACE);
 /** RFC 9562 §5.5 UUID version 5: SHA-1 of namespace + name, version and variant bits set. */
 export function uuidV5(name: string, namespace = OBSERVER_NAMESPACE): string {
   const ns = namespace === OBSERVER_NAMESPACE ? OBSERVER_NAMESPACE_BYTES : namespaceBytes(namespace);
-  const hash = createHash('sha1').update(ns).update(name, 'utf8').digest();
+  // The one-shot hash: no Hash object per id (a new server's id is computed on its first look-up).
+  const hash = digest('sha1', Buffer.concat([ns, Buffer.from(name, 'utf8')]), 'buffer');
   hash[6] = (hash[6]! & 0x0f) | 0x50;
   hash[8] = (hash[8]! & 0x3f) | 0x80;
   const hex = hash.subarray(0, 16).toString('hex');

@@ -18,7 +18,7 @@
  * only stamps and places rows, so a clock that steps neither freezes a cache nor moves a
  * check out of its hour.
  */
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import DataLoader from 'dataloader';
 import { Migrator, type Kysely } from 'kysely';
 import { monotonicTime, type Clock } from '../core/clock.js';
@@ -188,7 +188,7 @@ export class KyselyHistoryStore implements HistoryStore {
   recordLookup(serverId: string, clientKey: string): void {
     // Hashed again with the server id: the rows of one client under different servers
     // cannot be linked to each other, nor to the key the caller (or a rate limiter) used.
-    const clientHash = createHash('sha256').update(serverId).update('\0').update(clientKey).digest('base64url').slice(0, 22);
+    const clientHash = hash('sha256', `${serverId}\0${clientKey}`, 'base64url').slice(0, 22);
     this.queue.enqueueLookup({ server_id: serverId, client_hash: clientHash, seen_at: this.clock.now() });
   }
 
