@@ -52,10 +52,9 @@ export interface StatusCache {
 
 /**
  * The JSON body of a status, serialised once per status object: the status routes send this
- * text on every hit, and the memory cache sizes its entries by its length in bytes. Kept as a
- * string, not bytes: Node writes a string body together with the response head in one write,
- * while a Buffer per body would take a slice of a shared 8 KiB pool, whose first write costs
- * more than the serialisation. (Bodies still match the response schema; tests check them
+ * text on every hit. Kept as a string, not bytes: Node writes a string body together with the
+ * response head in one write, while a Buffer per body would take a slice of a shared 8 KiB
+ * pool, whose first write costs more than the serialisation. (Bodies still match the response schema; tests check them
  * against the OpenAPI document.)
  */
 const bodies = new WeakMap<object, { text: string; bytes: number }>();
@@ -78,8 +77,8 @@ export function statusBodyBytes(status: ServerStatus): number {
 
 /**
  * About the length of `value`'s JSON text, counted without writing it (a new entry is sized on
- * every ping; serialising it cost 6–8 µs): strings without their escapes, every number as 8
- * characters.
+ * every ping, and serialising it would cost ten times as much): strings without their escapes,
+ * every number as 8 characters.
  */
 function jsonLength(value: unknown): number {
   if (typeof value === 'string') return value.length + 2;
