@@ -63,7 +63,9 @@ export class FastStatus {
     if (!url.startsWith(this.statusPrefix)) return false;
     const address = url.slice(this.statusPrefix.length);
     if (!PLAIN_ADDRESS.test(address)) return false;
-    void this.options.answers.serve(req, res, { address }).then(() => this.record(this.statusRoute, url, res, started));
+    const served = this.options.answers.serve(req, res, { address });
+    if (served === undefined) this.record(this.statusRoute, url, res, started);
+    else void served.then(() => this.record(this.statusRoute, url, res, started));
     return true;
   }
 

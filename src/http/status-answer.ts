@@ -16,7 +16,8 @@ import type { ClientHasher } from '../core/client-hash.js';
 import { ObserverError } from '../core/errors.js';
 import { statusBody, statusBodyBytes } from '../status/cache.js';
 import { lookupEditions, parseEditionChoice, type EditionChoice } from '../status/editions.js';
-import type { CacheState, LookupOptions, QueryRequest, StatusLookup } from '../status/types.js';
+import type { QueryMode } from '../core/types.js';
+import type { CacheState, LookupOptions, QueryRequest, StatusAnswer, StatusLookup } from '../status/types.js';
 import { CORS_HEADERS } from './cors.js';
 import { errorBody, logsAsError } from './errors.js';
 import { WINDOW_MS, rateLimitError, rateLimitHeaders, type RateLimitStore, type WindowCount } from './rate-limit.js';
@@ -79,18 +80,24 @@ export class StatusAnswers {
 
   /**
    * Answers `ask`; an ObserverError in its place (the error Fastify's schema gave the request)
-   * is answered as that error, charged like any other request. Resolves once the answer is
-   * written; never rejects: an answer that cannot be written is reported and becomes a 500,
-   * or a closed connection if it was cut short.
+   * is answered as that error, charged like any other request. Returns once the answer is
+   * written, or a promise of that when the answer waits (for the rate-limit store, a ping);
+   * never throws or rejects: an answer that cannot be written is reported and becomes a 500, or
+   * a closed connection if it was cut short.
    */
-  serve(req: IncomingMessage, res: ServerResponse, ask: StatusAsk | ObserverError): Promise<void> {
-    const ip = this.options.clientAddress(req);
-    const counted = this.charge(ip);
-    const answered =
-      counted instanceof Promise
-        ? counted.then((windowCount) => this.answer(ask, ip, windowCount, res))
-        : this.answer(ask, ip, counted, res);
-    return answered.catch((error: unknown) => this.failed(error, res));
+  serve(req: IncomingMessage, res: ServerResponse, ask: StatusAsk | ObserverError): Promise<void> | undefined {
+    try {
+      const ip = this.options.clientAddress(req);
+      const counted = this.charge(ip);
+      const answered =
+        counted instanceof Promise
+          ? counted.then((windowCount) => this.answer(ask, ip, windowCount, res))
+          : this.answer(ask, ip, counted, res);
+      return answered?.catch((error: unknown) => this.failed(error, res));
+    } catch (error) {
+      this.failed(error, res);
+      return undefined;
+    }
   }
 
   /** One unit of the status tier; null when the store failed (the request is let through, as every tier does). */
@@ -108,23 +115,33 @@ export class StatusAnswers {
     }
   }
 
-  private async answer(ask: StatusAsk | ObserverError, ip: string, counted: WindowCount | null, res: ServerResponse): Promise<void> {
+  /** Writes the answer, at once when this instance's cache decides it, or once the look-up has it. */
+  private answer(ask: StatusAsk | ObserverError, ip: string, counted: WindowCount | null, res: ServerResponse): Promise<void> | undefined {
     const { limit } = this.options.rateLimit;
+    const { status } = this.options;
     try {
       if (counted !== null && counted.count > limit) throw rateLimitError('status', limit, counted);
       if (ask instanceof ObserverError) throw ask;
       const mode = parseEditionChoice(ask.edition, ask.legacy ?? false, ask.bedrock ?? false);
       const options = statusLookupOptions(this.options.hasher.lookupKey(ip), this.options.admitPing, ask.query);
-      if (mode === 'auto') {
-        const both = await lookupEditions(this.options.status, ask.address, options);
-        this.writeStatus(res, both, both.body, Buffer.byteLength(both.body));
-      } else {
-        const answer = await this.options.status.lookup(ask.address, mode, options);
-        this.writeStatus(res, answer, statusBody(answer.status), statusBodyBytes(answer.status));
-      }
+      const answered =
+        mode === 'auto'
+          ? lookupEditions(status, ask.address, options).then((both) => this.writeStatus(res, both, both.body, Buffer.byteLength(both.body)))
+          : this.single(ask.address, mode, options, res);
+      return answered?.catch((error: unknown) => this.answerError(error, counted, res));
     } catch (error) {
       this.answerError(error, counted, res);
+      return undefined;
     }
+  }
+
+  /** One edition's answer: written at once from the cache when it can be, else once looked up. */
+  private single(address: string, mode: QueryMode, options: LookupOptions, res: ServerResponse): Promise<void> | undefined {
+    const write = (answer: StatusAnswer) => this.writeStatus(res, answer, statusBody(answer.status), statusBodyBytes(answer.status));
+    const cached = this.options.status.cached?.(address, mode, options);
+    if (cached === undefined) return this.options.status.lookup(address, mode, options).then(write);
+    write(cached);
+    return undefined;
   }
 
   /**

@@ -18,7 +18,7 @@ import { readFile } from 'node:fs/promises';
 import ipaddr from 'ipaddr.js';
 import type { BlocklistSource } from '../config/index.js';
 import type { QueryMode } from '../core/types.js';
-import type { LookupOptions, StatusAnswer, StatusLookup } from './types.js';
+import type { StatusAnswer, StatusLookup } from './types.js';
 
 /** The published list is about 2,500 lines (100 KB); anything far larger is not it. */
 const MAX_LIST_BYTES = 8 * 1024 * 1024;
@@ -179,18 +179,24 @@ export class Blocklist {
  */
 export function withBlockedFlag(inner: StatusLookup, blocklist: Blocklist | null): StatusLookup {
   const memo = new WeakMap<object, { version: number; status: StatusAnswer['status'] }>();
+  const flagged = (answer: StatusAnswer, mode: QueryMode): StatusAnswer => {
+    if (mode === 'bedrock') return answer;
+    const version = blocklist?.version ?? -1;
+    const known = memo.get(answer.status);
+    if (known && known.version === version) return { ...answer, status: known.status };
+    const s = answer.status;
+    const blocked = blocklist ? blocklist.isBlocked(s.query.host, s.srvRecord?.target, s.ip_address ? javaHostAddress(s.ip_address) : null) : null;
+    const status = { ...s, blocked };
+    memo.set(s, { version, status });
+    return { ...answer, status };
+  };
   return {
-    async lookup(address: string, mode: QueryMode, options?: LookupOptions): Promise<StatusAnswer> {
-      const answer = await inner.lookup(address, mode, options);
-      if (mode === 'bedrock') return answer;
-      const version = blocklist?.version ?? -1;
-      const known = memo.get(answer.status);
-      if (known && known.version === version) return { ...answer, status: known.status };
-      const s = answer.status;
-      const blocked = blocklist ? blocklist.isBlocked(s.query.host, s.srvRecord?.target, s.ip_address ? javaHostAddress(s.ip_address) : null) : null;
-      const status = { ...s, blocked };
-      memo.set(s, { version, status });
-      return { ...answer, status };
+    async lookup(address, mode, options) {
+      return flagged(await inner.lookup(address, mode, options), mode);
+    },
+    cached(address, mode, options) {
+      const answer = inner.cached?.(address, mode, options);
+      return answer && flagged(answer, mode);
     },
   };
 }

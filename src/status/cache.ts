@@ -35,6 +35,11 @@ export interface CacheReadOptions {
 export interface StatusCache {
   get(key: string, options?: CacheReadOptions): Promise<CacheEntry | undefined>;
   /**
+   * The entry this instance holds in memory, read at once (a shared cache: its in-process
+   * tier only); undefined when it holds none, and `get` may still find one.
+   */
+  peek?(key: string): CacheEntry | undefined;
+  /**
    * Keeps the entry for `ttlMs` (long enough to serve the last success stale); with `release`,
    * also releases the claim that token owns, in the same round trip.
    */
@@ -126,6 +131,10 @@ export class MemoryStatusCache implements StatusCache {
   }
 
   async get(key: string): Promise<CacheEntry | undefined> {
+    return this.lru.get(key);
+  }
+
+  peek(key: string): CacheEntry | undefined {
     return this.lru.get(key);
   }
 

@@ -122,6 +122,11 @@ export class RedisStatusCache implements StatusCache {
     return entry;
   }
 
+  /** The L1's entry; while Redis is away, the local cache's (the one `get` then reads). */
+  peek(key: string): CacheEntry | undefined {
+    return this.l1.get(key) ?? (this.redis.available ? undefined : this.local.peek(key));
+  }
+
   async set(key: string, entry: CacheEntry, ttlMs: number, release?: string): Promise<void> {
     this.l1.set(key, entry, { ttl: Math.min(L1_TTL_MS, ttlMs) });
     await this.local.set(key, entry, ttlMs);

@@ -77,6 +77,11 @@ export class BackgroundRefresher {
         this.noteLookup(address, mode, options);
         return answer;
       },
+      cached: (address, mode, options) => {
+        const answer = inner.cached?.(address, mode, options);
+        if (answer) this.noteLookup(address, mode, options);
+        return answer;
+      },
     };
   }
 

@@ -104,12 +104,12 @@ export { LOOKUP_RECORD_INTERVAL_MS } from './recorder.js';
  */
 const JOINED_REFUSALS_MAX = 3;
 
-/** A ping refused by a spent budget (the beforePing hook's 429). */
 /** What pings are shared by: mode, host, port, and the Query asked for. */
 function pingKey(parsed: ParsedAddress, mode: QueryMode, query: QueryRequest | undefined): string {
   return `${mode}|${parsed.host}|${parsed.port ?? ''}${query ? `|q${query.port ?? ''}` : ''}`;
 }
 
+/** A ping refused by a spent budget (the beforePing hook's 429). */
 function isRateLimited(error: unknown): boolean {
   return error instanceof ObserverError && error.code === 'rate_limited';
 }
@@ -182,19 +182,55 @@ export class StatusService implements StatusLookup {
 
   async lookup(address: string, mode: QueryMode, options: LookupOptions = {}): Promise<StatusAnswer> {
     const parsed = this.parse(address);
-    const query = options.query;
-    const key = pingKey(parsed, mode, query);
+    const key = pingKey(parsed, mode, options.query);
     const entry = await this.deps.cache.get(key);
+    const job = this.job(key, parsed, mode, entry, options);
+    this.count(options);
+    const answer = await this.answerLookup(job, entry);
+    this.recordLookup(job);
+    return answer;
+  }
+
+  cached(address: string, mode: QueryMode, options: LookupOptions = {}): StatusAnswer | undefined {
+    const { cache } = this.deps;
+    if (!cache.peek) return undefined;
+    let job: PingJob;
+    let answer: StatusAnswer | undefined;
+    try {
+      const parsed = this.parse(address);
+      const key = pingKey(parsed, mode, options.query);
+      const entry = cache.peek(key);
+      if (entry === undefined) return undefined;
+      job = this.job(key, parsed, mode, entry, options);
+      answer = this.decide(entry, job);
+    } catch {
+      // An invalid address, a saturated service: lookup() gives the error.
+      return undefined;
+    }
+    if (answer === undefined) return undefined;
+    this.count(options);
+    this.recordLookup(job);
+    return answer;
+  }
+
+  private job(key: string, parsed: ParsedAddress, mode: QueryMode, entry: CacheEntry | undefined, options: LookupOptions): PingJob {
     const id = entry?.latest.status.server_id ?? serverId(editionOf(mode), parsed.host, parsed.port ?? defaultPort(mode));
-    if (!options.background) this.deps.store?.count({ serverQueries: 1 });
-    const { beforePing, clientKey } = options;
+    const { query, beforePing, clientKey } = options;
     const job: PingJob = { key, parsed, mode, id };
     if (query) job.query = query;
     if (beforePing) job.beforePing = beforePing;
     if (clientKey) job.clientKey = clientKey;
-    const answer = await this.answerLookup(job, entry);
-    if (clientKey) this.recorder?.recordLookup(id, clientKey);
-    return answer;
+    return job;
+  }
+
+  /** A user's look-up counts as a server query in /stats (the refresher's do not). */
+  private count(options: LookupOptions): void {
+    if (!options.background) this.deps.store?.count({ serverQueries: 1 });
+  }
+
+  /** A user's look-up that had an answer, for /trends. */
+  private recordLookup(job: PingJob): void {
+    if (job.clientKey) this.recorder?.recordLookup(job.id, job.clientKey);
   }
 
   /** Resolves once the ping in flight for this target (the refresh a stale answer started), if any, has ended. */

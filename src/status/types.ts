@@ -41,6 +41,13 @@ export interface QueryRequest {
  */
 export interface StatusLookup {
   lookup(address: string, mode: QueryMode, options?: LookupOptions): Promise<StatusAnswer>;
+  /**
+   * The answer at once, when what this instance holds in memory decides it (a fresh entry, a
+   * stale one whose refresh it starts, a damped failure), counted and recorded as `lookup`
+   * would; undefined otherwise, and then `lookup` answers. Never throws: an error is `lookup`'s
+   * to give.
+   */
+  cached?(address: string, mode: QueryMode, options?: LookupOptions): StatusAnswer | undefined;
   /** Resolves once the ping in flight for this target (the refresh a stale answer started), if any, has ended. */
   pingEnded?(address: string, mode: QueryMode): Promise<void>;
 }

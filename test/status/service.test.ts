@@ -74,6 +74,30 @@ describe('StatusService cache (fake clock, real server)', () => {
     expect(fresh.status.checked_at).toBe(new Date(clock.now()).toISOString());
   });
 
+  it('answers at once from memory what lookup would (fresh, stale with its one refresh), and leaves the rest to lookup', async () => {
+    const clock = new FakeClock();
+    const status = service(clock);
+    const address = `127.0.0.1:${server.port}`;
+    expect(status.cached(address, 'java')).toBeUndefined();
+    expect(status.cached('bad address!', 'java')).toBeUndefined();
+    const first = await status.lookup(address, 'java');
+    clock.advance(10_000);
+    expect(status.cached(address, 'java')).toEqual(await status.lookup(address, 'java'));
+    expect(status.cached(address, 'java')).toMatchObject({ cache: 'HIT', maxAgeSeconds: 50, status: first.status });
+    expect(status.cached(address, 'bedrock')).toBeUndefined();
+
+    const connections = server.connections();
+    clock.advance(TTL_MS);
+    expect(status.cached(address, 'java')).toMatchObject({ cache: 'STALE', status: { stale: true, checked_at: first.status.checked_at } });
+    await status.pingEnded(address, 'java');
+    expect(server.connections()).toBe(connections + 1);
+    expect(status.cached(address, 'java')).toMatchObject({ cache: 'HIT', status: { stale: false } });
+
+    clock.advance(TTL_MS + STALE_WHILE_REVALIDATE_MS + 1_000);
+    expect(status.cached(address, 'java')).toBeUndefined();
+    expect(server.connections()).toBe(connections + 1);
+  });
+
   it('past the stale window a fresh ping is waited for', async () => {
     const clock = new FakeClock();
     const status = service(clock);
