@@ -9,6 +9,7 @@
  *    old is served stale instead of queueing; with none, the request fails fast with 503;
  *  - concurrent requests for one target share one ping (a Map of promises, deleted on settle).
  */
+import { getEventListeners } from 'node:events';
 import { LRUCache } from 'lru-cache';
 import {
   ERROR_MESSAGES,
@@ -460,8 +461,10 @@ export class StatusService implements StatusLookup {
       return stored;
     } finally {
       clearTimeout(deadline);
-      // Fixed reasons: the default one is a new DOMException per query.
-      done.abort(QUERY_DONE);
+      // Only an echo or a Query past their grace still listen. Aborting costs a dispatched
+      // event (about 4 µs on Node 20), and nothing else holds the signal once we return.
+      // A fixed reason: the default one is a new DOMException per query.
+      if (getEventListeners(done.signal, 'abort').length > 0) done.abort(QUERY_DONE);
     }
   }
 
