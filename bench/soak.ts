@@ -19,9 +19,11 @@
  * Every two minutes the traffic stops for QUIET_GAP_MS, as real traffic has its lulls, so that
  * the memory release (src/core/memory-release.ts) runs; its collections are counted from the
  * service's log. At the start (after a warm-up), the middle and the end, traffic pauses until
- * what is in flight has settled, and it prints the service's RSS, heap used, event-loop delay
- * p99 (over the period just ended) and open file descriptors. It passes when none of them grew
- * more than 10% from the middle to the end, and no answer was a 5xx other than a documented 503
+ * what is in flight has settled, and it prints the service's RSS, heap used (then, and the lowest
+ * of the scrapes every 5 s over the period just ended: one reading also holds the garbage
+ * waiting for the next collection), event-loop delay p99 (over the period just ended) and open
+ * file descriptors. It passes when none of RSS, the lowest heap used, the delay and the open
+ * files grew more than 10% from the middle to the end, and no answer was a 5xx other than a documented 503
  * (`service_busy`, `overloaded`). It also prints the longest event-loop pause seen over the
  * soak after its warm-up (the maximum delay of prom-client's event-loop monitor, read every
  * five seconds; target under 50 ms). All traffic stays on loopback.
@@ -73,11 +75,18 @@ function rssOf(pid: number): number {
 
 /** The longest event-loop delay seen in any scrape so far, in seconds. */
 let longestPause = 0;
+/**
+ * The lowest heap used seen by any scrape since the last figures (every 5 s): what survived the
+ * collections, where one reading also holds whatever garbage waits for the next one (up to the
+ * young generation's 16 MiB, and the old generation's until its next full collection).
+ */
+let heapFloor = Infinity;
 
 /** One scrape of /metrics (prom-client resets its event-loop histogram per scrape: every scrape notes its maximum). */
 async function scrape(base: string): Promise<string> {
   const text = await (await fetch(`${base}/metrics`, { headers: { authorization: `Bearer ${TOKEN}` } })).text();
   longestPause = Math.max(longestPause, valueOf(text, 'nodejs_eventloop_lag_max_seconds') || 0);
+  heapFloor = Math.min(heapFloor, valueOf(text, 'nodejs_heap_size_used_bytes') || Infinity);
   return text;
 }
 
@@ -90,22 +99,31 @@ async function metric(base: string, name: string): Promise<number> {
   return valueOf(await scrape(base), name);
 }
 
+/** What must not grow from the middle to the end. */
 interface Figures {
   rss: number;
-  heap: number;
+  /** The lowest heap used over the period just ended (`heapFloor`). */
+  heapFloor: number;
   loopP99: number;
   fds: number;
 }
 
-async function figures(base: string, pid: number): Promise<Figures> {
+/** The figures at the end of a period, and the heap used at that moment (printed, not judged). */
+async function figures(base: string, pid: number): Promise<{ judged: Figures; heapNow: number }> {
   // One scrape for the delay (prom-client resets its histogram per scrape), then the rest.
   const loopP99 = await metric(base, 'nodejs_eventloop_lag_p99_seconds');
-  return { rss: rssOf(pid), heap: await metric(base, 'nodejs_heap_size_used_bytes'), loopP99, fds: await metric(base, 'process_open_fds') };
+  const heapNow = await metric(base, 'nodejs_heap_size_used_bytes');
+  const judged = { rss: rssOf(pid), heapFloor, loopP99, fds: await metric(base, 'process_open_fds') };
+  heapFloor = Infinity;
+  return { judged, heapNow };
 }
 
 const MB = (n: number) => `${(n / 1048576).toFixed(1)} MB`;
-function print(label: string, f: Figures): void {
-  console.log(`${label.padEnd(7)} rss ${MB(f.rss)}  heap ${MB(f.heap)}  event-loop p99 ${(f.loopP99 * 1000).toFixed(1)} ms  open fds ${f.fds}`);
+function print(label: string, { judged: f, heapNow }: { judged: Figures; heapNow: number }): void {
+  console.log(
+    `${label.padEnd(7)} rss ${MB(f.rss)}  heap now ${MB(heapNow)}, lowest over the period ${MB(f.heapFloor)}  ` +
+      `event-loop p99 ${(f.loopP99 * 1000).toFixed(1)} ms  open fds ${f.fds}`,
+  );
 }
 
 /** Fixed-rate traffic: `send()` starts one tick's requests; `drain()` waits for what is in flight. */
@@ -231,8 +249,8 @@ try {
   const end = await figures(base, service.pid!);
   print('end', end);
   console.log(`requests ${load.counts.sent} (skipped at ${MAX_IN_FLIGHT} in flight: ${load.counts.skipped}); by status ${JSON.stringify(Object.fromEntries(load.counts.byStatus))}`);
-  const grown = (Object.keys(end) as Array<keyof Figures>).filter((k) => end[k] > middle[k] * 1.1);
-  for (const k of grown) console.log(`grew more than 10% over the second half: ${k} ${middle[k]} -> ${end[k]}`);
+  const grown = (Object.keys(end.judged) as Array<keyof Figures>).filter((k) => end.judged[k] > middle.judged[k] * 1.1);
+  for (const k of grown) console.log(`grew more than 10% over the second half: ${k} ${middle.judged[k]} -> ${end.judged[k]}`);
   for (const line of load.counts.bad.slice(0, 10)) console.log(`not allowed: ${line}`);
   const pass = grown.length === 0 && load.counts.bad.length === 0;
   const pauseMs = longestPause * 1000;
@@ -245,7 +263,8 @@ try {
   console.log(pass ? 'PASS' : 'FAIL');
   summarise(
     `soak     ${MINUTES} min of mixed traffic: longest event-loop pause ${pauseMs.toFixed(1)} ms (target < ${TARGET_PAUSE_MS} ms: ` +
-      `${pauseMs < TARGET_PAUSE_MS ? 'met' : 'MISSED'}); ${releaseText}; rss ${MB(middle.rss)} -> ${MB(end.rss)} over the second half; ${pass ? 'PASS' : 'FAIL'}`,
+      `${pauseMs < TARGET_PAUSE_MS ? 'met' : 'MISSED'}); ${releaseText}; over the second half rss ${MB(middle.judged.rss)} -> ${MB(end.judged.rss)}, lowest heap used ` +
+      `${MB(middle.judged.heapFloor)} -> ${MB(end.judged.heapFloor)}; ${pass ? 'PASS' : 'FAIL'}`,
   );
   process.exitCode = pass ? 0 : 1;
 } finally {

@@ -60,8 +60,10 @@ describe('expiry, on a fake clock', () => {
     await cache.set('java|short|', entry(true, 1), 30_000);
     now += 29_999;
     expect((await cache.get('java|short|'))?.latest.checkedAt).toBe(1);
+    expect(cache.peek('java|short|')?.latest.checkedAt).toBe(1);
     now += 2;
     expect(await cache.get('java|short|')).toBeUndefined();
+    expect(cache.peek('java|short|')).toBeUndefined();
   });
 
   it('the Redis cache stores an entry with that expiry (Redis forgets it), and its own L1 follows the clock', async () => {
@@ -69,12 +71,16 @@ describe('expiry, on a fake clock', () => {
     const prefix = `observer:test:${process.pid}:${Math.random().toString(36).slice(2)}:`;
     const cache = new RedisStatusCache(redis, { prefix, now: () => now });
     await cache.set('java|short|', entry(true, 1), 30_000);
+    // At once, only what this instance holds: its L1.
+    expect(cache.peek('java|short|')?.latest.checkedAt).toBe(1);
+    expect(cache.peek('java|other|')).toBeUndefined();
     const ttl = await redis.client.pttl(`${prefix}java|short|`);
     expect(ttl).toBeGreaterThan(0);
     expect(ttl).toBeLessThanOrEqual(30_000);
     // Once Redis has forgotten it, the in-process L1 does not keep serving it past its second.
     await redis.client.del(`${prefix}java|short|`);
     now += 1_001;
+    expect(cache.peek('java|short|')).toBeUndefined();
     expect(await cache.get('java|short|')).toBeUndefined();
   });
 });
