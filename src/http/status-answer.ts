@@ -118,7 +118,6 @@ export class StatusAnswers {
   /** Writes the answer, at once when this instance's cache decides it, or once the look-up has it. */
   private answer(ask: StatusAsk | ObserverError, ip: string, counted: WindowCount | null, res: ServerResponse): Promise<void> | undefined {
     const { limit } = this.options.rateLimit;
-    const { status } = this.options;
     try {
       if (counted !== null && counted.count > limit) throw rateLimitError('status', limit, counted);
       if (ask instanceof ObserverError) throw ask;
@@ -126,7 +125,7 @@ export class StatusAnswers {
       const options = statusLookupOptions(this.options.hasher.lookupKey(ip), this.options.admitPing, ask.query);
       const answered =
         mode === 'auto'
-          ? lookupEditions(status, ask.address, options).then((both) => this.writeStatus(res, both, both.body, Buffer.byteLength(both.body)))
+          ? lookupEditions(this.options.status, ask.address, options).then((both) => this.writeStatus(res, both, both.body, Buffer.byteLength(both.body)))
           : this.single(ask.address, mode, options, res);
       return answered?.catch((error: unknown) => this.answerError(error, counted, res));
     } catch (error) {

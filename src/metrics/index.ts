@@ -10,6 +10,8 @@
  * `observePing`, `observeCacheResult`); gauges whose value lives elsewhere (pings in flight,
  * the history write queue, Redis and database state) are read at scrape time from `sources`.
  */
+import { PerformanceObserver, constants as perfConstants } from 'node:perf_hooks';
+import { getHeapStatistics } from 'node:v8';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { StoreHealth } from '../store/types.js';
 
@@ -55,6 +57,7 @@ export function createMetrics(sources: MetricsSources = {}): Metrics {
   const pings = pingMetrics(registry, sources);
   const shed = shedMetric(registry);
   registerHistoryMetrics(registry, sources);
+  registerLiveHeap(registry);
   return {
     registry,
     contentType: registry.contentType,
@@ -182,6 +185,35 @@ function registerHistoryMetrics(registry: Registry, sources: MetricsSources): vo
     ['database', readHistory()?.state ?? null],
     ['redis', sources.redis?.() ?? null],
   ]);
+}
+
+/** Heap used read just after the last full collection; 0 before the first. */
+let liveHeapBytes = 0;
+let liveHeapObserver: PerformanceObserver | null = null;
+
+/**
+ * The heap that survived the last full (mark-compact) collection: what the process holds,
+ * without the garbage `nodejs_heap_size_used_bytes` also counts until the next collection,
+ * so that growth seen in it is memory kept, not memory not yet collected. Read when V8
+ * reports the collection, a moment after it (what was allocated since is counted too). One
+ * observer for the process, started with the first registry.
+ */
+function registerLiveHeap(registry: Registry): void {
+  if (liveHeapObserver === null) {
+    liveHeapObserver = new PerformanceObserver((list) => {
+      const major = list.getEntries().some((entry) => (entry as { detail?: { kind?: number } }).detail?.kind === perfConstants.NODE_PERFORMANCE_GC_MAJOR);
+      if (major) liveHeapBytes = getHeapStatistics().used_heap_size;
+    });
+    liveHeapObserver.observe({ entryTypes: ['gc'] });
+  }
+  new Gauge({
+    name: 'observer_heap_live_bytes',
+    help: 'Heap used just after the last full garbage collection (the memory kept, without garbage waiting for the next collection); 0 before the first.',
+    registers: [registry],
+    collect() {
+      this.set(liveHeapBytes);
+    },
+  });
 }
 
 /** One gauge per dependency and state: 1 for its current state, 0 for the others. */

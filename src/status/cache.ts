@@ -131,7 +131,7 @@ export class MemoryStatusCache implements StatusCache {
   }
 
   async get(key: string): Promise<CacheEntry | undefined> {
-    return this.lru.get(key);
+    return this.peek(key);
   }
 
   peek(key: string): CacheEntry | undefined {

@@ -7,6 +7,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { register as globalRegistry } from 'prom-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { composeApp } from '../../src/compose.js';
@@ -225,6 +227,44 @@ describe('createMetrics', () => {
     m = parseExposition(await metrics.scrape());
     expect(value(m, 'observer_history_dropped_total')).toBe(9);
     expect(value(m, 'observer_dependency_state', { dependency: 'database', state: 'ok' })).toBe(1);
+  });
+
+  it('reports the heap kept after the last full collection: memory held counts, garbage waiting for a collection does not', async () => {
+    setFlagsFromString('--expose-gc');
+    const gc = runInNewContext('gc') as () => void;
+    const MiB = 1024 * 1024;
+    const metrics = createMetrics();
+    const live = async () => value(parseExposition(await metrics.scrape()), 'observer_heap_live_bytes');
+    // V8 reports a collection a moment after it: poll for up to two seconds.
+    const settled = async (wanted: (bytes: number) => boolean): Promise<number> => {
+      let bytes = await live();
+      for (let i = 0; i < 200 && !wanted(bytes); i++) {
+        await new Promise((resolve) => setTimeout(resolve, 10));
+        bytes = await live();
+      }
+      return bytes;
+    };
+
+    gc();
+    const before = await settled((bytes) => bytes > 0);
+    expect(before).toBeGreaterThan(0);
+    let kept: string[] | null = Array.from({ length: 200_000 }, (_, i) => `kept-${i}-${'x'.repeat(80)}`);
+    gc();
+    const holding = await settled((bytes) => bytes > before + 16 * MiB);
+    expect(holding - before).toBeGreaterThan(16 * MiB);
+    expect(kept).toHaveLength(200_000);
+
+    kept = null;
+    // Garbage, 30 MiB and more: heap used grows with it, the gauge does not (a collection V8
+    // starts meanwhile would only lower it, now that `kept` is gone).
+    let made = 0;
+    for (let i = 0; i < 400_000; i++) made += { i, text: `garbage-${i}-${'y'.repeat(80)}` }.text.length;
+    expect(made).toBeGreaterThan(30 * MiB);
+    expect(await live()).toBeLessThanOrEqual(holding);
+
+    gc();
+    const released = await settled((bytes) => bytes < holding - 16 * MiB);
+    expect(holding - released).toBeGreaterThan(16 * MiB);
   });
 
   it('bounds label values: unknown methods and editions are folded', async () => {
