@@ -21,7 +21,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freePort } from '../scripts/ports.mjs';
-import { fmt, rssOf, serviceEnv, startFlags, summarise, waitForHealth } from './support.js';
+import { fmt, rssOf, serviceEnv, startCommand, summarise, waitForHealth } from './support.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
@@ -44,7 +44,7 @@ const env = serviceEnv(port, dataDir, {
   RATE_LIMIT_STATUS: '10000000',
   RATE_LIMIT_GENERAL: '10000000',
 });
-const observer = spawn(process.execPath, [...startFlags(ROOT), 'dist/main.js'], { cwd: ROOT, env, stdio: ['ignore', 'ignore', 'inherit'] });
+const observer = spawn(...startCommand(ROOT), { cwd: ROOT, env, stdio: ['ignore', 'ignore', 'inherit'] });
 const base = `http://127.0.0.1:${port}`;
 process.on('exit', () => {
   for (const child of [observer, mcServer]) if (child.exitCode === null) child.kill('SIGTERM');

@@ -16,7 +16,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { sqliteBinding } from '../src/store/sqlite/binding.js';
 import { freePort } from '../scripts/ports.mjs';
-import { serviceEnv, startFlags, waitForHealth } from './support.js';
+import { serviceEnv, startCommand, waitForHealth } from './support.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -46,7 +46,7 @@ async function round(index: number): Promise<{ answered: number; lost: number; s
     const port = await freePort();
     const base = `http://127.0.0.1:${port}`;
     const env = serviceEnv(port, dir, { RATE_LIMIT_STATUS: '10000000', TARGET_PINGS_PER_MINUTE: '100000', NEW_SERVERS_PER_CLIENT_PER_DAY: '1000000', ICMP: 'off' });
-    const service = spawn(process.execPath, [...startFlags(ROOT), 'dist/main.js'], { cwd: ROOT, env, stdio: 'ignore' });
+    const service = spawn(...startCommand(ROOT), { cwd: ROOT, env, stdio: 'ignore' });
     await waitForHealth(base, service);
     const loader = spawn(process.execPath, ['-e', LOADER, base, `kill${index}`, '32'], { stdio: ['ignore', 'pipe', 'inherit'] });
     let out = '';

@@ -33,7 +33,7 @@ import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { buildLegacySqlite, buildPostgres, buildSqlite, type Built, type ScaleSpec } from './scale/data.js';
 import { freePort } from '../scripts/ports.mjs';
-import { fmt, serviceEnv, startFlags } from './support.js';
+import { fmt, serviceEnv, startCommand } from './support.js';
 import { retentionOverDays } from './scale/retention.js';
 import { openStore } from '../src/store/index.js';
 
@@ -112,7 +112,7 @@ async function startService(databaseUrl: string, dir: string) {
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
   const started = performance.now();
-  const child = spawn(process.execPath, [...startFlags(ROOT), 'dist/main.js'], {
+  const child = spawn(...startCommand(ROOT), {
     cwd: ROOT,
     env: serviceEnv(port, dir, { DATABASE_URL: databaseUrl, RATE_LIMIT_GENERAL: '10000000', RATE_LIMIT_STATUS: '10000000' }),
     stdio: ['ignore', 'pipe', 'inherit'],

@@ -38,7 +38,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freePort } from '../scripts/ports.mjs';
-import { memoryCgroup, rssOf, serviceEnv, startFlags, startNodeOptions, summarise, waitForHealth } from './support.js';
+import { commandLineOf, memoryCgroup, rssOf, serviceEnv, startCommand, summarise, waitForHealth } from './support.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
@@ -176,9 +176,9 @@ const observerEnv = serviceEnv(observerPort, dataDir, {
   RATE_LIMIT_GENERAL: '10000000',
   RATE_LIMIT_MEDIA: '10000000',
 });
-// Node's flags exactly as `npm start` passes them (package.json's start script), then any extra.
-const observerArgs = [...startFlags(ROOT), ...(process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean), 'dist/main.js'];
-const observer = spawn(process.execPath, observerArgs, { cwd: ROOT, env: observerEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+// As `npm start` runs it (scripts/start.sh), with any extra node arguments.
+const observerCommand = startCommand(ROOT, (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean));
+const observer = spawn(...observerCommand, { cwd: ROOT, env: observerEnv, stdio: ['ignore', 'pipe', 'pipe'] });
 // What `npm start` does with the logs: they cross a pipe and are read on the other side.
 let logLines = 0;
 let stderrText = '';
@@ -245,7 +245,7 @@ const phases: Phase[] = [
   { name: 'uncached status (a new name per request)', path: `/api/v1/status/{n}.any.observer.test:${mcPort}`, connections: 64, distinct: true },
 ].filter((phase) => phase.name.includes(process.env.BENCH_ONLY ?? ''));
 
-console.log(`== Observer (NODE_OPTIONS=${observerEnv.NODE_OPTIONS ?? ''} node ${observerArgs.join(' ')}, as npm start runs it; default config) vs baseline (Fastify + minecraft-server-util + lru-cache)`);
+console.log(`== Observer (${commandLineOf(observer.pid)}, as npm start runs it; default config) vs baseline (Fastify + minecraft-server-util + lru-cache)`);
 console.log(`   ${ROUNDS} interleaved rounds of ${SECONDS} s per side and phase after a 1 s warm-up; figures are the mean of the rounds\n`);
 
 const results: Record<string, Record<string, Array<Measured>>> = {};
@@ -378,9 +378,8 @@ async function runSmall(): Promise<void> {
     PORT: String(port),
     DATABASE_URL: `sqlite:${join(dataDir, 'small', 'observer.db')}`,
     ...SMALL_CONTAINER.env,
-    NODE_OPTIONS: startNodeOptions(ROOT, SMALL_CONTAINER.env.NODE_OPTIONS),
   };
-  const [command, args] = group.spawnArgs([process.execPath, ...observerArgs]);
+  const [command, args] = group.spawnArgs([observerCommand[0], ...observerCommand[1]]);
   const small = spawn(command, args, { cwd: ROOT, env, stdio: ['ignore', 'ignore', 'pipe'] });
   let smallStderr = '';
   small.stderr.on('data', (chunk: Buffer) => {

@@ -36,7 +36,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Agent, fetch, type RequestInit } from 'undici';
 import { freePort } from '../scripts/ports.mjs';
-import { serviceEnv, startFlags, summarise } from './support.js';
+import { serviceEnv, startCommand, summarise } from './support.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const MINUTES = Number(process.argv[2] ?? 10);
@@ -195,7 +195,7 @@ const mcPort = await new Promise<number>((resolve) => mcServer.once('message', (
 const hostile = await hostileTargets();
 const dataDir = mkdtempSync(join(tmpdir(), 'observer-soak-'));
 const port = await freePort();
-const service = spawn(process.execPath, [...startFlags(ROOT), 'dist/main.js'], {
+const service = spawn(...startCommand(ROOT), {
   cwd: ROOT,
   stdio: ['ignore', 'pipe', 'inherit'],
   // Every loopback target is one IP: the per-target and per-client budgets are out of the way.

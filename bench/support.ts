@@ -7,7 +7,6 @@ import { execFile, execFileSync, type ChildProcess } from 'node:child_process';
 import { appendFileSync, existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 
 const require = createRequire(import.meta.url);
 const autocannonBin = join(dirname(require.resolve('autocannon/package.json')), 'autocannon.js');
@@ -193,36 +192,35 @@ export async function waitForHealth(base: string, child: ChildProcess): Promise<
   throw new Error(`no answer from ${base} within 30 s`);
 }
 
-/** Node's flags exactly as `npm start` passes them (package.json's start script). */
-export function startFlags(root: string): string[] {
-  const startScript = startScriptOf(root);
-  const flags = /\bnode((?: --?[\w-]+(?:=\S+)?)*) dist\/main\.js$/.exec(startScript)?.[1]?.trim().split(' ').filter(Boolean);
-  if (!flags) throw new Error(`cannot read node's flags from the start script: ${startScript}`);
-  return flags;
-}
-
 /**
- * The NODE_OPTIONS `npm start` gives node: the start script's own, then the caller's
- * (`extra`, which win where they repeat a flag).
+ * The command `npm start` runs (scripts/start.sh: node's flags and NODE_OPTIONS, then
+ * dist/main.js), with `nodeArgs` for node; spawned with serviceEnv(), whose PATH finds this
+ * process's node first. The script execs node: the child's pid is the service's.
  */
-export function startNodeOptions(root: string, extra = ''): string {
-  const own = /NODE_OPTIONS=\\?"([^"$\\]*?)\s*\$\{NODE_OPTIONS:-\}\\?"/.exec(startScriptOf(root))?.[1] ?? '';
-  return `${own} ${extra}`.trim();
+export function startCommand(root: string, nodeArgs: readonly string[] = []): [string, string[]] {
+  return ['sh', [join(root, 'scripts/start.sh'), ...nodeArgs]];
 }
 
-function startScriptOf(root: string): string {
-  return (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start;
+/** How a running node process was started: NODE_OPTIONS and its command line (Linux /proc). */
+export function commandLineOf(pid: number | undefined): string {
+  try {
+    const nodeOptions = readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').find((v) => v.startsWith('NODE_OPTIONS='));
+    return [nodeOptions, ...readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')].filter(Boolean).join(' ');
+  } catch {
+    return '(not running)';
+  }
 }
 
 /**
  * The environment a benchmark starts Observer with: the defaults plus only the test network's
  * settings (the loopback DNS server and allowlist, a SQLite file in `dataDir`), then the
  * benchmark's own `settings`, then BENCH_OBSERVER_ENV (`A=1,B=2`) for experiments. NODE_OPTIONS
- * is the start script's, followed by any given here (as `npm start` does).
+ * given here follow the start script's own (it puts them after its own, as with `npm start`).
  */
 export function serviceEnv(port: number, dataDir: string, settings: Record<string, string> = {}): Record<string, string> {
   const env: Record<string, string> = {
-    PATH: process.env.PATH ?? '',
+    // The start script runs `node`: the one running this benchmark.
+    PATH: `${dirname(process.execPath)}:${process.env.PATH ?? ''}`,
     HOME: process.env.HOME ?? '',
     NODE_ENV: 'production',
     HOST: '127.0.0.1',
@@ -236,9 +234,6 @@ export function serviceEnv(port: number, dataDir: string, settings: Record<strin
     const at = pair.indexOf('=');
     env[pair.slice(0, at)] = pair.slice(at + 1);
   }
-  // The start script's NODE_OPTIONS, as `npm start` passes them, then the settings' own.
-  const nodeOptions = startNodeOptions(join(dirname(fileURLToPath(import.meta.url)), '..'), env.NODE_OPTIONS);
-  if (nodeOptions) env.NODE_OPTIONS = nodeOptions;
   return env;
 }
 
