@@ -177,8 +177,8 @@ const observerEnv = serviceEnv(observerPort, dataDir, {
   RATE_LIMIT_MEDIA: '10000000',
 });
 // As `npm start` runs it (scripts/start.sh), with any extra node arguments.
-const observerCommand = startCommand(ROOT, (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean));
-const observer = spawn(...observerCommand, { cwd: ROOT, env: observerEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+const [startBin, startArgs] = startCommand(ROOT, (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean));
+const observer = spawn(startBin, startArgs, { cwd: ROOT, env: observerEnv, stdio: ['ignore', 'pipe', 'pipe'] });
 // What `npm start` does with the logs: they cross a pipe and are read on the other side.
 let logLines = 0;
 let stderrText = '';
@@ -379,7 +379,7 @@ async function runSmall(): Promise<void> {
     DATABASE_URL: `sqlite:${join(dataDir, 'small', 'observer.db')}`,
     ...SMALL_CONTAINER.env,
   };
-  const [command, args] = group.spawnArgs([observerCommand[0], ...observerCommand[1]]);
+  const [command, args] = group.spawnArgs([startBin, ...startArgs]);
   const small = spawn(command, args, { cwd: ROOT, env, stdio: ['ignore', 'ignore', 'pipe'] });
   let smallStderr = '';
   small.stderr.on('data', (chunk: Buffer) => {

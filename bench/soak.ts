@@ -75,6 +75,7 @@ function rssOf(pid: number): number {
 
 /** The longest event-loop delay seen in any scrape so far, in seconds. */
 let longestPause = 0;
+
 /** One scrape of /metrics (prom-client resets its event-loop histogram per scrape: every scrape notes its maximum). */
 async function scrape(base: string): Promise<string> {
   const text = await (await fetch(`${base}/metrics`, { headers: { authorization: `Bearer ${TOKEN}` } })).text();
@@ -104,8 +105,7 @@ interface Figures {
   fds: number;
 }
 
-/** Full collections V8 made so far. */
-const majorCollections = (text: string) => valueOf(text, 'nodejs_gc_duration_seconds_count{kind="major"}') || 0;
+/** Full collections V8 had made by the last figures. */
 let majorsBefore = 0;
 
 /** The figures at the end of a period; heap used at that moment and the period's full collections are printed, not judged. */
@@ -114,8 +114,9 @@ async function figures(base: string, pid: number): Promise<{ judged: Figures; he
   const loopP99 = await metric(base, 'nodejs_eventloop_lag_p99_seconds');
   const text = await scrape(base);
   const judged = { rss: rssOf(pid), heapLive: valueOf(text, 'observer_heap_live_bytes'), loopP99, fds: valueOf(text, 'process_open_fds') };
-  const majors = majorCollections(text) - majorsBefore;
-  majorsBefore += majors;
+  const majorsNow = valueOf(text, 'nodejs_gc_duration_seconds_count{kind="major"}') || 0;
+  const majors = majorsNow - majorsBefore;
+  majorsBefore = majorsNow;
   return { judged, heapNow: valueOf(text, 'nodejs_heap_size_used_bytes'), majors };
 }
 
