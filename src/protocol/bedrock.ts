@@ -12,7 +12,7 @@
  *   MOTD line 2 (level name);game mode;game mode number;IPv4 port;IPv6 port;
  */
 import { randomBytes } from 'node:crypto';
-import type { PingResult } from '../core/types.js';
+import { withLatency, type PingResult } from '../core/types.js';
 import { ProbeError } from '../core/errors.js';
 import { cleanServerText, formatMotd } from '../motd/index.js';
 import { ByteReader, invalid } from './codec.js';
@@ -209,7 +209,7 @@ export async function queryBedrockStatus(connection: DatagramConnection, now: ()
     if (pingedAt === undefined) continue;
     const latency = now() - pingedAt;
     const ad = parseServerId(pong.serverId);
-    return { ...bedrockAdvertisementToResult(ad, pong.serverGuid), latencyMs: roundLatency(latency) };
+    return withLatency(bedrockAdvertisementToResult(ad, pong.serverGuid), roundLatency(latency));
   }
 }
 

@@ -12,7 +12,7 @@
  * Every packet is framed as VarInt length (of packet ID + data), VarInt packet ID, data;
  * status packets are never compressed.
  */
-import type { PingResult, PlayerSample } from '../core/types.js';
+import { withLatency, type PingResult, type PlayerSample } from '../core/types.js';
 import { ProbeError } from '../core/errors.js';
 import { cleanServerText, formatMotd } from '../motd/index.js';
 import {
@@ -251,7 +251,7 @@ export async function queryJavaStatus(
   } catch {
     // No usable pong before the wait or the deadline ran out: the status stands.
   }
-  return { ...status, latencyMs: roundLatency(latency) };
+  return withLatency(status, roundLatency(latency));
 }
 
 /**

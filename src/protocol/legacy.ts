@@ -17,7 +17,7 @@
  *   1.4+:    `§1\0<protocol>\0<version>\0<motd>\0<online>\0<max>`
  *   pre-1.4: `<motd>§<online>§<max>` (the MOTD may itself contain `§`, so split from the right)
  */
-import type { PingResult } from '../core/types.js';
+import { withLatency, type PingResult } from '../core/types.js';
 import { cleanServerText, formatMotd } from '../motd/index.js';
 import { decodeUtf16BE, encodeUtf16BE, invalid, type StreamDecoderResult } from './codec.js';
 import { probe, roundLatency, type HandshakeTarget, type ProbeOptions, type ProbeTarget } from './target.js';
@@ -133,7 +133,7 @@ export async function queryLegacyStatus(connection: StreamConnection, target: Ha
   connection.write(encodeLegacyPing(target.hostname, target.port));
   const text = await connection.read(readLegacyKick);
   const latency = now() - started;
-  return { ...legacyStatusToResult(parseLegacyKickText(text)), latencyMs: roundLatency(latency) };
+  return withLatency(legacyStatusToResult(parseLegacyKickText(text)), roundLatency(latency));
 }
 
 /** Pings a pre-1.7 Java server (modern servers answer this too). Rejects only with ProbeError. */

@@ -83,7 +83,10 @@ export function parseAddress(input: string): ParsedAddress {
   }
   if (hostPart === '') throw new InvalidAddressError('The address has no host before the port.');
   if (hostPart.includes('%')) throw new InvalidAddressError('Zone identifiers ("%...") are not accepted.');
-  return { ...parseHost(hostPart), port };
+  // Built in one shape with the literals above: on Node 20 a property added after a spread
+  // gives each object a hidden class of its own.
+  const { host, kind } = parseHost(hostPart);
+  return { host, port, kind };
 }
 
 function parseBracketed(input: string): ParsedAddress {

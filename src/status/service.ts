@@ -486,7 +486,8 @@ export class StatusService implements StatusLookup {
       if (error instanceof HostNotFoundError || error instanceof TargetRefusedError) throw error;
       if (error instanceof ObserverError && error.statusCode < 500) throw error;
       const failure = this.publicError(error, 'resolving');
-      return this.stamp({ ...base, ...failure, ...(query ? { queryResult: { ...failure } } : {}) });
+      if (query) base.queryResult = { ...failure };
+      return this.stamp(Object.assign(base, failure));
     }
     base.query.port = target.port;
     base.srvRecord = target.srvRecord;
@@ -506,17 +507,15 @@ export class StatusService implements StatusLookup {
     const queryDone = queried ? settleWithin(queried, QUERY_GRACE_MS, { error: ERROR_MESSAGES.timeout, error_code: 'timeout' as const }) : null;
     base.icmp = icmp ? await settleWithin(icmp, ICMP_GRACE_MS, false) : null;
     if (queryDone) base.queryResult = await queryDone;
-    if (!result) return this.stamp({ ...base, ...this.publicError(failure, 'pinging') });
-    return this.stamp({
-      ...result.extra,
-      ...base,
-      online: true,
-      version: result.version,
-      players: result.players,
-      motd: result.motd,
-      favicon: result.favicon,
-      roundTripLatency: roundLatency(result.latencyMs),
-    });
+    if (!result) return this.stamp(Object.assign(base, this.publicError(failure, 'pinging')));
+    base.online = true;
+    base.version = result.version;
+    base.players = result.players;
+    base.motd = result.motd;
+    base.favicon = result.favicon;
+    base.roundTripLatency = roundLatency(result.latencyMs);
+    // The protocol's own fields (mods, Bedrock's GUID, ...) never share a name with the above.
+    return this.stamp(Object.assign(base, result.extra));
   }
 
   /**
