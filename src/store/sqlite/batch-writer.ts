@@ -82,8 +82,27 @@ export function createSqliteBatchWriter(database: SqliteConnection): (batch: Wri
     for (const check of batch.checks) {
       const row = checkRow(check);
       const { sid } = servers.upsert.get(row) as { sid: number };
-      const values = { ...row, sid, playersN: row.checkPlayers === null ? 0 : 1, playersSum: row.checkPlayers ?? 0 };
-      if (servers.insertCheck.run(values).changes === 1) servers.addToHour.run(values);
+      // Each statement gets an object of its own parameters, built as a literal: the binding
+      // reads every named parameter from it, and a spread plus new properties would give each
+      // object a hidden class of its own on Node 20.
+      const inserted = servers.insertCheck.run({
+        sid,
+        checkedAt: row.checkedAt,
+        online: row.online,
+        checkPlayers: row.checkPlayers,
+        checkPlayersMax: row.checkPlayersMax,
+        latencyMs: row.latencyMs,
+      });
+      if (inserted.changes === 1) {
+        servers.addToHour.run({
+          sid,
+          hour: row.hour,
+          online: row.online,
+          playersN: row.checkPlayers === null ? 0 : 1,
+          playersSum: row.checkPlayers ?? 0,
+          checkPlayers: row.checkPlayers,
+        });
+      }
     }
     for (const lookup of batch.lookups) {
       if (lookups.insert.run(lookup).changes === 1) lookups.addClient.run(lookup.server_id);
