@@ -74,8 +74,8 @@ HEALTHCHECK --interval=30s --timeout=5s --start-period=30s --retries=3 \
 ENTRYPOINT ["/usr/local/bin/observer-entrypoint"]
 # The heap limit of the start script; NODE_OPTIONS given to the container replaces it (docs/container.md).
 ENV NODE_OPTIONS=--max-old-space-size=512
-# Node 26's V8 pools the pages a collection frees before giving them back, and at idle kept
-# them: --memory-pool-timeout=1 gives them back after a second (about 30 MiB of RSS at idle and
-# after load; docs/performance.md#the-start-scripts-flags). Node 20 to 24 refuse the flag,
-# hence here and not in the start script.
+# The flags scripts/start.sh gives node on Node 26 (the image carries no scripts/ and always
+# runs Node 26): --memory-pool-timeout=1 makes V8 give the pages a collection frees back after
+# a second instead of pooling them (about 30 MiB of RSS at idle and after load;
+# docs/performance.md#the-start-scripts-flags).
 CMD ["node", "--max-semi-space-size=16", "--expose-gc", "--memory-pool-timeout=1", "dist/main.js"]
