@@ -62,9 +62,8 @@ export interface PingResult {
 }
 
 /**
- * A protocol's result with its latency. Built as one literal, not as a spread plus `latencyMs`:
- * on Node 20 a property added after a spread gives every object a hidden class of its own
- * (memory, and slower property reads wherever the object goes).
+ * A protocol's result with its latency, as one literal: a spread plus `latencyMs` gives a
+ * hidden class per object on Node 20 (docs/performance.md, "Kept objects in one shape").
  */
 export function withLatency(result: Omit<PingResult, 'latencyMs'>, latencyMs: number): PingResult {
   return { version: result.version, players: result.players, motd: result.motd, favicon: result.favicon, latencyMs, extra: result.extra };

@@ -83,8 +83,8 @@ export function parseAddress(input: string): ParsedAddress {
   }
   if (hostPart === '') throw new InvalidAddressError('The address has no host before the port.');
   if (hostPart.includes('%')) throw new InvalidAddressError('Zone identifiers ("%...") are not accepted.');
-  // Built in one shape with the literals above: on Node 20 a property added after a spread
-  // gives each object a hidden class of its own.
+  // A literal, not a spread plus a property: that gives a hidden class per object on Node 20
+  // (docs/performance.md, "Kept objects in one shape").
   const { host, kind } = parseHost(hostPart);
   return { host, port, kind };
 }

@@ -82,9 +82,9 @@ export function createSqliteBatchWriter(database: SqliteConnection): (batch: Wri
     for (const check of batch.checks) {
       const row = checkRow(check);
       const { sid } = servers.upsert.get(row) as { sid: number };
-      // Each statement gets an object of its own parameters, built as a literal: the binding
-      // reads every named parameter from it, and a spread plus new properties would give each
-      // object a hidden class of its own on Node 20.
+      // Each statement gets a literal of its own parameters, which the binding reads by name: a
+      // spread of the row plus properties gives a hidden class per object on Node 20
+      // (docs/performance.md, "Kept objects in one shape").
       const inserted = servers.insertCheck.run({
         sid,
         checkedAt: row.checkedAt,
