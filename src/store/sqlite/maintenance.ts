@@ -1,7 +1,7 @@
 /**
  * Retention on SQLite from the main thread's side: it asks the writer for one short step at a
  * time (retention.ts), each holding it, and group commits waiting for it get it in between. Then it gives the pages retention freed back to the file system, a few at
- * a time, so the file shrinks instead of keeping its largest size.
+ * a time, and checkpoints, so the file shrinks instead of keeping its largest size.
  */
 import type { Maintenance, Removed, RetentionCutoffs } from '../maintenance.js';
 import type { SqliteDialect } from './dialect.js';
@@ -33,6 +33,9 @@ export function sqliteMaintenance(withWriter: SqliteDialect['withWriter']): Main
         if (left === 0 || left >= free) break;
         free = left;
       }
+      // The file is cut to its new size when the log is next copied into it, which the writer
+      // otherwise does only once a thousand pages of later commits fill the log.
+      if (!signal.aborted) await step({ op: 'checkpoint' });
       return removed;
     },
   };

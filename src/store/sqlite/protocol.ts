@@ -43,6 +43,8 @@ export type SqliteRequest =
   | ({ op: 'history' } & HistoryRequest)
   /** Gives up to `pages` free pages back to the file system; answers the free pages left. */
   | { op: 'vacuum'; pages: number }
+  /** Copies the write-ahead log into the file (and so cuts the file to its size): a passive checkpoint. */
+  | { op: 'checkpoint' }
   | { op: 'close' };
 
 export interface QueryAnswer {

@@ -58,6 +58,9 @@ function handle(request: SqliteRequest): unknown {
       return (readHistory ??= createHistoryReader(database))(request);
     case 'vacuum':
       return vacuumStep(database, request.pages);
+    case 'checkpoint':
+      database.pragma('wal_checkpoint(PASSIVE)');
+      return null;
     case 'close':
       statements.clear();
       database.close();
