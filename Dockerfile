@@ -72,8 +72,10 @@ HEALTHCHECK --interval=30s --timeout=5s --start-period=30s --retries=3 \
 # node, which stops accepting, finishes the requests in flight and exits 0. The young
 # generation size is the one `npm start` uses.
 ENTRYPOINT ["/usr/local/bin/observer-entrypoint"]
-# The heap limit of the start script; NODE_OPTIONS given to the container replaces it (docs/container.md).
-ENV NODE_OPTIONS=--max-old-space-size=512
+# The heap limit and the malloc arenas of the start script; NODE_OPTIONS or MALLOC_ARENA_MAX
+# given to the container replace them (docs/container.md).
+ENV NODE_OPTIONS=--max-old-space-size=512 \
+    MALLOC_ARENA_MAX=2
 # The flags scripts/start.sh gives node on Node 26 (the image carries no scripts/ and always
 # runs Node 26): --memory-pool-timeout=1 makes V8 give the pages a collection frees back after
 # a second instead of pooling them (about 30 MiB of RSS at idle and after load;
