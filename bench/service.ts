@@ -8,8 +8,9 @@
  * TARGET_ALLOWLIST, TRUST_PROXY, rate limits raised out of the way, a temporary SQLite file).
  * Beside it runs bench/baseline/server.mjs (Fastify 5 + minecraft-server-util + lru-cache),
  * and a canned-bytes Java status server (bench/minimal-server.ts) that both ping. Load comes
- * from bench/load-worker.mjs (autocannon) in a child process, one side at a time, in
- * interleaved rounds (Observer, baseline, Observer, baseline, …):
+ * from bench/load-worker.mjs (autocannon) in a child process, one side at a time, in rounds
+ * whose first side alternates (Observer, baseline; baseline, Observer; …), each round's two
+ * runs compared with each other:
  *   - health          GET /api/v1/status
  *   - cached status   GET /api/v1/status/<one name>:<port>
  *   - uncached status GET /api/v1/status/<n>.any.observer.test:<port>, a new name per request
@@ -28,7 +29,7 @@
  * same loads, and the bench prints its failures, whether it survived and what the group used
  * (skipped, with the reason, where no cgroup can be made; BENCH_CGROUP=0 skips it).
  *
- * Environment knobs: BENCH_ROUNDS (2), BENCH_SECONDS (5), BENCH_SKIP_BUILD=1,
+ * Environment knobs: BENCH_ROUNDS (4), BENCH_SECONDS (3), BENCH_SKIP_BUILD=1,
  * BENCH_ONLY=<phase name part>, BENCH_OBSERVER_ENV (extra settings, `A=1,B=2`),
  * BENCH_NODE_ARGS (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`), BENCH_IDLE_SECONDS, BENCH_CGROUP.
  */
@@ -41,8 +42,8 @@ import { freePort } from '../scripts/ports.mjs';
 import { commandLineOf, memoryCgroup, rssOf, serviceEnv, startCommand, summarise, waitForHealth } from './support.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
-const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 4);
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
 const DNS = '127.0.0.1:5353';
 const IDLE_SECONDS = Number(process.env.BENCH_IDLE_SECONDS ?? 20);
 const SETTLE_SECONDS = Number(process.env.BENCH_SETTLE_SECONDS ?? 10);
@@ -246,7 +247,10 @@ const phases: Phase[] = [
 ].filter((phase) => phase.name.includes(process.env.BENCH_ONLY ?? ''));
 
 console.log(`== Observer (${commandLineOf(observer.pid)}, as npm start runs it; default config) vs baseline (Fastify + minecraft-server-util + lru-cache)`);
-console.log(`   ${ROUNDS} interleaved rounds of ${SECONDS} s per side and phase after a 1 s warm-up; figures are the mean of the rounds\n`);
+console.log(
+  `   ${ROUNDS} rounds of ${SECONDS} s per side and phase after a 1 s warm-up, the side that goes first alternating; ` +
+    `figures are the mean of the rounds, the ratio the geometric mean of each round's\n`,
+);
 
 const results: Record<string, Record<string, Array<Measured>>> = {};
 let runId = 0;
@@ -257,7 +261,10 @@ for (const phase of phases) {
     await runLoad(phase.distinct ? { ...opts, distinct: `w${runTag}${runId++}` } : opts);
   }
   for (let round = 0; round < ROUNDS; round++) {
-    for (const side of sides) {
+    // Which side goes first alternates (Observer, baseline; baseline, Observer; ...): a round's
+    // two runs are next to each other in time, so a drift of the shared machine's speed, or an
+    // edge of going first or second, weighs on both sides alike.
+    for (const side of round % 2 === 0 ? sides : [...sides].reverse()) {
       // Keep the cached target fresh (a HIT, not STALE) whatever the earlier phases took.
       if (phase.path === cachedPath) await (await fetch(side.base + cachedPath)).arrayBuffer();
       const opts = { url: side.base + phase.path, connections: phase.connections, seconds: SECONDS };
@@ -321,9 +328,14 @@ for (const phase of phases) {
     `  at the target's ${fmt(targetRate)} req/s this machine leaves Observer ${fmt((CORES * 1e6) / targetRate - rest.observer!)} µs of CPU ` +
       `per request (it spends ${fmt(cpuPerRequest.observer!)}, the baseline ${fmt(cpuPerRequest.baseline!)}), ${fmt(1e6 / targetRate)} µs of it on one thread`,
   );
-  const ratio = rps.observer! / rps.baseline!;
+  // Each round's two runs compared with each other, then the geometric mean of those ratios.
+  const roundRatios = results[phase.name]!.observer!.map((r, i) => r.rps / results[phase.name]!.baseline![i]!.rps);
+  const ratio = Math.exp(mean(roundRatios.map(Math.log)));
   const { text, floor } = targets[phase.name]!;
-  console.log(`  ratio observer / baseline: ${fmt(ratio, 2)}x (target ${text}; floor >= ${fmt(floor, 2)}: ${ratio >= floor ? 'held' : 'MISSED'})`);
+  console.log(
+    `  ratio observer / baseline: ${fmt(ratio, 2)}x (target ${text}; floor >= ${fmt(floor, 2)}: ${ratio >= floor ? 'held' : 'MISSED'}); ` +
+      `by round ${roundRatios.map((r) => fmt(r, 2)).join(', ')}`,
+  );
   // On a shared machine the load generator or a neighbour may set the pace; CPU time per
   // request is what each service itself spends, whoever is the limit.
   console.log(`  CPU per request, baseline / observer: ${fmt(cpuPerRequest.baseline! / cpuPerRequest.observer!, 2)}x (above 1: Observer spends less)\n`);
