@@ -16,7 +16,8 @@
  *   - uncached status GET /api/v1/status/<n>.any.observer.test:<port>, a new name per request
  *                     (dnsmasq answers every *.any.observer.test with 127.0.0.1)
  * Prints requests/s, p50 and p99 latency, the peak RSS of each service during each phase, the
- * CPU time each service spent per request (robust to a noisy shared machine), the pings the
+ * CPU time each service spent per request (robust to a noisy shared machine; it includes what a
+ * run left the service to finish, and the next run waits for that), the pings the
  * status server answered, the ratios, and how busy the machine was: the CPU the rest of it
  * (load generator, status server, dnsmasq, kernel) spent per request, and so the CPU per
  * request a service may spend at the target's rate on this machine. All traffic stays on
@@ -120,7 +121,23 @@ function dnsmasqPid(): number | undefined {
   }
 }
 
-type Measured = LoadResult & { peakRss: number; pings: number; cpuMs: number; machineMs: number; seconds: number; helpersMs: number };
+/**
+ * Waits until a process has finished what its last load left it (queued history writes, the
+ * collector's work): its CPU over 100 ms under 5 ms, or 3 s. Its CPU meanwhile counts towards
+ * the requests that caused it, and the next run, of either side, starts with it quiet.
+ */
+async function settled(pid: number | undefined): Promise<void> {
+  const until = performance.now() + 3000;
+  for (let last = cpuMsOf(pid); performance.now() < until; ) {
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const now = cpuMsOf(pid);
+    if (!(now - last >= 5)) return;
+    last = now;
+  }
+}
+
+/** cpuMs: the side's CPU for the run and what it left to finish; cpuDuringMs: during the run only. */
+type Measured = LoadResult & { peakRss: number; pings: number; cpuMs: number; cpuDuringMs: number; machineMs: number; seconds: number; helpersMs: number };
 
 /**
  * Load on one side while sampling its RSS; returns the load figures, the peak RSS seen and the
@@ -141,11 +158,13 @@ async function measure(side: Side, options: Parameters<typeof runLoad>[0]): Prom
   }, 100);
   try {
     const result = await runLoad(options);
-    const cpuMs = cpuMsOf(side.child.pid) - cpuBefore;
+    const cpuDuringMs = cpuMsOf(side.child.pid) - cpuBefore;
     const machineMs = machineBusyMs() - machineBefore;
     const seconds = (performance.now() - startedAt) / 1000;
     const helpersMs = helpers() - helpersBefore;
-    return { ...result, peakRss, pings: (await pingsAnswered()) - pingsBefore, cpuMs, machineMs, seconds, helpersMs };
+    await settled(side.child.pid);
+    const cpuMs = cpuMsOf(side.child.pid) - cpuBefore;
+    return { ...result, peakRss, pings: (await pingsAnswered()) - pingsBefore, cpuMs, cpuDuringMs, machineMs, seconds, helpersMs };
   } finally {
     clearInterval(sampler);
   }
@@ -316,7 +335,7 @@ for (const phase of phases) {
     const sum = (pick: (r: Measured) => number) => list.reduce((n, r) => n + pick(r), 0);
     const perRequest = (ms: number) => (ms * 1000) / sum((r) => r.total);
     const busy = sum((r) => r.machineMs) / (sum((r) => r.seconds) * 1000 * CORES);
-    rest[side.name] = perRequest(sum((r) => r.machineMs - r.cpuMs));
+    rest[side.name] = perRequest(sum((r) => r.machineMs - r.cpuDuringMs));
     console.log(
       `  ${side.name.padEnd(9)} machine ${fmt(busy * 100)}% busy (${CORES} cores); CPU per request outside the service: ` +
         `load ${fmt(perRequest(sum((r) => r.loadCpuMs)))} µs, status server + dnsmasq ${fmt(perRequest(sum((r) => r.helpersMs)))} µs, ` +
