@@ -268,7 +268,7 @@ const phases: Phase[] = [
 console.log(`== Observer (${commandLineOf(observer.pid)}, as npm start runs it; default config) vs baseline (Fastify + minecraft-server-util + lru-cache)`);
 console.log(
   `   ${ROUNDS} rounds of ${SECONDS} s per side and phase after a 1 s warm-up, the side that goes first alternating; ` +
-    `figures are the mean of the rounds, the ratio the geometric mean of each round's\n`,
+    `figures are the mean of the rounds, the ratio the geometric mean of the rounds' own ratios\n`,
 );
 
 const results: Record<string, Record<string, Array<Measured>>> = {};
