@@ -131,6 +131,7 @@ async function settled(pid: number | undefined): Promise<void> {
   for (let last = cpuMsOf(pid); performance.now() < until; ) {
     await new Promise((resolve) => setTimeout(resolve, 100));
     const now = cpuMsOf(pid);
+    // Under 5 ms, or NaN: a process that has exited is quiet too.
     if (!(now - last >= 5)) return;
     last = now;
   }

@@ -9,13 +9,14 @@ import { join } from 'node:path';
 import { afterAll, expect, it } from 'vitest';
 import { openStore, type CheckRecord } from '../../src/store/index.js';
 import { FakeClock } from '../support/clock.js';
+import { sampleCheck } from './sample-check.js';
 
 const DAY = 24 * 60 * 60 * 1000;
 const dir = mkdtempSync(join(tmpdir(), 'observer-file-size-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 function check(serverId: string, checkedAt: number): CheckRecord {
-  return { serverId, edition: 'java', host: `${serverId}.example.com`, port: 25565, checkedAt, online: true, playersOnline: 3, playersMax: 20, latencyMs: 5 };
+  return { ...sampleCheck(0), serverId, checkedAt };
 }
 
 it('shrinks the database file in the retention pass that forgets most servers, with the store still open', async () => {
