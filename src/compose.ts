@@ -23,6 +23,7 @@ import { RedisStatusCache } from './status/redis-cache.js';
 import { openStore, type RetentionReport, type StoreOptions } from './store/index.js';
 import type { Store } from './store/types.js';
 import { createWatches, type WatchTiming } from './watch/index.js';
+import type { AbortLike } from './core/deadline.js';
 
 export interface ComposeOptions {
   clock?: Clock;
@@ -30,7 +31,7 @@ export interface ComposeOptions {
   /** Requests slower than this are logged as warnings (default 1000 ms); for tests. */
   slowRequestMs?: number;
   /** ICMP echo; an IcmpPinger (raw sockets) per the ICMP setting unless given (null turns it off). */
-  icmp?: ((ip: string, signal: AbortSignal) => Promise<boolean | null>) | null;
+  icmp?: ((ip: string, signal: AbortLike) => Promise<boolean | null>) | null;
   /** The history store's group commit (window, rows per window), for tests; HISTORY_BUFFER_MAX still bounds it. */
   writes?: NonNullable<StoreOptions['writes']>;
   /** Watch timing below a minute, for tests: check interval, retries, rechecks, ticks of the loops. */
@@ -81,7 +82,7 @@ function icmpEcho(config: Config, options: ComposeOptions, log: BackgroundLog) {
       ? new IcmpPinger({ timeoutMs: Math.min(2000, config.pingTimeoutMs), onError: (error) => log.error(error, 'icmp') })
       : null;
   const mode = pinger?.start() ?? { mode: options.icmp === undefined ? 'off' : 'injected', detail: '' };
-  const echo = options.icmp !== undefined ? options.icmp : pinger && ((ip: string, signal: AbortSignal) => pinger.echo(ip, signal));
+  const echo = options.icmp !== undefined ? options.icmp : pinger && ((ip: string, signal: AbortLike) => pinger.echo(ip, signal));
   return { pinger, mode, echo };
 }
 

@@ -1,6 +1,7 @@
 import { ProbeError } from '../core/errors.js';
 import type { PingResult } from '../core/types.js';
 import type { TcpConnector, UdpConnector } from './transport.js';
+import type { AbortLike } from '../core/deadline.js';
 
 /** What a protocol client needs to query one server. */
 export interface ProbeTarget {
@@ -13,7 +14,7 @@ export interface ProbeTarget {
    */
   hostname: string;
   /** The deadline of the whole query. When it aborts, the probe fails with `timeout`. */
-  signal: AbortSignal;
+  signal: AbortLike;
 }
 
 /** What the Java and legacy handshakes announce. */
@@ -39,7 +40,7 @@ export function roundLatency(ms: number): number {
  * failure becomes a ProbeError. The one shape of pingJava, pingLegacy and pingBedrock.
  */
 export async function probe<C extends { close(): void }>(
-  connect: (options: { ip: string; port: number; signal: AbortSignal }) => Promise<C>,
+  connect: (options: { ip: string; port: number; signal: AbortLike }) => Promise<C>,
   target: ProbeTarget,
   query: (connection: C) => Promise<PingResult>,
 ): Promise<PingResult> {

@@ -2,8 +2,8 @@
  * TCP and UDP transports for the protocol clients.
  *
  * One transport object wraps one socket for one probe. It connects to an IP literal only (it
- * never resolves a name), runs under the probe's `AbortSignal` (the deadline of the whole
- * query), counts every byte received against a total cap (1 MiB by default) and destroys its
+ * never resolves a name), runs under the probe's abort signal (the deadline of the whole
+ * query: an AbortSignal or the service's Deadline), counts every byte received against a total cap (1 MiB by default) and destroys its
  * socket on every exit path: success (`close()`), error, cap exceeded, remote close, timeout
  * and abort. Its abort listener is removed on each of those paths too.
  *
@@ -17,13 +17,14 @@ import net from 'node:net';
 import ipaddr from 'ipaddr.js';
 import { ProbeError, type ProbeFailure } from '../core/errors.js';
 import { MAX_RESPONSE_BYTES, type StreamDecoder } from './codec.js';
+import type { AbortLike } from '../core/deadline.js';
 
 export interface Endpoint {
   /** An already-checked IP literal, v4 or v6. */
   ip: string;
   port: number;
   /** Deadline of the whole query; aborting it ends the transport with `timeout`. */
-  signal: AbortSignal;
+  signal: AbortLike;
   /** Total bytes this connection may receive; default 1 MiB. */
   maxBytes?: number;
 }
@@ -178,7 +179,7 @@ function rejectWaiters(
 class TcpConnection implements StreamConnection {
   private readonly socket: net.Socket;
   private readonly maxBytes: number;
-  private readonly signal: AbortSignal;
+  private readonly signal: AbortLike;
   private chunks: Buffer[] = [];
   private buffered = 0;
   private received = 0;
@@ -361,7 +362,7 @@ function sameAddress(a: string, b: string): boolean {
 class UdpConnection implements DatagramConnection {
   private readonly socket: dgram.Socket;
   private readonly maxBytes: number;
-  private readonly signal: AbortSignal;
+  private readonly signal: AbortLike;
   private readonly ip: string;
   private readonly port: number;
   private queue: Buffer[] = [];

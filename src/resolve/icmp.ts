@@ -18,6 +18,7 @@ import { isIP } from 'node:net';
 import raw from '@neuralegion/raw-socket';
 import ipaddr from 'ipaddr.js';
 import { LRUCache } from 'lru-cache';
+import type { AbortLike } from '../core/deadline.js';
 
 /** The part of a raw-socket the pinger uses (tests inject stand-ins for hostile cases). */
 export interface IcmpSocket {
@@ -106,7 +107,7 @@ export class IcmpPinger {
    * True when `ip` answered an echo, false when it did not within the wait (or `signal`
    * aborted first), null when ICMP is not available to the process for its family.
    */
-  echo(ip: string, signal?: AbortSignal): Promise<boolean | null> {
+  echo(ip: string, signal?: AbortLike): Promise<boolean | null> {
     const family = isIP(ip);
     if (family === 0 || ip.includes('%')) return Promise.reject(new TypeError('echo needs an IPv4 or IPv6 address'));
     if (signal?.aborted) return Promise.resolve(false);

@@ -32,6 +32,7 @@ import { InvalidAddressError, HostNotFoundError, ProbeError, TargetRefusedError 
 import type { QueryMode, SrvRecord } from '../core/types.js';
 import { defaultPort, parseDnsName, type ParsedAddress } from './address.js';
 import type { AddressGuard } from './guard.js';
+import type { AbortLike } from '../core/deadline.js';
 
 export interface ResolvedTarget {
   /** Host name for the handshake: the SRV target when SRV was used, as the vanilla client does. */
@@ -109,7 +110,7 @@ export class TargetResolver {
     if (opts.dnsServers.length > 0) this.channel.setServers([...opts.dnsServers]);
   }
 
-  async resolve(address: ParsedAddress, mode: QueryMode, signal: AbortSignal): Promise<ResolvedTarget> {
+  async resolve(address: ParsedAddress, mode: QueryMode, signal: AbortLike): Promise<ResolvedTarget> {
     if (signal.aborted) throw new ProbeError('timeout', { cause: signal.reason });
 
     if (address.kind !== 'hostname') {
@@ -143,7 +144,7 @@ export class TargetResolver {
     resolver: dns.Resolver,
     address: ParsedAddress,
     mode: QueryMode,
-    signal: AbortSignal,
+    signal: AbortLike,
   ): Promise<ResolvedTarget> {
     const srvName = MINECRAFT_SRV_PREFIX + address.host;
     // The name's own A/AAAA are looked up alongside SRV so a missing SRV costs no extra round trip;
@@ -178,7 +179,7 @@ export class TargetResolver {
     resolver: dns.Resolver,
     srvName: string,
     records: DnsSrvRecord[],
-    signal: AbortSignal,
+    signal: AbortLike,
   ): Promise<ResolvedTarget> {
     const chosen = chooseSrv(records);
     if (chosen === null) {
@@ -225,7 +226,7 @@ export class TargetResolver {
    * The TXT records of `name` (each record's strings joined), through the same DNS servers;
    * none when the name has no TXT record. A failing look-up is ProbeError('dns_failure').
    */
-  async txt(name: string, signal: AbortSignal): Promise<string[]> {
+  async txt(name: string, signal: AbortLike): Promise<string[]> {
     const answer = await Promise.race([
       settle(this.channel.resolveTxt(name)),
       new Promise<never>((_, reject) => {
@@ -242,7 +243,7 @@ export class TargetResolver {
    * The name `name` is an alias of (its CNAME record's target), or null when it is no alias.
    * A failing look-up is ProbeError('dns_failure').
    */
-  async cname(name: string, signal: AbortSignal): Promise<string | null> {
+  async cname(name: string, signal: AbortLike): Promise<string | null> {
     const answer = await Promise.race([
       settle(this.channel.resolveCname(name)),
       new Promise<never>((_, reject) => {
@@ -303,7 +304,7 @@ function settle<T>(promise: Promise<T>): Promise<Lookup<T>> {
   );
 }
 
-function throwIfAborted(signal: AbortSignal): void {
+function throwIfAborted(signal: AbortLike): void {
   if (signal.aborted) throw new ProbeError('timeout', { cause: signal.reason });
 }
 

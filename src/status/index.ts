@@ -9,6 +9,7 @@ import { StatusService, type StatusObserver, type StatusServiceDeps } from './se
 import { NewServerAllowance, TargetBudget } from './budgets.js';
 import type { WindowCounter } from '../core/rate-window.js';
 import { cacheBudget } from '../core/cache-budget.js';
+import type { AbortLike } from '../core/deadline.js';
 
 export { StatusService, STALE_WHILE_REVALIDATE_MS, SATURATION_STALE_MS } from './service.js';
 export type { StatusServiceDeps, PingFunction, ProbeTarget, StatusObserver } from './service.js';
@@ -36,7 +37,7 @@ export interface StatusServiceOptions {
   store?: Store | null;
   cache?: StatusCache;
   /** ICMP echo (compose.ts wires an IcmpPinger's `echo`); none when unset or null. */
-  icmp?: ((ip: string, signal: AbortSignal) => Promise<boolean | null>) | null;
+  icmp?: ((ip: string, signal: AbortLike) => Promise<boolean | null>) | null;
   onError?: (error: unknown, context: string) => void;
   /** Metrics hooks (pings, cache results). */
   observe?: StatusObserver;

@@ -9,7 +9,6 @@
  *    old is served stale instead of queueing; with none, the request fails fast with 503;
  *  - concurrent requests for one target share one ping (a Map of promises, deleted on settle).
  */
-import { getEventListeners } from 'node:events';
 import { LRUCache } from 'lru-cache';
 import {
   ERROR_MESSAGES,
@@ -23,6 +22,7 @@ import {
   type ErrorCode,
 } from '../core/errors.js';
 import type { Clock } from '../core/clock.js';
+import { Deadline, type AbortLike } from '../core/deadline.js';
 import { settleWithin } from '../core/settle-within.js';
 import { roundLatency, type ProbeTarget } from '../protocol/target.js';
 import { editionOf, offlineStatus, type PingResult, type QueryMode, type ServerStatus } from '../core/types.js';
@@ -58,12 +58,12 @@ interface PingJob {
 export type PingFunction = (target: ProbeTarget) => Promise<PingResult>;
 
 export interface StatusServiceDeps {
-  resolver: { resolve(address: ParsedAddress, mode: QueryMode, signal: AbortSignal): Promise<ResolvedTarget> };
+  resolver: { resolve(address: ParsedAddress, mode: QueryMode, signal: AbortLike): Promise<ResolvedTarget> };
   ping: Record<QueryMode, PingFunction>;
   /** Query (GS4 full stat) over UDP, for lookups with `query`; without it they get `queryResult.error`. */
   queryServer?: (target: ProbeTarget) => Promise<QueryResult>;
   /** One ICMP echo; null when ICMP is unavailable. */
-  icmp?: (ip: string, signal: AbortSignal) => Promise<boolean | null>;
+  icmp?: (ip: string, signal: AbortLike) => Promise<boolean | null>;
   cache: StatusCache;
   store?: Store | null;
   clock: Clock;
@@ -449,22 +449,21 @@ export class StatusService implements StatusLookup {
   /** Resolve, guard and ping within one deadline; every failure but 400/404 is `online: false`. */
   private async query(parsed: ParsedAddress, mode: QueryMode, id: string, query?: QueryRequest): Promise<StoredStatus> {
     // One deadline for the whole query, and one signal: it aborts at the deadline, and also ends
-    // what is left (an ICMP echo) once we return. A plain timer rather than
+    // what is left (an ICMP echo) once we return. A plain timer and a Deadline rather than
     // AbortSignal.any([AbortSignal.timeout(…), …]): those keep weakly referenced signals and a
     // timer each, a measurable share of an uncached look-up's CPU (docs/performance.md).
-    const done = new AbortController();
+    const done = new Deadline();
     const deadline = setTimeout(() => done.abort(QUERY_DEADLINE), this.deps.pingTimeoutMs);
     const started = performance.now();
     try {
-      const stored = await this.queryWithin(parsed, mode, id, done.signal, query);
+      const stored = await this.queryWithin(parsed, mode, id, done, query);
       this.deps.observe?.ping?.(mode, stored.status.online, (performance.now() - started) / 1000);
       return stored;
     } finally {
       clearTimeout(deadline);
-      // Only an echo or a Query past their grace still listen. Aborting costs a dispatched
-      // event (about 4 µs on Node 20), and nothing else holds the signal once we return.
-      // A fixed reason: the default one is a new DOMException per query.
-      if (getEventListeners(done.signal, 'abort').length > 0) done.abort(QUERY_DONE);
+      // Only an echo or a Query past their grace still listen; nothing else holds the signal
+      // once we return.
+      if (done.listened) done.abort(QUERY_DONE);
     }
   }
 
@@ -472,7 +471,7 @@ export class StatusService implements StatusLookup {
     parsed: ParsedAddress,
     mode: QueryMode,
     id: string,
-    signal: AbortSignal,
+    signal: AbortLike,
     query?: QueryRequest,
   ): Promise<StoredStatus> {
     const base = offlineStatus(
@@ -523,7 +522,7 @@ export class StatusService implements StatusLookup {
    * refusal or an unreachable host, and only within its IP's budget (the first address was
    * charged by the caller).
    */
-  private async pingFirstAnswering(target: ResolvedTarget, mode: QueryMode, signal: AbortSignal) {
+  private async pingFirstAnswering(target: ResolvedTarget, mode: QueryMode, signal: AbortLike) {
     let failure: unknown = null;
     for (const [index, ip] of target.ips.entries()) {
       if (index > 0 && !(await this.withinBudget(ip))) break;
@@ -549,7 +548,7 @@ export class StatusService implements StatusLookup {
   }
 
   /** The Query beside the ping, on the same deadline; a failure is `{ error, error_code }`, never thrown. */
-  private runQuery(ip: string, port: number, hostname: string, signal: AbortSignal): Promise<QueryResult | QueryFailure> {
+  private runQuery(ip: string, port: number, hostname: string, signal: AbortLike): Promise<QueryResult | QueryFailure> {
     if (!this.deps.queryServer) {
       return Promise.resolve({ error: QUERY_ERROR_MESSAGES.query_unavailable, error_code: 'query_unavailable' });
     }
