@@ -82,6 +82,8 @@ export interface StoreParts {
   writer: BatchWriter;
   maintenance: Maintenance;
   readHistory: HistoryReader;
+  /** Called once the schema is migrated (SQLite: reads outside a transaction go to the reader from then on). */
+  migrated?: () => void;
 }
 
 export class KyselyHistoryStore implements HistoryStore {
@@ -175,6 +177,7 @@ export class KyselyHistoryStore implements HistoryStore {
     }
     const { error } = await new Migrator({ db: this.db, provider }).migrateToLatest();
     if (error) throw error instanceof Error ? error : new Error(`migration failed: ${String(error)}`);
+    this.parts.migrated?.();
   }
 
   recordCheck(check: CheckRecord): void {

@@ -86,7 +86,7 @@ async function sqliteParts(path: string, options: StoreOptions, onError: (error:
   // An in-memory database is the writer's connection's own: another would open an empty one.
   const inMemory = path === ':memory:' || /[?&]mode=memory(&|$)/.test(path);
   const reader = inMemory ? writer : SqliteWorker.reader(writer);
-  const { dialect, withWriter } = createSqliteDialect(writer, reader);
+  const { dialect, withWriter, openReads } = createSqliteDialect(writer, reader);
   const readFrom = (request: SqliteRequest) => (reader === writer ? withWriter((worker) => worker.request(request)) : reader.request(request));
   return {
     db: new Kysely<Database>({ dialect }),
@@ -95,6 +95,7 @@ async function sqliteParts(path: string, options: StoreOptions, onError: (error:
     // Holding the writer, so a batch never lands inside a Kysely transaction (the watches').
     writer: (batch) => withWriter((worker) => worker.request({ op: 'batch', batch })).then(() => {}),
     maintenance: sqliteMaintenance(withWriter),
+    migrated: openReads,
     readHistory: async (serverId, range, now) => {
       const window = bucketWindow(range, now);
       const { server, sums } = (await readFrom({ op: 'history', serverId, window })) as HistoryAnswer;

@@ -7,7 +7,9 @@
  * (a transaction from BEGIN to COMMIT), and waiting users get it in the order they asked, so a
  * series of retention steps cannot keep the others out. The reader runs the SELECTs issued
  * outside a transaction: in WAL mode it never waits for the writer, and it sees every commit
- * that finished before the query was sent, so what a flush wrote is read back at once.
+ * that finished before the query was sent, so what a flush wrote is read back at once. Until
+ * `openReads()` (the store calls it once migrated) the writer runs those too, so that opening
+ * the store does not start the reader's thread.
  */
 import {
   CompiledQuery,
@@ -76,7 +78,7 @@ class RoutedConnection implements DatabaseConnection {
 
   async executeQuery<R>(compiled: CompiledQuery): Promise<QueryResult<R>> {
     const { reader, writer } = this.stores;
-    if (reader !== writer && !this.inTransaction && SelectQueryNode.is(compiled.query)) return run<R>(reader, compiled);
+    if (this.stores.readsOpen && reader !== writer && !this.inTransaction && SelectQueryNode.is(compiled.query)) return run<R>(reader, compiled);
     await this.holdWriter();
     return run<R>(this.stores.writer, compiled);
   }
@@ -129,21 +131,24 @@ class WorkerDriver implements Driver {
   }
 }
 
-/** The two connections and the writer's lock. */
+/** The two connections, the writer's lock, and whether reads go to the reader yet. */
 export interface SqliteStores {
   writer: SqliteWorker;
   reader: SqliteWorker;
   lock: FairLock;
+  readsOpen: boolean;
 }
 
 export interface SqliteDialect {
   dialect: Dialect;
   /** Runs `work` (a batch, a retention step) holding the writer, between Kysely's users of it. */
   withWriter<T>(work: (writer: SqliteWorker) => Promise<T>): Promise<T>;
+  /** From now on, reads outside a transaction go to the reader. */
+  openReads(): void;
 }
 
 export function createSqliteDialect(writer: SqliteWorker, reader: SqliteWorker = writer): SqliteDialect {
-  const stores: SqliteStores = { writer, reader, lock: new FairLock() };
+  const stores: SqliteStores = { writer, reader, lock: new FairLock(), readsOpen: false };
   return {
     dialect: {
       createDriver: () => new WorkerDriver(stores),
@@ -152,5 +157,8 @@ export function createSqliteDialect(writer: SqliteWorker, reader: SqliteWorker =
       createIntrospector: (db: Kysely<unknown>): DatabaseIntrospector => new SqliteIntrospector(db),
     },
     withWriter: (work) => stores.lock.with(() => work(writer)),
+    openReads: () => {
+      stores.readsOpen = true;
+    },
   };
 }
