@@ -87,7 +87,12 @@ async function sqliteParts(path: string, options: StoreOptions, onError: (error:
   const inMemory = path === ':memory:' || /[?&]mode=memory(&|$)/.test(path);
   const reader = inMemory ? writer : SqliteWorker.reader(writer);
   const { dialect, withWriter, openReads } = createSqliteDialect(writer, reader);
-  const readFrom = (request: SqliteRequest) => (reader === writer ? withWriter((worker) => worker.request(request)) : reader.request(request));
+  // The reader once it is up (see dialect.ts); the writer until then.
+  const readFrom = (request: SqliteRequest) => {
+    if (reader !== writer && reader.up) return reader.request(request);
+    if (reader !== writer) reader.warm();
+    return withWriter((worker) => worker.request(request));
+  };
   return {
     db: new Kysely<Database>({ dialect }),
     dialect: 'sqlite',

@@ -7,9 +7,9 @@
  * (a transaction from BEGIN to COMMIT), and waiting users get it in the order they asked, so a
  * series of retention steps cannot keep the others out. The reader runs the SELECTs issued
  * outside a transaction: in WAL mode it never waits for the writer, and it sees every commit
- * that finished before the query was sent, so what a flush wrote is read back at once. Until
- * `openReads()` (the store calls it once migrated) the writer runs those too, so that opening
- * the store does not start the reader's thread.
+ * that finished before the query was sent, so what a flush wrote is read back at once. The
+ * reader's thread starts with the first such SELECT after `openReads()` (the store calls it once
+ * migrated); until it is up, the writer runs them, so that no read waits for a thread to start.
  */
 import {
   CompiledQuery,
@@ -77,8 +77,11 @@ class RoutedConnection implements DatabaseConnection {
   constructor(private readonly stores: SqliteStores) {}
 
   async executeQuery<R>(compiled: CompiledQuery): Promise<QueryResult<R>> {
-    const { reader, writer } = this.stores;
-    if (this.stores.readsOpen && reader !== writer && !this.inTransaction && SelectQueryNode.is(compiled.query)) return run<R>(reader, compiled);
+    const { reader, writer, readsOpen } = this.stores;
+    if (readsOpen && reader !== writer && !this.inTransaction && SelectQueryNode.is(compiled.query)) {
+      if (reader.up) return run<R>(reader, compiled);
+      reader.warm();
+    }
     await this.holdWriter();
     return run<R>(this.stores.writer, compiled);
   }

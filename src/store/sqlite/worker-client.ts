@@ -31,6 +31,8 @@ const RESOURCE_LIMITS = { maxYoungGenerationSizeMb: 4, maxOldGenerationSizeMb: 2
 export class SqliteWorker {
   private worker: Worker | null = null;
   private ready: Promise<void> | null = null;
+  /** The thread has started and opened its connection: a request now waits for no start. */
+  private answering = false;
   private readonly pending = new Map<number, Pending>();
   private nextId = 1;
   private closed = false;
@@ -49,12 +51,24 @@ export class SqliteWorker {
   }
 
   /**
-   * A reader of the file the writer set up. Its thread starts with the first read sent to it
-   * (a thread's start and an open, about 20 ms, once): an instance nobody reads history from
-   * holds no second connection and isolate. Should it fail to start, that read fails.
+   * A reader of the file the writer set up, not started: see `warm` and `up`. An instance
+   * nobody reads history from holds no second connection and isolate.
    */
   static reader(writer: SqliteWorker): SqliteWorker {
     return new SqliteWorker({ ...writer.data, role: 'reader' }, writer.onError);
+  }
+
+  /** Whether the thread is up: a request sent now waits for no thread to start. */
+  get up(): boolean {
+    return this.answering;
+  }
+
+  /**
+   * Starts the thread in the background unless it runs or is starting. A start that fails
+   * shows as `up` staying false (and in the next request sent to it).
+   */
+  warm(): void {
+    if (this.worker === null && !this.closed) this.spawn().catch(() => {});
   }
 
   async request(request: SqliteRequest): Promise<unknown> {
@@ -92,6 +106,7 @@ export class SqliteWorker {
         if (response.id !== 0) return this.settle(response);
         if (response.ok) {
           started = true;
+          this.answering = true;
           resolve();
         } else reject(new SqliteWorkerError(response.error));
       });
@@ -100,7 +115,10 @@ export class SqliteWorker {
         if (started && !this.closed) this.onError(error);
       });
       worker.once('exit', (code) => {
-        if (this.worker === worker) this.worker = null;
+        if (this.worker === worker) {
+          this.worker = null;
+          this.answering = false;
+        }
         reject(new Error(`the SQLite worker exited (${code}) before it was ready`));
         this.failPending(new SqliteWorkerError({ name: 'Error', message: `the SQLite worker stopped (exit code ${code})` }));
       });
