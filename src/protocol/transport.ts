@@ -3,9 +3,10 @@
  *
  * One transport object wraps one socket for one probe. It connects to an IP literal only (it
  * never resolves a name), runs under the probe's abort signal (the deadline of the whole
- * query: an AbortSignal or the service's Deadline), counts every byte received against a total cap (1 MiB by default) and destroys its
- * socket on every exit path: success (`close()`), error, cap exceeded, remote close, timeout
- * and abort. Its abort listener is removed on each of those paths too.
+ * query: an AbortSignal or the service's Deadline), counts every byte received against a
+ * total cap (1 MiB by default) and destroys its socket on every exit path: success
+ * (`close()`), error, cap exceeded, remote close, timeout and abort. Its abort listener is
+ * removed on each of those paths too.
  *
  * Failures are always `ProbeError`s with a typed code:
  * abort → `timeout`; ECONNREFUSED → `connection_refused`; EHOSTUNREACH/ENETUNREACH →
