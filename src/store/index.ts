@@ -19,7 +19,6 @@ import { createSqliteDialect } from './sqlite/dialect.js';
 import { sqliteMaintenance } from './sqlite/maintenance.js';
 import { SqliteWorker } from './sqlite/worker-client.js';
 import type { HistoryAnswer } from './sqlite/history-reader.js';
-import type { SqliteRequest } from './sqlite/protocol.js';
 import { bucketWindow } from './uptime-history.js';
 import { postgresHistoryReader } from './postgres/history-reader.js';
 import type { HistoryStore } from './types.js';
@@ -86,13 +85,7 @@ async function sqliteParts(path: string, options: StoreOptions, onError: (error:
   // An in-memory database is the writer's connection's own: another would open an empty one.
   const inMemory = path === ':memory:' || /[?&]mode=memory(&|$)/.test(path);
   const reader = inMemory ? writer : SqliteWorker.reader(writer);
-  const { dialect, withWriter, openReads } = createSqliteDialect(writer, reader);
-  // The reader once it is up (see dialect.ts); the writer until then.
-  const readFrom = (request: SqliteRequest) => {
-    if (reader !== writer && reader.up) return reader.request(request);
-    if (reader !== writer) reader.warm();
-    return withWriter((worker) => worker.request(request));
-  };
+  const { dialect, withWriter, openReads, read } = createSqliteDialect(writer, reader);
   return {
     db: new Kysely<Database>({ dialect }),
     dialect: 'sqlite',
@@ -103,7 +96,7 @@ async function sqliteParts(path: string, options: StoreOptions, onError: (error:
     migrated: openReads,
     readHistory: async (serverId, range, now) => {
       const window = bucketWindow(range, now);
-      const { server, sums } = (await readFrom({ op: 'history', serverId, window })) as HistoryAnswer;
+      const { server, sums } = (await read((worker) => worker.request({ op: 'history', serverId, window }))) as HistoryAnswer;
       return server && sums ? { server, range, window, sums } : null;
     },
   };

@@ -77,10 +77,9 @@ class RoutedConnection implements DatabaseConnection {
   constructor(private readonly stores: SqliteStores) {}
 
   async executeQuery<R>(compiled: CompiledQuery): Promise<QueryResult<R>> {
-    const { reader, writer, readsOpen } = this.stores;
-    if (readsOpen && reader !== writer && !this.inTransaction && SelectQueryNode.is(compiled.query)) {
-      if (reader.up) return run<R>(reader, compiled);
-      reader.warm();
+    if (!this.inTransaction && SelectQueryNode.is(compiled.query)) {
+      const reader = readerNow(this.stores);
+      if (reader) return run<R>(reader, compiled);
     }
     await this.holdWriter();
     return run<R>(this.stores.writer, compiled);
@@ -134,6 +133,18 @@ class WorkerDriver implements Driver {
   }
 }
 
+/**
+ * The reader, when reads may go to it and its thread is up; otherwise null (the writer runs
+ * the read), having started the reader's thread if reads may go to it.
+ */
+function readerNow(stores: SqliteStores): SqliteWorker | null {
+  const { reader, writer, readsOpen } = stores;
+  if (!readsOpen || reader === writer) return null;
+  if (reader.up) return reader;
+  reader.warm();
+  return null;
+}
+
 /** The two connections, the writer's lock, and whether reads go to the reader yet. */
 export interface SqliteStores {
   writer: SqliteWorker;
@@ -148,6 +159,8 @@ export interface SqliteDialect {
   withWriter<T>(work: (writer: SqliteWorker) => Promise<T>): Promise<T>;
   /** From now on, reads outside a transaction go to the reader. */
   openReads(): void;
+  /** Runs a read (a history's sums) on the reader once it is up, on the writer until then. */
+  read<T>(work: (worker: SqliteWorker) => Promise<T>): Promise<T>;
 }
 
 export function createSqliteDialect(writer: SqliteWorker, reader: SqliteWorker = writer): SqliteDialect {
@@ -162,6 +175,10 @@ export function createSqliteDialect(writer: SqliteWorker, reader: SqliteWorker =
     withWriter: (work) => stores.lock.with(() => work(writer)),
     openReads: () => {
       stores.readsOpen = true;
+    },
+    read: (work) => {
+      const reader = readerNow(stores);
+      return reader ? work(reader) : stores.lock.with(() => work(writer));
     },
   };
 }
