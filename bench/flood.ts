@@ -15,8 +15,8 @@
  * second after it (the thread started, canvas, sharp and the fonts loaded), at the flood's
  * peak, and once the idle thread has ended (a minute after the flood). Loopback only. Knobs: BENCH_SECONDS (30), BENCH_OBSERVER_ENV (`A=1,B=2`).
  *
- * A phase lasts 30 s, 750 answers of each kind: a p99 is then its 8th slowest answer, where
- * 10 s made it the 3rd slowest of 250, and two stray answers on a busy machine decided it.
+ * A phase lasts 30 s, 750 answers of each kind, so that a p99 is its 8th slowest answer and
+ * not decided by two or three stray answers on a busy machine.
  */
 import { execFile, execFileSync, fork, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
