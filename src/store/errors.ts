@@ -1,4 +1,4 @@
-import { BadRequestError } from '../core/errors.js';
+import { BadRequestError, ObserverError } from '../core/errors.js';
 
 /** 400: the trends cursor names a server the store does not know (any more). */
 export class InvalidCursorError extends BadRequestError {
@@ -19,5 +19,12 @@ export class StoreOpenError extends Error {
   constructor(message: string, options?: { cause?: unknown }) {
     super(message, options);
     this.name = 'StoreOpenError';
+  }
+}
+
+/** 503 `migrating`: a schema migration runs; stored data is served again once it is done. */
+export class MigratingError extends ObserverError {
+  constructor() {
+    super('migrating', 503, 'The history database is being upgraded. Please retry shortly.', { headers: { 'Retry-After': '10' } });
   }
 }

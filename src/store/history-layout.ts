@@ -10,6 +10,7 @@
 import { sql, type Kysely, type RawBuilder } from 'kysely';
 import { HOUR_MS } from './check-row.js';
 import { ensurePartitions, type PartitionedName } from './postgres/partitions.js';
+import type { ObserverMigration } from './migration-runner.js';
 import type { Dialect } from './schema.js';
 
 const DAY_MS = 24 * HOUR_MS;
@@ -58,13 +59,43 @@ async function partitionsAround(db: Kysely<unknown>, span: RawBuilder<{ first: n
   await ensurePartitions(db, today - 1, today + 2, tables);
 }
 
-export async function migrateHistoryLayout(db: Kysely<unknown>, dialect: Dialect): Promise<void> {
-  if (dialect === 'sqlite') await sqliteLayout(db);
-  else await postgresLayout(db);
+/** Rows a step of the SQLite copy aims at (the servers per step adapt to it). */
+export const DEFAULT_ROWS_PER_STEP = 50_000;
+
+/**
+ * Migration 0003. On PostgreSQL one transaction. On SQLite resumable steps: the first makes
+ * the new tables and numbers the servers, each step copies the checks of a range of servers
+ * (about `rowsPerStep` checks) and their hourly rows, the last drops the old tables and
+ * renames the new ones; the vacuum runs after it.
+ */
+export function historyLayoutMigration(dialect: Dialect, name: string, rowsPerStep = DEFAULT_ROWS_PER_STEP): ObserverMigration {
+  if (dialect === 'postgres') return { name, up: postgresLayout };
+  let serversPerStep = 64;
+  return {
+    name,
+    begin: sqliteLayoutBegin,
+    async step(trx, position) {
+      const { rows } = await sql<{ last: number | null; top: number | null }>`SELECT
+        (SELECT sid FROM servers_next WHERE sid > ${position} ORDER BY sid LIMIT 1 OFFSET ${serversPerStep - 1}) AS last,
+        (SELECT max(sid) FROM servers_next) AS top`.execute(trx);
+      const top = Number(rows[0]?.top ?? 0);
+      const last = rows[0]?.last == null ? top : Number(rows[0].last);
+      const copied = last > position ? await copyServers(trx, position, last) : 0;
+      // The next step's servers, so that it copies about rowsPerStep checks.
+      serversPerStep = Math.max(1, Math.min(100_000, Math.round((serversPerStep * rowsPerStep) / Math.max(copied, rowsPerStep / 4))));
+      return { position: last, progress: top === 0 ? 1 : last / top, done: last >= top };
+    },
+    finish: sqliteLayoutFinish,
+    after: sqliteVacuumOnce,
+  };
 }
 
-async function sqliteLayout(db: Kysely<unknown>): Promise<void> {
-  await run(db, [
+/** The first transaction: leftovers of an earlier, interrupted attempt dropped; the new tables; the servers numbered. */
+async function sqliteLayoutBegin(trx: Kysely<unknown>): Promise<void> {
+  // Versions before the migrations were resumable left these behind when interrupted, while
+  // the old tables were still whole.
+  await run(trx, ['DROP TABLE IF EXISTS servers_next', 'DROP TABLE IF EXISTS checks_next', 'DROP TABLE IF EXISTS check_hours']);
+  await run(trx, [
     `CREATE TABLE servers_next (sid INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, edition TEXT NOT NULL,
       host TEXT NOT NULL, port INTEGER NOT NULL, first_seen INTEGER NOT NULL, last_seen INTEGER NOT NULL,
       record_players INTEGER NOT NULL DEFAULT 0, last_online INTEGER NOT NULL, players_online INTEGER NOT NULL DEFAULT 0,
@@ -72,13 +103,28 @@ async function sqliteLayout(db: Kysely<unknown>): Promise<void> {
     `INSERT INTO servers_next (${SERVER_COLUMNS}) SELECT ${SERVER_COLUMNS} FROM servers ORDER BY first_seen, id`,
     `CREATE TABLE checks_next (server INTEGER NOT NULL, checked_at INTEGER NOT NULL, online INTEGER NOT NULL,
       players_online INTEGER, players_max INTEGER, latency_ms INTEGER, PRIMARY KEY (server, checked_at)) WITHOUT ROWID`,
-    `INSERT OR IGNORE INTO checks_next SELECT s.sid, CAST(c.checked_at AS INTEGER), c.online, c.players_online,
-      c.players_max, CAST(round(c.latency_ms) AS INTEGER) FROM checks c JOIN servers_next s ON s.id = c.server_id
-      ORDER BY s.sid, c.checked_at`,
     `CREATE TABLE check_hours (server INTEGER NOT NULL, hour INTEGER NOT NULL, checks INTEGER NOT NULL,
       online INTEGER NOT NULL, players_n INTEGER NOT NULL, players_sum INTEGER NOT NULL, players_peak INTEGER,
       PRIMARY KEY (server, hour)) WITHOUT ROWID`,
-    `INSERT INTO check_hours (${ROLLUP_COLUMNS}) ${rollupSelect('checks_next')}`,
+  ]);
+}
+
+/** Copies the checks of the servers numbered (after, last] and their hourly rows; returns the checks read. */
+async function copyServers(trx: Kysely<unknown>, after: number, last: number): Promise<number> {
+  const copied = await sql
+    .raw(
+      `INSERT OR IGNORE INTO checks_next SELECT s.sid, CAST(c.checked_at AS INTEGER), c.online, c.players_online,
+        c.players_max, CAST(round(c.latency_ms) AS INTEGER) FROM servers_next s JOIN checks c ON c.server_id = s.id
+        WHERE s.sid > ${after} AND s.sid <= ${last} ORDER BY s.sid, c.checked_at`,
+    )
+    .execute(trx);
+  await sql.raw(`INSERT INTO check_hours (${ROLLUP_COLUMNS}) ${rollupSelect(`checks_next WHERE server > ${after} AND server <= ${last}`)}`).execute(trx);
+  return Number(copied.numAffectedRows ?? 0n);
+}
+
+/** The last transaction: the old tables replaced by the new ones. */
+async function sqliteLayoutFinish(trx: Kysely<unknown>): Promise<void> {
+  await run(trx, [
     'DROP TABLE checks',
     'DROP TABLE servers',
     'ALTER TABLE servers_next RENAME TO servers',
@@ -89,6 +135,13 @@ async function sqliteLayout(db: Kysely<unknown>): Promise<void> {
     // /stats and the newest checks: servers by their latest check, answered from the index.
     'CREATE INDEX servers_last_seen ON servers (last_seen, last_online, players_online)',
   ]);
+}
+
+/**
+ * After the commit (a VACUUM cannot run in a transaction), at every start until done: gives
+ * back the old layout's space and turns on incremental auto-vacuum.
+ */
+async function sqliteVacuumOnce(db: Kysely<unknown>): Promise<void> {
   const { rows } = await sql<{ auto_vacuum: number }>`PRAGMA auto_vacuum`.execute(db);
   if (Number(rows[0]?.auto_vacuum) !== 2) await run(db, ['PRAGMA auto_vacuum = INCREMENTAL', 'VACUUM']);
 }

@@ -20,12 +20,13 @@
  */
 import { hash } from 'node:crypto';
 import DataLoader from 'dataloader';
-import { Migrator, type Kysely } from 'kysely';
+import type { Kysely } from 'kysely';
 import { monotonicTime, type Clock } from '../core/clock.js';
 import { serverAddress } from '../core/types.js';
-import { StoreOpenError } from './errors.js';
+import { MigratingError, StoreOpenError } from './errors.js';
 import { retentionCutoffs, type Maintenance, type Retention, type RetentionReport } from './maintenance.js';
-import { migrationProvider } from './migrations.js';
+import { MigrationRunner, type MigrationState } from './migration-runner.js';
+import { observerMigrations } from './migrations.js';
 import { ReadFallback } from './read-fallback.js';
 import type { Database, Dialect } from './schema.js';
 import { readStatistics } from './statistics.js';
@@ -53,6 +54,8 @@ export interface StoreOptions {
   onRetention?: (report: RetentionReport) => void;
   /** The SQLite binding (default: the one this install has; benchmarks compare both). */
   sqliteBinding?: SqliteBindingName;
+  /** Checks copied per step of a resumable migration (default history-layout.ts's); tests make it small. */
+  migrationRowsPerStep?: number;
 }
 
 const MINUTE = 60_000;
@@ -69,6 +72,17 @@ export function reportBackgroundError(error: unknown): void {
 }
 
 export { serverAddress };
+
+/** A promise and the functions that settle it (Promise.withResolvers, which Node 20 lacks). */
+function settleLater(): { promise: Promise<void>; resolve: () => void; reject: (error: unknown) => void } {
+  let resolve!: () => void;
+  let reject!: (error: unknown) => void;
+  const promise = new Promise<void>((yes, no) => {
+    resolve = yes;
+    reject = no;
+  });
+  return { promise, resolve, reject };
+}
 
 /** Ids read in one query at most by knowsServer (far below either database's parameter limit). */
 const KNOWN_SERVERS_PER_READ = 500;
@@ -114,6 +128,14 @@ export class KyselyHistoryStore implements HistoryStore {
   );
   private readonly statsCacheMs: number;
   private readonly onError: (error: unknown) => void;
+  private readonly runner: MigrationRunner;
+  private readonly stopMigration = new AbortController();
+  /** Set once the schema is current; until then writes wait and reads answer 503 `migrating`. */
+  private migrated = false;
+  private migrating: Promise<void> | null = null;
+  private readonly schemaReady = settleLater();
+  /** The migrations not applied yet, as found by checkSchema(). */
+  private pending: string[] = [];
   /** Watches, their events and delivery log (watch-store.ts). */
   readonly watches: WatchStore;
 
@@ -127,7 +149,14 @@ export class KyselyHistoryStore implements HistoryStore {
     this.statsCacheMs = options.statsCacheMs ?? MINUTE;
     this.onError = options.onError ?? reportBackgroundError;
     this.watches = new WatchStore(this.db);
-    this.queue = new WriteQueue(parts.writer, { ...options.writes, onError: this.onError });
+    this.runner = new MigrationRunner(this.db as Kysely<unknown>, parts.dialect, observerMigrations(parts.dialect, { rowsPerStep: options.migrationRowsPerStep }), {
+      signal: this.stopMigration.signal,
+    });
+    // Rejected only when the start stops; the queue's retry or stop hears it.
+    this.schemaReady.promise.catch(() => {});
+    // Writes wait for the schema, outside the writer's hold: the migration's steps go on.
+    const writer: BatchWriter = (batch) => (this.migrated ? parts.writer(batch) : this.schemaReady.promise.then(() => parts.writer(batch)));
+    this.queue = new WriteQueue(writer, { ...options.writes, onError: this.onError });
     this.reads = new ReadFallback({ deadlineMs: options.readDeadlineMs ?? 1000 });
     this.historyReads = new ReadFallback({ deadlineMs: options.readDeadlineMs ?? 1000, keepEveryMs: HISTORY_KEPT_EVERY_MS });
     this.trendReader = new TrendReader({
@@ -158,26 +187,46 @@ export class KyselyHistoryStore implements HistoryStore {
     this.timers.push(expire, first);
   }
 
-  /** Applies the migrations; refuses a database a newer Observer wrote. */
-  async migrate(): Promise<void> {
-    const provider = migrationProvider(this.parts.dialect);
-    const known = new Set(Object.keys(await provider.getMigrations()));
-    const applied = await this.db
-      .withoutPlugins()
-      .selectFrom('kysely_migration' as never)
-      .select('name' as never)
-      .execute()
-      .then((rows) => (rows as Array<{ name: string }>).map((r) => r.name))
-      .catch(() => [] as string[]);
-    const unknown = applied.filter((name) => !known.has(name));
+  /**
+   * Refuses a database a newer Observer wrote, before anything is changed, and notes the
+   * migrations to apply.
+   */
+  async checkSchema(): Promise<void> {
+    const known = observerMigrations(this.parts.dialect).map((m) => m.name);
+    const applied = await this.runner.applied();
+    const unknown = applied.filter((name) => !known.includes(name));
     if (unknown.length > 0) {
       throw new StoreOpenError(
         `${this.parts.location} was written by a newer Observer (its migration ${unknown[0]} is unknown to this version); it was left unchanged`,
       );
     }
-    const { error } = await new Migrator({ db: this.db, provider }).migrateToLatest();
-    if (error) throw error instanceof Error ? error : new Error(`migration failed: ${String(error)}`);
-    this.parts.migrated?.();
+    this.pending = known.filter((name) => !applied.includes(name));
+  }
+
+  /** Applies the migrations (checkSchema() first); rejects with MigrationStoppedError when close() stops them. */
+  migrate(): Promise<void> {
+    this.migrating ??= (async () => {
+      try {
+        await this.checkSchema();
+        await this.runner.run();
+        this.migrated = true;
+        this.parts.migrated?.();
+        this.schemaReady.resolve();
+      } catch (error) {
+        this.schemaReady.reject(error);
+        throw error;
+      }
+    })();
+    return this.migrating;
+  }
+
+  migration(): MigrationState | null {
+    if (this.migrated) return null;
+    return this.runner.state ?? { name: this.pending[0] ?? 'schema check', progress: 0 };
+  }
+
+  private ensureMigrated(): void {
+    if (!this.migrated) throw new MigratingError();
   }
 
   recordCheck(check: CheckRecord): void {
@@ -196,6 +245,7 @@ export class KyselyHistoryStore implements HistoryStore {
   }
 
   knowsServer(serverId: string): Promise<boolean> {
+    if (!this.migrated) return Promise.reject(new MigratingError());
     return this.serversKnown.load(serverId);
   }
 
@@ -209,11 +259,13 @@ export class KyselyHistoryStore implements HistoryStore {
     await this.queue.drain();
   }
 
-  trends(limit: number, cursor: string | null): Promise<TrendPage> {
+  async trends(limit: number, cursor: string | null): Promise<TrendPage> {
+    this.ensureMigrated();
     return this.reads.read(`trends:${limit}:${cursor ?? ''}`, () => this.trendReader.page(limit, cursor));
   }
 
-  stats(): Promise<Statistics> {
+  async stats(): Promise<Statistics> {
+    this.ensureMigrated();
     const at = this.elapsed();
     if (this.statsCache && at - this.statsCache.at < this.statsCacheMs) return this.statsCache.value;
     const value = this.reads.read('stats', async () => {
@@ -238,6 +290,7 @@ export class KyselyHistoryStore implements HistoryStore {
 
   /** With the reads' deadline and fallback: the last good answer marked stale, or 503. Counts queued checks too. */
   async history(serverId: string, range: HistoryRange): Promise<ServerHistory | null> {
+    this.ensureMigrated();
     const answer = await this.historyReads.read(`${serverId}:${range}`, async () => {
       // A check of this server still waiting for its group commit (up to 50 ms) is written
       // first: the page that has just looked a server up asks for its history next. One write
@@ -274,10 +327,14 @@ export class KyselyHistoryStore implements HistoryStore {
     this.closing ??= (async () => {
       for (const timer of this.timers) clearTimeout(timer);
       this.stopMaintenance.abort();
+      // A migration stops after the transaction in progress; the next start resumes it.
+      this.stopMigration.abort();
       try {
+        await this.migrating?.catch(() => {});
         await this.pruning?.catch(() => {});
-        // Rows that could not be written within the stop deadline are reported, not thrown.
-        await this.queue.stop().catch((error: unknown) => this.onError(error));
+        // Rows that could not be written within the stop deadline are reported, not thrown
+        // (stopped during a migration, none can be).
+        await this.queue.stop(this.migrated ? undefined : 0).catch((error: unknown) => this.onError(error));
       } finally {
         for (const step of this.closeSteps) await step().catch((error: unknown) => this.onError(error));
         await this.db.destroy();

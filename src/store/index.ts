@@ -1,7 +1,7 @@
 /**
- * History storage: openStore() picks SQLite (embedded default, run in a worker thread) or
- * PostgreSQL from the configuration and applies the migrations; retention starts in the
- * background afterwards, so opening never waits for it.
+ * History storage: openStore() and startStore() pick SQLite (embedded default, run in a worker
+ * thread) or PostgreSQL from the configuration and apply the migrations; retention starts in
+ * the background afterwards, so opening never waits for it.
  */
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
@@ -41,7 +41,8 @@ export { TREND_SCORE_FORMULA } from './ranking.js';
 export { serverAddress, type StoreOptions } from './history-store.js';
 export { HISTORY_RANGES, HISTORY_RANGE_NAMES, bucketWindow, type HistoryBucket, type HistoryRange, type ServerHistory } from './uptime-history.js';
 
-export { StoreOpenError } from './errors.js';
+export { MigratingError, StoreOpenError } from './errors.js';
+export { MigrationStoppedError, type MigrationState } from './migration-runner.js';
 export type { RetentionReport } from './maintenance.js';
 
 /** Hourly rows are kept this many days unless configured (ROLLUP_RETENTION_DAYS's default). */
@@ -52,20 +53,37 @@ type StoreConfig = Pick<Config, 'database' | 'checkRetentionDays'> & Partial<Pic
 /** SQLite errors that mean the file is not a database Observer can read. */
 const UNREADABLE_FILE = new Set(['SQLITE_NOTADB', 'SQLITE_CORRUPT']);
 
+/** A store opened and migrated (tests, tools): resolves once the schema is current. */
 export async function openStore(config: StoreConfig, clock: Clock = systemClock, options: StoreOptions = {}): Promise<HistoryStore> {
+  const { store, migrated } = await startStore(config, clock, options);
+  await migrated;
+  return store;
+}
+
+/**
+ * A store that can be handed to the service before its migrations are done (the service
+ * listens meanwhile): the database is opened and checked (not a database, or written by a
+ * newer Observer: StoreOpenError, nothing changed), then the migrations run in the
+ * background. `migrated` resolves once they are done and retention is started; it rejects
+ * (the connections released) if they fail or close() stopped them.
+ */
+export async function startStore(
+  config: StoreConfig,
+  clock: Clock = systemClock,
+  options: StoreOptions = {},
+): Promise<{ store: HistoryStore; migrated: Promise<void> }> {
   const onError = options.onError ?? reportBackgroundError;
   const retention = { checkDays: config.checkRetentionDays, rollupDays: config.rollupRetentionDays ?? DEFAULT_ROLLUP_RETENTION_DAYS };
   const { database } = config;
   const parts = database.kind === 'sqlite' ? await sqliteParts(database.path, options, onError).catch(unreadable(database.path)) : postgresParts(database.url, onError);
   const store = new KyselyHistoryStore({ ...parts, retention }, clock, options);
-  try {
-    await store.migrate();
-  } catch (error) {
+  const release = async (error: unknown): Promise<never> => {
     await parts.db.destroy().catch(() => {});
-    unreadable(parts.location)(error);
-  }
-  store.start();
-  return store;
+    return unreadable(parts.location)(error);
+  };
+  await store.checkSchema().catch(release);
+  const migrated = store.migrate().then(() => store.start(), release);
+  return { store, migrated };
 }
 
 /** Rethrows an error that says the file is no database as StoreOpenError naming it. */

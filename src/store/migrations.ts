@@ -1,13 +1,47 @@
 /**
- * Migrations defined in code (no files to ship or find at run time), applied by Kysely's
- * Migrator at start. Append new entries; never edit one that has shipped.
+ * Migrations defined in code (no files to ship or find at run time), applied at start by the
+ * migration runner (migration-runner.ts), each in a transaction of its own or, for a copy of
+ * every row, in resumable steps. Append new entries; never edit one that has shipped.
  */
 import { sql, type CreateTableBuilder, type Kysely, type Migration, type MigrationProvider } from 'kysely';
-import { addFourHourRollup, migrateHistoryLayout } from './history-layout.js';
+import { addFourHourRollup, historyLayoutMigration } from './history-layout.js';
+import type { ObserverMigration } from './migration-runner.js';
 import type { Dialect } from './schema.js';
 
+export interface MigrationOptions {
+  /** Checks a step of a resumable copy aims at (default history-layout.ts's DEFAULT_ROWS_PER_STEP). */
+  rowsPerStep?: number;
+}
+
+/** Every migration, in the order they apply. */
+export function observerMigrations(dialect: Dialect, options: MigrationOptions = {}): ObserverMigration[] {
+  const atomic = migrationDefinitions(dialect);
+  return Object.entries(atomic).map(([name, migration]): ObserverMigration =>
+    name === '0003_history_layout' ? historyLayoutMigration(dialect, name, options.rowsPerStep) : { name, up: migration.up },
+  );
+}
+
+/**
+ * The migrations in the form of Kysely's Migrator, each applied whole (the test helpers and
+ * benchmarks that build a database of an earlier version use it).
+ */
 export function migrationProvider(dialect: Dialect): MigrationProvider {
-  const migrations: Record<string, Migration> = {
+  const migrations = migrationDefinitions(dialect);
+  const layout = historyLayoutMigration(dialect, '0003_history_layout');
+  migrations['0003_history_layout'] = {
+    async up(db) {
+      if (!('step' in layout)) return layout.up(db);
+      await layout.begin(db);
+      for (let position = 0, done = false; !done; ) ({ position, done } = await layout.step(db, position));
+      await layout.finish(db);
+      await layout.after?.(db);
+    },
+  };
+  return { getMigrations: async () => migrations };
+}
+
+function migrationDefinitions(dialect: Dialect): Record<string, Migration> {
+  return {
     '0001_history': {
       async up(db: Kysely<unknown>) {
         await db.schema
@@ -84,9 +118,8 @@ export function migrationProvider(dialect: Dialect): MigrationProvider {
         }
       },
     },
-    '0003_history_layout': {
-      up: (db: Kysely<unknown>) => migrateHistoryLayout(db, dialect),
-    },
+    // Defined in history-layout.ts (resumable steps on SQLite).
+    '0003_history_layout': { up: async () => {} },
     '0004_watch_bounds': {
       up: addWatchBounds,
       async down(db: Kysely<unknown>) {
@@ -98,7 +131,6 @@ export function migrationProvider(dialect: Dialect): MigrationProvider {
       up: (db: Kysely<unknown>) => addFourHourRollup(db, dialect),
     },
   };
-  return { getMigrations: async () => migrations };
 }
 
 /** A column: name, type, and `required` (NOT NULL), `key` (primary key) or a NOT NULL default. */

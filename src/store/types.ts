@@ -2,6 +2,7 @@
  * The repository interface the rest of Observer writes history to and reads trends and
  * statistics from. Implemented over SQLite (embedded default) and PostgreSQL.
  */
+import type { MigrationState } from './migration-runner.js';
 import type { Edition } from '../core/types.js';
 import type { HistoryRange, ServerHistory } from './uptime-history.js';
 import type { WatchStore } from './watch-store.js';
@@ -93,6 +94,12 @@ export interface StoreHealth {
 export interface Store {
   /** Applies migrations; called once at start. */
   migrate(): Promise<void>;
+  /**
+   * The schema migration running now (its name, and the fraction done), or null. While one
+   * runs, trends, stats and history reject with MigratingError (503 `migrating`), checks and
+   * counts stay buffered, and are written once it is done.
+   */
+  migration(): MigrationState | null;
   /**
    * Queues a check (and the update of its server row: last seen, record players; and of its
    * hour's rollup row) for the next group commit (at most 50 ms or 500 rows away). Never
