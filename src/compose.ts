@@ -20,7 +20,7 @@ import { RedisDailySecret } from './redis/daily-secret.js';
 import { SharedRedis } from './redis/shared-redis.js';
 import { BackgroundRefresher, Blocklist, MemoryStatusCache, createStatusService, withBlockedFlag, type StatusService } from './status/index.js';
 import { RedisStatusCache } from './status/redis-cache.js';
-import { openStore, type RetentionReport, type StoreOptions } from './store/index.js';
+import { startStore, type MigrationEvent, type RetentionReport, type StoreOptions } from './store/index.js';
 import type { Store } from './store/types.js';
 import { createWatches, type WatchTiming } from './watch/index.js';
 import type { AbortLike } from './core/deadline.js';
@@ -36,6 +36,13 @@ export interface ComposeOptions {
   writes?: NonNullable<StoreOptions['writes']>;
   /** Watch timing below a minute, for tests: check interval, retries, rechecks, ticks of the loops. */
   watchTiming?: WatchTiming;
+  /**
+   * Return before the schema migrations run; the caller runs them with `migrate()` once the
+   * app listens (main.ts). Without it they are done before composeApp resolves.
+   */
+  migrateLater?: boolean;
+  /** Checks per step of a resumable migration, for tests. */
+  migrationRowsPerStep?: number;
 }
 
 /**
@@ -52,10 +59,16 @@ function backgroundLog() {
     },
     /** A retention pass ended: what it removed and how long it took (info; nothing before the app). */
     retention: (_report: RetentionReport) => {},
+    /** A migration's statements (debug) and committed transactions (info). */
+    migration: (_event: MigrationEvent) => {},
     /** From now on, into the app's log. */
     attach(app: FastifyInstance) {
       log.error = (error, context) => app.log.warn({ err: error, context }, 'background error');
       log.retention = (report) => app.log.info({ retention: report }, 'retention pass done');
+      log.migration = (event) =>
+        event.kind === 'statement'
+          ? app.log.debug({ migration: event.migration, step: event.step, statement: event.statement }, 'migration statement done')
+          : app.log.info({ migration: event.migration, step: event.step, progress: Math.round(event.progress * 1000) / 1000 }, 'migration step committed');
       log.redis = (state, reason) =>
         app.log[state === 'ok' ? 'info' : 'warn']({ reason }, state === 'ok' ? 'redis back: shared mode' : 'redis down: local mode');
     },
@@ -100,11 +113,14 @@ export async function composeApp(config: Config, options: ComposeOptions = {}) {
   const clock = options.clock ?? systemClock;
   const log = backgroundLog();
   const redis = await connectRedis(config, log);
-  const store = await openStore(config, clock, {
+  const { store, migrate } = await startStore(config, clock, {
     onError: (error) => log.error(error, 'history store'),
     onRetention: (report) => log.retention(report),
+    onMigration: (event) => log.migration(event),
     writes: { ...options.writes, maxRows: config.historyBufferMax },
+    ...(options.migrationRowsPerStep !== undefined ? { migrationRowsPerStep: options.migrationRowsPerStep } : {}),
   });
+  if (!options.migrateLater) await migrate();
   const icmp = icmpEcho(config, options, log);
   const hasher = new ClientHasher(clock, redis ? new RedisDailySecret(redis) : null, (error) => log.error(error, 'daily secret'));
   await hasher.ready();
@@ -160,9 +176,13 @@ export async function composeApp(config: Config, options: ComposeOptions = {}) {
     await store.close();
     await redis?.close();
   });
+  // Watches are read and written in the database: they start once its schema is current.
   const start = async () => {
     await startBackground();
-    watchWork.start();
+    await migrate().then(
+      () => watchWork.start(),
+      () => {},
+    );
   };
   // Nothing in flight: no request being answered, no ping outstanding (the memory release's condition).
   const idle = () => inFlight.active === 0 && status.activePings === 0;
@@ -181,6 +201,8 @@ export async function composeApp(config: Config, options: ComposeOptions = {}) {
     watchDeliveries: watchWork.deliveries,
     idle,
     startBackground: start,
+    /** Applies the schema migrations (done already unless `migrateLater`); rejects if they fail or a stop ends them. */
+    migrate,
   };
 }
 
@@ -261,5 +283,6 @@ function dependencyHealth(store: Store, redis: SharedRedis | null): DependencyHe
     write_buffer: storeHealth.buffered,
     write_buffer_dropped: storeHealth.dropped,
     redis: redis ? redis.health() : 'disabled',
+    migration: store.migration(),
   };
 }

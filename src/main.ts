@@ -1,6 +1,7 @@
 /**
- * Entry point: config → dependencies (compose.ts) → listen. Shuts down gracefully on
- * SIGTERM/SIGINT: stops accepting, finishes requests in flight, then closes the stores.
+ * Entry point: config → dependencies (compose.ts) → listen → schema migrations. Shuts down
+ * gracefully on SIGTERM/SIGINT: stops accepting, finishes requests in flight, then closes the
+ * stores (a migration running stops after its transaction in progress).
  */
 import { composeApp } from './compose.js';
 import { loadConfig, ConfigError, type Config } from './config/index.js';
@@ -21,17 +22,26 @@ try {
   throw error;
 }
 
-const { app, idle, startBackground } = await composeApp(config).catch((error: unknown) => {
+// Before any store work: a stop asked for while the store opens or migrates is honoured (a
+// migration stops after its transaction in progress; the next start resumes it).
+let stopSignal: string | null = null;
+let stop: ((signal: string) => void) | null = null;
+function onSignal(signal: string): void {
+  if (stopSignal !== null) return;
+  stopSignal = signal;
+  stop?.(signal);
+}
+process.on('SIGTERM', () => onSignal('SIGTERM'));
+process.on('SIGINT', () => onSignal('SIGINT'));
+
+const { app, idle, startBackground, migrate } = await composeApp(config, { migrateLater: true }).catch((error: unknown) => {
   // A database Observer cannot use: one line that names it, nothing written to it.
   if (!(error instanceof StoreOpenError)) throw error;
   process.stderr.write(`observer: ${error.message}\n`);
   process.exit(1);
 });
 
-let closing = false;
 async function shutdown(signal: string): Promise<void> {
-  if (closing) return;
-  closing = true;
   app.log.info({ signal }, 'shutting down');
   const force = setTimeout(() => {
     app.log.error('shutdown took too long, exiting');
@@ -50,11 +60,24 @@ async function shutdown(signal: string): Promise<void> {
     process.exit(1);
   }
 }
-process.on('SIGTERM', () => void shutdown('SIGTERM'));
-process.on('SIGINT', () => void shutdown('SIGINT'));
+stop = (signal) => void shutdown(signal);
+if (stopSignal !== null) stop(stopSignal);
 
 try {
-  await app.listen({ port: config.port, host: config.host });
+  // Listening first: while the migrations run, status look-ups are answered, health reports
+  // the migration, and stored data answers 503 `migrating`.
+  if (stopSignal === null) await app.listen({ port: config.port, host: config.host });
+} catch (error) {
+  app.log.error({ err: error }, 'could not listen');
+  process.exit(1);
+}
+if (stopSignal === null) {
+  // A failed migration stops the instance; one stopped by a signal is resumed by the next start.
+  migrate().catch((error: unknown) => {
+    if (stopSignal !== null) return;
+    app.log.error({ err: error }, 'migration failed; the database is left as the last committed step made it');
+    process.exit(1);
+  });
   // After listen: a slow blocklist download must not delay serving (`blocked` is null until then).
   void startBackground();
   releaseMemoryWhenQuiet({
@@ -65,7 +88,4 @@ try {
         'memory release: young generation collected',
       ),
   });
-} catch (error) {
-  app.log.error({ err: error }, 'could not listen');
-  process.exit(1);
 }

@@ -150,7 +150,7 @@ export async function buildApp(deps: AppDeps) {
         await api.register(historyRoutes, { store: deps.store, config, recorded });
         await api.register(uptimeRoutes, { store: deps.store, config, recorded });
       }
-      if (deps.watches) await api.register(watchRoutes, { watches: deps.watches });
+      if (deps.watches) await api.register(watchRoutes, { watches: deps.watches, ...(deps.store ? { migrating: () => deps.store!.migration() !== null } : {}) });
       api.get('/openapi.json', { schema: { hide: true }, config: tierConfig('general') }, async () => app.swagger());
     },
     { prefix: API_PREFIX },

@@ -37,6 +37,7 @@ export const API_ERRORS = {
   webhook_rate_limited: [429, "the webhook host's deliveries of the minute are spent"],
   internal_error: [500, 'an unexpected error (logged)'],
   maintenance: [503, 'the instance runs with `MAINTENANCE_MODE=true`'],
+  migrating: [503, 'a schema migration runs (after an upgrade); stored data is served again once it is done'],
   overloaded: [503, 'the instance sheds new renders or pings under load'],
   service_busy: [503, '`MAX_CONCURRENT_PINGS` pings are in flight and no recent success can stand in'],
   store_unavailable: [503, 'the history database cannot answer and no earlier answer is kept'],

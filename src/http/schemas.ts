@@ -39,6 +39,25 @@ export const HealthResponse = Type.Object(
     write_buffer_dropped: Type.Optional(
       Type.Integer({ minimum: 0, description: 'History writes dropped because the buffer was full, since start.' }),
     ),
+    migration: Type.Optional(
+      Type.Union(
+        [
+          Type.Null(),
+          Type.Object(
+            {
+              name: Type.String({ description: 'The migration running.', examples: ['0003_history_layout'] }),
+              progress: Type.Number({ minimum: 0, maximum: 1, description: 'The fraction of it done.' }),
+            },
+            { additionalProperties: false },
+          ),
+        ],
+        {
+          description:
+            'The schema migration running after an upgrade, or null when none runs. Meanwhile status look-ups are answered ' +
+            '(their checks buffered and written after), and history, trends, stats and watches answer 503 `migrating`.',
+        },
+      ),
+    ),
   },
   {
     $id: 'HealthResponse',

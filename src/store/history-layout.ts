@@ -70,19 +70,17 @@ export const DEFAULT_ROWS_PER_STEP = 50_000;
  */
 export function historyLayoutMigration(dialect: Dialect, name: string, rowsPerStep = DEFAULT_ROWS_PER_STEP): ObserverMigration {
   if (dialect === 'postgres') return { name, up: postgresLayout };
-  let serversPerStep = 64;
   return {
     name,
     begin: sqliteLayoutBegin,
     async step(trx, position) {
+      const servers = await serversPerStep(trx, position, rowsPerStep);
       const { rows } = await sql<{ last: number | null; top: number | null }>`SELECT
-        (SELECT sid FROM servers_next WHERE sid > ${position} ORDER BY sid LIMIT 1 OFFSET ${serversPerStep - 1}) AS last,
+        (SELECT sid FROM servers_next WHERE sid > ${position} ORDER BY sid LIMIT 1 OFFSET ${servers - 1}) AS last,
         (SELECT max(sid) FROM servers_next) AS top`.execute(trx);
       const top = Number(rows[0]?.top ?? 0);
       const last = rows[0]?.last == null ? top : Number(rows[0].last);
-      const copied = last > position ? await copyServers(trx, position, last) : 0;
-      // The next step's servers, so that it copies about rowsPerStep checks.
-      serversPerStep = Math.max(1, Math.min(100_000, Math.round((serversPerStep * rowsPerStep) / Math.max(copied, rowsPerStep / 4))));
+      if (last > position) await copyServers(trx, position, last);
       return { position: last, progress: top === 0 ? 1 : last / top, done: last >= top };
     },
     finish: sqliteLayoutFinish,
@@ -109,9 +107,23 @@ async function sqliteLayoutBegin(trx: Kysely<unknown>): Promise<void> {
   ]);
 }
 
-/** Copies the checks of the servers numbered (after, last] and their hourly rows; returns the checks read. */
-async function copyServers(trx: Kysely<unknown>, after: number, last: number): Promise<number> {
-  const copied = await sql
+/** Servers sampled to size a step. */
+const SAMPLE_SERVERS = 16;
+
+/**
+ * How many servers from `position` on hold about `rowsPerStep` checks, judged from the checks
+ * of the next few (an index-only count); the same answer for the same position on every start.
+ */
+async function serversPerStep(trx: Kysely<unknown>, position: number, rowsPerStep: number): Promise<number> {
+  const { rows } = await sql<{ n: number }>`SELECT count(*) AS n FROM servers_next s JOIN checks c ON c.server_id = s.id
+    WHERE s.sid > ${position} AND s.sid <= ${position + SAMPLE_SERVERS}`.execute(trx);
+  const sampled = Number(rows[0]?.n ?? 0);
+  return Math.max(1, Math.min(100_000, Math.floor((SAMPLE_SERVERS * rowsPerStep) / Math.max(sampled, 1))));
+}
+
+/** Copies the checks of the servers numbered (after, last] and their hourly rows. */
+async function copyServers(trx: Kysely<unknown>, after: number, last: number): Promise<void> {
+  await sql
     .raw(
       `INSERT OR IGNORE INTO checks_next SELECT s.sid, CAST(c.checked_at AS INTEGER), c.online, c.players_online,
         c.players_max, CAST(round(c.latency_ms) AS INTEGER) FROM servers_next s JOIN checks c ON c.server_id = s.id
@@ -119,7 +131,6 @@ async function copyServers(trx: Kysely<unknown>, after: number, last: number): P
     )
     .execute(trx);
   await sql.raw(`INSERT INTO check_hours (${ROLLUP_COLUMNS}) ${rollupSelect(`checks_next WHERE server > ${after} AND server <= ${last}`)}`).execute(trx);
-  return Number(copied.numAffectedRows ?? 0n);
 }
 
 /** The last transaction: the old tables replaced by the new ones. */

@@ -25,7 +25,7 @@ import { monotonicTime, type Clock } from '../core/clock.js';
 import { serverAddress } from '../core/types.js';
 import { MigratingError, StoreOpenError } from './errors.js';
 import { retentionCutoffs, type Maintenance, type Retention, type RetentionReport } from './maintenance.js';
-import { MigrationRunner, type MigrationState } from './migration-runner.js';
+import { MigrationRunner, type MigrationEvent, type MigrationState } from './migration-runner.js';
 import { observerMigrations } from './migrations.js';
 import { ReadFallback } from './read-fallback.js';
 import type { Database, Dialect } from './schema.js';
@@ -56,6 +56,8 @@ export interface StoreOptions {
   sqliteBinding?: SqliteBindingName;
   /** Checks copied per step of a resumable migration (default history-layout.ts's); tests make it small. */
   migrationRowsPerStep?: number;
+  /** A migration's statements and committed transactions (the service logs them). */
+  onMigration?: (event: MigrationEvent) => void;
 }
 
 const MINUTE = 60_000;
@@ -135,7 +137,7 @@ export class KyselyHistoryStore implements HistoryStore {
   private migrating: Promise<void> | null = null;
   private readonly schemaReady = settleLater();
   /** The migrations not applied yet, as found by checkSchema(). */
-  private pending: string[] = [];
+  private pending: string[];
   /** Watches, their events and delivery log (watch-store.ts). */
   readonly watches: WatchStore;
 
@@ -149,8 +151,11 @@ export class KyselyHistoryStore implements HistoryStore {
     this.statsCacheMs = options.statsCacheMs ?? MINUTE;
     this.onError = options.onError ?? reportBackgroundError;
     this.watches = new WatchStore(this.db);
-    this.runner = new MigrationRunner(this.db as Kysely<unknown>, parts.dialect, observerMigrations(parts.dialect, { rowsPerStep: options.migrationRowsPerStep }), {
+    const migrations = observerMigrations(parts.dialect, { rowsPerStep: options.migrationRowsPerStep });
+    this.pending = migrations.map((m) => m.name);
+    this.runner = new MigrationRunner(this.db as Kysely<unknown>, parts.dialect, migrations, {
       signal: this.stopMigration.signal,
+      ...(options.onMigration ? { onEvent: options.onMigration } : {}),
     });
     // Rejected only when the start stops; the queue's retry or stop hears it.
     this.schemaReady.promise.catch(() => {});
@@ -200,7 +205,9 @@ export class KyselyHistoryStore implements HistoryStore {
         `${this.parts.location} was written by a newer Observer (its migration ${unknown[0]} is unknown to this version); it was left unchanged`,
       );
     }
-    this.pending = known.filter((name) => !applied.includes(name));
+    // With none pending, what remains is the work after the last one's commit (a vacuum).
+    const pending = known.filter((name) => !applied.includes(name));
+    this.pending = pending.length > 0 ? pending : known.slice(-1);
   }
 
   /** Applies the migrations (checkSchema() first); rejects with MigrationStoppedError when close() stops them. */
@@ -222,7 +229,7 @@ export class KyselyHistoryStore implements HistoryStore {
 
   migration(): MigrationState | null {
     if (this.migrated) return null;
-    return this.runner.state ?? { name: this.pending[0] ?? 'schema check', progress: 0 };
+    return this.runner.state ?? { name: this.pending[0]!, progress: 0 };
   }
 
   private ensureMigrated(): void {

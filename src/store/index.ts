@@ -42,7 +42,7 @@ export { serverAddress, type StoreOptions } from './history-store.js';
 export { HISTORY_RANGES, HISTORY_RANGE_NAMES, bucketWindow, type HistoryBucket, type HistoryRange, type ServerHistory } from './uptime-history.js';
 
 export { MigratingError, StoreOpenError } from './errors.js';
-export { MigrationStoppedError, type MigrationState } from './migration-runner.js';
+export { MigrationStoppedError, type MigrationEvent, type MigrationState } from './migration-runner.js';
 export type { RetentionReport } from './maintenance.js';
 
 /** Hourly rows are kept this many days unless configured (ROLLUP_RETENTION_DAYS's default). */
@@ -55,23 +55,23 @@ const UNREADABLE_FILE = new Set(['SQLITE_NOTADB', 'SQLITE_CORRUPT']);
 
 /** A store opened and migrated (tests, tools): resolves once the schema is current. */
 export async function openStore(config: StoreConfig, clock: Clock = systemClock, options: StoreOptions = {}): Promise<HistoryStore> {
-  const { store, migrated } = await startStore(config, clock, options);
-  await migrated;
+  const { store, migrate } = await startStore(config, clock, options);
+  await migrate();
   return store;
 }
 
 /**
  * A store that can be handed to the service before its migrations are done (the service
  * listens meanwhile): the database is opened and checked (not a database, or written by a
- * newer Observer: StoreOpenError, nothing changed), then the migrations run in the
- * background. `migrated` resolves once they are done and retention is started; it rejects
- * (the connections released) if they fail or close() stopped them.
+ * newer Observer: StoreOpenError, nothing changed); `migrate()` applies the migrations and
+ * starts retention. It rejects (the connections released) if they fail, or with
+ * MigrationStoppedError if close() stopped them.
  */
 export async function startStore(
   config: StoreConfig,
   clock: Clock = systemClock,
   options: StoreOptions = {},
-): Promise<{ store: HistoryStore; migrated: Promise<void> }> {
+): Promise<{ store: HistoryStore; migrate: () => Promise<void> }> {
   const onError = options.onError ?? reportBackgroundError;
   const retention = { checkDays: config.checkRetentionDays, rollupDays: config.rollupRetentionDays ?? DEFAULT_ROLLUP_RETENTION_DAYS };
   const { database } = config;
@@ -82,8 +82,9 @@ export async function startStore(
     return unreadable(parts.location)(error);
   };
   await store.checkSchema().catch(release);
-  const migrated = store.migrate().then(() => store.start(), release);
-  return { store, migrated };
+  let migrated: Promise<void> | null = null;
+  const migrate = () => (migrated ??= store.migrate().then(() => store.start(), release));
+  return { store, migrate };
 }
 
 /** Rethrows an error that says the file is no database as StoreOpenError naming it. */

@@ -17,7 +17,7 @@
  * each migration's transaction holds the same advisory lock as Kysely's Migrator: instances
  * that start together apply each migration once, the others wait, then find it applied.
  */
-import { sql, type Kysely } from 'kysely';
+import { sql, type Kysely, type KyselyPlugin } from 'kysely';
 import type { Dialect } from './schema.js';
 
 type Db = Kysely<unknown>;
@@ -69,22 +69,51 @@ const PROGRESS = 'observer_migration_progress';
 /** Kysely's Migrator's advisory lock id on PostgreSQL: instances of every version agree on it. */
 const POSTGRES_LOCK_ID = '3853314791062309107';
 
+/**
+ * What the runner reports as it goes (the service logs it): each statement of a migration's
+ * transaction once it has run (`statement`: 1, 2, … within the transaction), and each
+ * transaction once committed. `step` names the transaction: `up` (an atomic migration),
+ * `begin`, the position a step started from, `finish`, or `after` (the work after the commit).
+ */
+export type MigrationEvent =
+  | { kind: 'statement'; migration: string; step: string; statement: number }
+  | { kind: 'committed'; migration: string; step: string; progress: number };
+
 export interface MigrationRunnerOptions {
   /** Called whenever the migration running or its progress changes (null: none runs). */
   onState?: (state: MigrationState | null) => void;
+  /** Statements run and transactions committed. */
+  onEvent?: (event: MigrationEvent) => void;
   /** Aborted: stop after the transaction in progress. */
   signal?: AbortSignal;
 }
 
 export class MigrationRunner {
   private current: MigrationState | null = null;
+  /** The transaction running, and its statements so far. */
+  private step: { migration: string; step: string; statements: number } | null = null;
+  private readonly db: Db;
 
   constructor(
-    private readonly db: Db,
+    db: Db,
     private readonly dialect: Dialect,
     private readonly migrations: readonly ObserverMigration[],
     private readonly options: MigrationRunnerOptions = {},
-  ) {}
+  ) {
+    this.db = options.onEvent ? db.withPlugin(this.statementCounter()) : db;
+  }
+
+  /** Reports each statement of a migration's transaction once it has run. */
+  private statementCounter(): KyselyPlugin {
+    return {
+      transformQuery: ({ node }) => node,
+      transformResult: async ({ result }) => {
+        const step = this.step;
+        if (step) this.options.onEvent?.({ kind: 'statement', migration: step.migration, step: step.step, statement: ++step.statements });
+        return result;
+      },
+    };
+  }
 
   /** The migration running now, or null. */
   get state(): MigrationState | null {
@@ -108,17 +137,30 @@ export class MigrationRunner {
         if (await this.isApplied(this.db, migration.name)) continue;
         this.setState({ name: migration.name, progress: 0 });
         if ('step' in migration) await this.runResumable(migration);
-        else await this.transaction(migration.name, (trx) => migration.up(trx));
+        else {
+          await this.transaction(migration.name, 'up', (trx) => migration.up(trx));
+          this.committed(migration.name, 'up', 1);
+        }
         if (migration.name === until) break;
       }
       for (const migration of this.migrations) {
         if (!migration.after || !(await this.isApplied(this.db, migration.name))) continue;
         this.stopIfAsked(migration.name);
-        await migration.after(this.db);
+        this.setState({ name: migration.name, progress: 1 });
+        this.step = { migration: migration.name, step: 'after', statements: 0 };
+        try {
+          await migration.after(this.db);
+        } finally {
+          this.step = null;
+        }
       }
     } finally {
       this.setState(null);
     }
+  }
+
+  private committed(migration: string, step: string, progress: number): void {
+    this.options.onEvent?.({ kind: 'committed', migration, step, progress });
   }
 
   private setState(state: MigrationState | null): void {
@@ -159,8 +201,17 @@ export class MigrationRunner {
    * PostgreSQL under the migration lock, and skipped if another instance applied it meanwhile.
    * Returns false when skipped.
    */
-  private async transaction(name: string, work: (trx: Db) => Promise<void>, record = true): Promise<boolean> {
+  private async transaction(name: string, step: string, work: (trx: Db) => Promise<void>, record = true): Promise<boolean> {
     this.stopIfAsked(name);
+    this.step = { migration: name, step, statements: 0 };
+    try {
+      return await this.transactionOf(name, work, record);
+    } finally {
+      this.step = null;
+    }
+  }
+
+  private transactionOf(name: string, work: (trx: Db) => Promise<void>, record: boolean): Promise<boolean> {
     return this.db.transaction().execute(async (trx) => {
       if (this.dialect === 'postgres') {
         // A migration's statements take as long as its rows need; other instances wait for it.
@@ -186,6 +237,7 @@ export class MigrationRunner {
     if ((await this.position(this.db, name)) === null) {
       await this.transaction(
         name,
+        'begin',
         async (trx) => {
           await sql`CREATE TABLE IF NOT EXISTS ${sql.table(PROGRESS)} (name varchar(255) PRIMARY KEY, position bigint NOT NULL)`.execute(trx);
           // Another instance began it while this one waited for the lock.
@@ -195,11 +247,14 @@ export class MigrationRunner {
         },
         false,
       );
+      this.committed(name, 'begin', 0);
     }
     for (;;) {
       let result: StepResult | null = null;
+      const from = await this.position(this.db, name);
       await this.transaction(
         name,
+        String(from),
         async (trx) => {
           const position = await this.position(trx, name);
           if (position === null) throw new Error(`migration ${name}: its progress row is missing`);
@@ -212,11 +267,13 @@ export class MigrationRunner {
       if (result === null) return;
       const { progress, done } = result as StepResult;
       this.setState({ name, progress: Math.min(1, Math.max(0, progress)) });
+      this.committed(name, String(from), progress);
       if (done) break;
     }
-    await this.transaction(name, async (trx) => {
+    await this.transaction(name, 'finish', async (trx) => {
       await migration.finish(trx);
       await sql`DROP TABLE ${sql.table(PROGRESS)}`.execute(trx);
     });
+    this.committed(name, 'finish', 1);
   }
 }

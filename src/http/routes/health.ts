@@ -14,6 +14,8 @@ export interface DependencyHealth {
   redis?: DependencyState | 'disabled';
   write_buffer?: number;
   write_buffer_dropped?: number;
+  /** The schema migration running (null: none). */
+  migration?: { name: string; progress: number } | null;
 }
 
 /**
@@ -27,7 +29,7 @@ export function healthBody(clock: Clock, dependencies?: () => DependencyHealth):
   return () => {
     const now = clock.now();
     const extra = dependencies?.() ?? {};
-    const deps = `${extra.database}|${extra.redis}|${extra.write_buffer}|${extra.write_buffer_dropped}`;
+    const deps = `${extra.database}|${extra.redis}|${extra.write_buffer}|${extra.write_buffer_dropped}|${extra.migration?.name}|${extra.migration?.progress}`;
     if (now !== lastMs || deps !== lastDeps) {
       lastMs = now;
       lastDeps = deps;

@@ -106,7 +106,8 @@ const Statistics = Type.Object(
 const STORE_OUTAGE_NOTE =
   'While the history database is slow or unreachable the answer never waits more than about a second: ' +
   'the last good answer to the same request is served with `stale: true` and `X-Cache: STALE`, or, when ' +
-  'there is none, a 503 `store_unavailable` with `Retry-After`.';
+  'there is none, a 503 `store_unavailable` with `Retry-After`. While a schema migration runs (after an upgrade), ' +
+  'a 503 `migrating` with `Retry-After`.';
 
 /**
  * Headers of a store read: `X-Cache: STALE` on the last good answer (then `no-store`, so the
@@ -148,7 +149,7 @@ export const historyRoutes: FastifyPluginAsyncTypebox<{ store: Store; config: Co
         response: {
           200: json('A page of the ranking.', TrendResponse, READ_HEADERS),
           ...errorResponses(
-            { 400: ['invalid_parameter', 'invalid_cursor'], 429: ['rate_limited'], 503: ['store_unavailable'] },
+            { 400: ['invalid_parameter', 'invalid_cursor'], 429: ['rate_limited'], 503: ['store_unavailable', 'migrating'] },
             { limited: true },
           ),
         },
@@ -193,7 +194,7 @@ export const historyRoutes: FastifyPluginAsyncTypebox<{ store: Store; config: Co
         security: [],
         response: {
           200: json('The statistics.', Statistics, READ_HEADERS),
-          ...errorResponses({ 429: ['rate_limited'], 503: ['store_unavailable'] }, { limited: true }),
+          ...errorResponses({ 429: ['rate_limited'], 503: ['store_unavailable', 'migrating'] }, { limited: true }),
         },
       },
     },

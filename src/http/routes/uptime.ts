@@ -76,7 +76,8 @@ export const uptimeRoutes: FastifyPluginAsyncTypebox<{ store: Store; config: Con
           '`/status/{address}` with the same `legacy` / `bedrock` flags (an address without a port means the default ' +
           'port). Only servers this service has checked have a history: any other is a 404 `not_found` (this endpoint ' +
           `never pings). Cached ${HISTORY_MAX_AGE_SECONDS} seconds. While the history database cannot answer, the ` +
-          'last good answer is served with `stale: true` (`X-Cache: STALE`), or 503 `store_unavailable` without one.',
+          'last good answer is served with `stale: true` (`X-Cache: STALE`), or 503 `store_unavailable` without one; ' +
+          'while a schema migration runs (after an upgrade), a 503 `migrating` with `Retry-After`.',
         tags: ['history'],
         security: [],
         params: Type.Object({ address: AddressParameter }),
@@ -92,7 +93,7 @@ export const uptimeRoutes: FastifyPluginAsyncTypebox<{ store: Store; config: Con
               400: ['invalid_address', 'invalid_query', 'invalid_parameter'],
               404: ['not_found'],
               429: ['rate_limited'],
-              503: ['store_unavailable'],
+              503: ['store_unavailable', 'migrating'],
             }),
             { limited: true },
           ),

@@ -10,6 +10,7 @@ import type { WatchRow } from '../../store/watch-store.js';
 import type { WatchService } from '../../watch/index.js';
 import { tierConfig } from '../rate-limit.js';
 import { empty, errorResponses, headers, json, withPathParameters, type RouteErrors } from '../contract.js';
+import { MigratingError } from '../../store/errors.js';
 import { watchView } from './watch-view.js';
 
 const Edition = Type.Union([Type.Literal('java'), Type.Literal('bedrock')]);
@@ -101,7 +102,7 @@ const TestResult = Type.Object({
 const WatchParams = Type.Object({ id: Type.String({ maxLength: 64, examples: ['0b6f4c1e-5d2a-4e8b-9c3f-7a1d2e3f4a5b'] }) });
 const security = [{ bearerAuth: [] as string[] }];
 /** What a route on one watch can refuse: its id, its token, its limits. */
-const MANAGED_ERRORS = { 400: ['invalid_parameter'], 401: ['unauthorized'], 404: ['watch_not_found'], 429: ['rate_limited'] } satisfies RouteErrors;
+const MANAGED_ERRORS = { 400: ['invalid_parameter'], 401: ['unauthorized'], 404: ['watch_not_found'], 429: ['rate_limited'], 503: ['migrating'] } satisfies RouteErrors;
 /** The headers of a watch answer: never cached. */
 const WATCH_HEADERS = headers('Cache-Control!', 'RateLimit-Policy', 'RateLimit');
 
@@ -117,7 +118,13 @@ async function shown(watches: WatchService, watch: WatchRow) {
   return watchView(watch, await watches.details(watch), watches.publicUrl);
 }
 
-export const watchRoutes: FastifyPluginAsyncTypebox<{ watches: WatchService }> = async (app, { watches }) => {
+export const watchRoutes: FastifyPluginAsyncTypebox<{ watches: WatchService; migrating?: () => boolean }> = async (app, { watches, migrating }) => {
+  // Watches live in the database: while its schema is migrated, none can be read or written.
+  if (migrating) {
+    app.addHook('onRequest', async () => {
+      if (migrating()) throw new MigratingError();
+    });
+  }
   app.post(
     '/watches',
     {
@@ -147,7 +154,7 @@ export const watchRoutes: FastifyPluginAsyncTypebox<{ watches: WatchService }> =
               413: ['body_too_large'],
               415: ['unsupported_media_type'],
               429: ['rate_limited', 'watch_capacity'],
-              503: ['webhook_dns_failure'],
+              503: ['webhook_dns_failure', 'migrating'],
             },
             { limited: true, takesBody: true },
           ),
@@ -231,7 +238,7 @@ export const watchRoutes: FastifyPluginAsyncTypebox<{ watches: WatchService }> =
         '(429 `test_rate_limited`) and within the webhook host\'s budget (429 `webhook_rate_limited`); a 409 `not_verified` ' +
         'before verification or while paused.',
       { 200: json('What the webhook answered.', TestResult, WATCH_HEADERS) },
-      { ...MANAGED_ERRORS, 409: ['not_verified'], 429: ['rate_limited', 'test_rate_limited', 'webhook_rate_limited'], 503: ['shutting_down', 'webhook_dns_failure'] },
+      { ...MANAGED_ERRORS, 409: ['not_verified'], 429: ['rate_limited', 'test_rate_limited', 'webhook_rate_limited'], 503: ['shutting_down', 'webhook_dns_failure', 'migrating'] },
     ),
     async (request, reply) => {
       const result = await watches.test(await authorised(request));
