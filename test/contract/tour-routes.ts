@@ -35,6 +35,7 @@ export const CODES_NOT_BROUGHT_ABOUT: Record<string, string> = {
   internal_error: 'an unexpected error in Observer',
   overloaded: 'sheds work by event-loop lag or renders in flight at one instant (test/http/admission.test.ts)',
   store_unavailable: 'needs the history database down with no earlier answer (test/store, test/http/history.test.ts)',
+  migrating: 'needs a schema migration running (test/store/migration-crash.test.ts)',
   webhook_dns_failure: "needs the DNS server failing for the webhook's name (test/watch)",
   shutting_down: 'needs a test delivery asked for while the instance stops (test/watch/shutdown.test.ts)',
 };
