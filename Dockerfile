@@ -10,10 +10,10 @@ ARG BASE=node:26-bookworm-slim
 
 # The runtime dependencies. Native addons without a prebuilt binary for this Node compile here
 # (node-gyp: python3, make, g++); libcap2-bin's setcap gives the entrypoint's setpriv its file
-# capability.
+# capability; tini is the image's process 1.
 FROM ${BASE} AS deps
 RUN apt-get update \
- && apt-get install -y --no-install-recommends python3 make g++ libcap2-bin \
+ && apt-get install -y --no-install-recommends python3 make g++ libcap2-bin tini \
  && rm -rf /var/lib/apt/lists/*
 # node-gyp builds against the headers of the Node in the image instead of downloading them.
 ENV npm_config_nodedir=/usr/local
@@ -52,6 +52,7 @@ COPY --from=deps /build/node_modules node_modules
 COPY --from=build /build/dist dist
 COPY assets assets
 COPY --from=deps /build/observer-setpriv /usr/local/libexec/observer-setpriv
+COPY --from=deps /usr/bin/tini-static /usr/local/bin/tini
 COPY deploy/container-entrypoint.sh /usr/local/bin/observer-entrypoint
 # The command's --memory-pool-timeout (below) needs Node 26 or later: said here rather than by
 # a container that cannot start.
@@ -68,10 +69,11 @@ USER 10001:10001
 # neither curl nor wget.
 HEALTHCHECK --interval=30s --timeout=5s --start-period=30s --retries=3 \
   CMD ["node", "-e", "fetch(`http://127.0.0.1:${process.env.PORT}/api/v1/status`, { signal: AbortSignal.timeout(4000) }).then((r) => r.json()).then((b) => process.exit(b.status === 'OK' ? 0 : 1), () => process.exit(1))"]
-# Exec form all the way down (the entrypoint execs node): SIGTERM from `docker stop` reaches
-# node, which stops accepting, finishes the requests in flight and exits 0. The young
-# generation size is the one `npm start` uses.
-ENTRYPOINT ["/usr/local/bin/observer-entrypoint"]
+# tini is process 1: it passes SIGTERM from `docker stop` (and every other signal) on to node
+# and reaps whatever exits beneath it; node, which the entrypoint execs, stops accepting,
+# finishes the requests in flight (or the migration's transaction in progress) and exits 0,
+# and tini exits with node's code. The young generation size is the one `npm start` uses.
+ENTRYPOINT ["/usr/local/bin/tini", "--", "/usr/local/bin/observer-entrypoint"]
 # The heap limit and the malloc arenas of the start script; NODE_OPTIONS or MALLOC_ARENA_MAX
 # given to the container replace them (docs/container.md).
 ENV NODE_OPTIONS=--max-old-space-size=512 \

@@ -85,12 +85,14 @@ async function startContainer(extraArgs: string[]): Promise<Started> {
   return { name, port, url: `http://127.0.0.1:${port}` };
 }
 
-/** The Uid line and the capability masks of the container's main process (pid 1). */
-async function mainProcess(name: string): Promise<{ uids: number[]; effective: bigint; cmdline: string }> {
-  const status = await podman('exec', name, 'cat', '/proc/1/status');
-  const cmdline = (await podman('exec', name, 'cat', '/proc/1/cmdline')).replaceAll('\0', ' ').trim();
+/** Process 1's command line (the init), and the Uid line and capability masks of its child, the service. */
+async function mainProcess(name: string): Promise<{ init: string; uids: number[]; effective: bigint; cmdline: string }> {
+  const init = (await podman('exec', name, 'cat', '/proc/1/cmdline')).replaceAll('\0', ' ').trim();
+  const pid = (await podman('exec', name, 'cat', '/proc/1/task/1/children')).trim().split(/\s+/)[0];
+  const status = await podman('exec', name, 'cat', `/proc/${pid}/status`);
+  const cmdline = (await podman('exec', name, 'cat', `/proc/${pid}/cmdline`)).replaceAll('\0', ' ').trim();
   const line = (key: string) => status.split('\n').find((l) => l.startsWith(`${key}:`))?.split(/\s+/).slice(1) ?? [];
-  return { uids: line('Uid').map(Number), effective: BigInt(`0x${line('CapEff')[0] ?? '0'}`), cmdline };
+  return { init, uids: line('Uid').map(Number), effective: BigInt(`0x${line('CapEff')[0] ?? '0'}`), cmdline };
 }
 
 /** Sends SIGTERM only and waits for the container to end; its exit code. */
@@ -125,6 +127,8 @@ describe('the container image', () => {
     await podman('healthcheck', 'run', withRaw.name);
 
     const main = await mainProcess(withRaw.name);
+    // An init that forwards signals and reaps, with the service beneath it.
+    expect(main.init).toMatch(/^\/usr\/local\/bin\/tini -- /);
     expect(main.cmdline).toContain('dist/main.js');
     expect(main.uids).toEqual([SERVICE_UID, SERVICE_UID, SERVICE_UID, SERVICE_UID]);
     // CAP_NET_RAW and nothing else.
