@@ -103,7 +103,7 @@ async function migrated(service: Service): Promise<boolean> {
 async function stop(service: Service): Promise<void> {
   if (!alive(service)) return;
   service.child.kill('SIGTERM');
-  expect(await service.exited).toEqual({ code: 0, signal: null });
+  expect(await service.exited, service.output().slice(-3000)).toEqual({ code: 0, signal: null });
 }
 
 /** A kill point of a log line of `migration`: inside one of its transactions (the first statement done). */

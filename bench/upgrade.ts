@@ -1,0 +1,136 @@
+/**
+ * An upgrade from the previous layout: `npm run bench -- upgrade`.
+ *
+ * Builds SQLite databases as the version before migration 0003 left them (every check raw, one
+ * row each with its text id; the old migrations applied by the real migrator, then the rows
+ * written by the database itself), U1 100,000 servers × 1 day and U2 1,000 servers × 30 days,
+ * every server checked every 5 minutes, then starts the service on each as `npm start` runs it
+ * (built, in its own process, default settings but for the database) and measures from other
+ * processes:
+ *
+ *  - the time from the spawn to the first status answer (health, 200; target ≤ 3 s);
+ *  - the migration's duration (health's `migration` field until it is null), and per million checks;
+ *  - the peak RSS while it runs (sampled every 50 ms, and the process's high-water mark) against
+ *    the steady RSS (the upgraded service idle for 10 s; target: peak ≤ 2× steady);
+ *  - the longest event-loop stall while it runs: the slowest answer of a health probe every
+ *    5 ms (bench/scale/probe.mjs); health does no work of its own (target ≤ 50 ms).
+ *
+ * BENCH_UPGRADE_SCALE (default 1) divides the servers of both sizes (e.g. 10 for a quick run).
+ */
+import { fork, spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { buildLegacySqlite, type ScaleSpec } from './scale/data.js';
+import { freePort } from '../scripts/ports.mjs';
+import { fmt, rssOf, serviceEnv, startCommand, summarise } from './support.js';
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
+const MIB = 1024 * 1024;
+const SCALE = Math.max(1, Number(process.env.BENCH_UPGRADE_SCALE ?? 1));
+const SIZES: ScaleSpec[] = [
+  { name: 'U1', servers: Math.round(100_000 / SCALE), days: 1 },
+  { name: 'U2', servers: Math.round(1_000 / SCALE), days: 30 },
+];
+
+/** The process's high-water mark of resident memory (Linux /proc), bytes. */
+function peakRssOf(pid: number | undefined): number {
+  const match = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return match ? Number(match[1]) * 1024 : NaN;
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function health(base: string): Promise<{ migration?: { name: string; progress: number } | null } | null> {
+  try {
+    const res = await fetch(`${base}/api/v1/status`);
+    return res.ok ? ((await res.json()) as { migration?: { name: string; progress: number } | null }) : null;
+  } catch {
+    return null;
+  }
+}
+
+/** The health probe of bench/scale.ts, in a process of its own: its slowest answer in each phase. */
+async function probeMax(probe: ChildProcess): Promise<Record<string, number>> {
+  const report = await new Promise<{ phases: Record<string, { max: number; n: number }> }>((resolve) => {
+    probe.once('message', (message) => resolve(message as { phases: Record<string, { max: number; n: number }> }));
+    probe.send({ report: true });
+  });
+  probe.send({ stop: true });
+  return Object.fromEntries(Object.entries(report.phases).map(([phase, { max }]) => [phase, max]));
+}
+
+async function upgrade(spec: ScaleSpec): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), 'observer-bench-upgrade-'));
+  const port = await freePort();
+  const base = `http://127.0.0.1:${port}`;
+  let child: ChildProcess | null = null;
+  try {
+    const built = performance.now();
+    const checks = await buildLegacySqlite(join(dir, 'observer.db'), spec, Date.now());
+    const bytes = statSync(join(dir, 'observer.db')).size;
+    console.log(
+      `${spec.name}: ${fmt(spec.servers)} servers × ${spec.days} d, ${fmt(checks)} checks in the previous layout ` +
+        `(${fmt(bytes / MIB)} MiB), built in ${fmt((performance.now() - built) / 1000, 1)} s`,
+    );
+
+    const [command, args] = startCommand(ROOT);
+    const started = performance.now();
+    child = spawn(command, args, { env: serviceEnv(port, dir, { LOG_LEVEL: 'warn' }), stdio: ['ignore', 'ignore', 'inherit'] });
+    const pid = child.pid;
+    let first = await health(base);
+    while (first === null) {
+      if (child.exitCode !== null) throw new Error(`the service exited with ${child.exitCode}`);
+      await sleep(20);
+      first = await health(base);
+    }
+    const firstAnswer = performance.now() - started;
+    const probe = fork(join(ROOT, 'bench/scale/probe.mjs'), [`${base}/api/v1/status`], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    probe.send({ phase: 'migration' });
+    let peak = rssOf(pid);
+    let peakAt = 'start';
+    let progressSeen = 0;
+    for (let state: Awaited<ReturnType<typeof health>> = first; state?.migration !== null; state = await health(base)) {
+      if (child.exitCode !== null) throw new Error(`the service exited with ${child.exitCode} while migrating`);
+      if (state?.migration) progressSeen = Math.max(progressSeen, state.migration.progress);
+      const rss = rssOf(pid);
+      if (rss > peak) [peak, peakAt] = [rss, state?.migration ? `${state.migration.name} at ${fmt(state.migration.progress * 100)} %` : 'between answers'];
+      await sleep(50);
+    }
+    const migration = performance.now() - started - firstAnswer;
+    const highWater = peakRssOf(pid);
+    // Steady: the upgraded service, idle for 10 s; the probe's slowest answer then is the machine's own noise.
+    probe.send({ phase: 'idle' });
+    await sleep(10_000);
+    const steady = rssOf(pid);
+    const stalls = await probeMax(probe);
+    const stall = stalls.migration ?? NaN;
+    const perMillion = migration / 1000 / (checks / 1e6);
+    console.log(`  first status answer ${fmt(firstAnswer)} ms after the spawn (target ≤ 3000 ms)`);
+    console.log(`  migration ${fmt(migration / 1000, 1)} s (${fmt(perMillion, 1)} s per million checks; progress reported up to ${fmt(progressSeen * 100)} %)`);
+    console.log(
+      `  RSS: peak while migrating ${fmt(peak / MIB)} MiB sampled (${peakAt}), ${fmt(highWater / MIB)} MiB high-water mark; steady ${fmt(steady / MIB)} MiB: ` +
+        `${fmt(Math.max(peak, highWater) / steady, 2)}× (target ≤ 2×)`,
+    );
+    console.log(
+      `  longest event-loop stall while migrating ${fmt(stall, 1)} ms (slowest health answer; target ≤ 50 ms); ` +
+        `idle afterwards, for comparison: ${fmt(stalls.idle ?? NaN, 1)} ms`,
+    );
+    summarise(
+      `upgrade ${spec.name} (${fmt(spec.servers)} × ${spec.days} d, ${fmt(checks)} checks): first answer ${fmt(firstAnswer)} ms, ` +
+        `migration ${fmt(migration / 1000, 1)} s (${fmt(perMillion, 1)} s/M checks), peak RSS ${fmt(Math.max(peak, highWater) / steady, 2)}× steady, ` +
+        `stall ${fmt(stall, 1)} ms`,
+    );
+  } finally {
+    if (child && child.exitCode === null) {
+      const exited = new Promise((resolve) => child!.once('exit', resolve));
+      child.kill('SIGTERM');
+      await exited;
+    }
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+if (SCALE !== 1) console.log(`BENCH_UPGRADE_SCALE=${SCALE}: ${SIZES.map((s) => `${s.name} ${fmt(s.servers)} × ${s.days} d`).join(', ')}`);
+for (const spec of SIZES) await upgrade(spec);
