@@ -150,11 +150,19 @@ async function sqliteLayoutFinish(trx: Kysely<unknown>): Promise<void> {
 
 /**
  * After the commit (a VACUUM cannot run in a transaction), at every start until done: gives
- * back the old layout's space and turns on incremental auto-vacuum.
+ * back the old layout's space and turns on incremental auto-vacuum. The copy VACUUM builds
+ * goes to a temporary file, not memory (where the SQLite builds keep temporary data by
+ * default): in memory it would hold the whole database.
  */
 async function sqliteVacuumOnce(db: Kysely<unknown>): Promise<void> {
   const { rows } = await sql<{ auto_vacuum: number }>`PRAGMA auto_vacuum`.execute(db);
-  if (Number(rows[0]?.auto_vacuum) !== 2) await run(db, ['PRAGMA auto_vacuum = INCREMENTAL', 'VACUUM']);
+  if (Number(rows[0]?.auto_vacuum) === 2) return;
+  await run(db, ['PRAGMA temp_store = FILE', 'PRAGMA auto_vacuum = INCREMENTAL']);
+  try {
+    await run(db, ['VACUUM']);
+  } finally {
+    await run(db, ['PRAGMA temp_store = DEFAULT']);
+  }
 }
 
 async function postgresLayout(db: Kysely<unknown>): Promise<void> {
