@@ -100,10 +100,18 @@ async function migrated(service: Service): Promise<boolean> {
   return false;
 }
 
+/** Stops the service with SIGTERM; it must exit 0. */
 async function stop(service: Service): Promise<void> {
-  if (!alive(service)) return;
+  expect(alive(service), service.output().slice(-3000)).toBe(true);
   service.child.kill('SIGTERM');
   expect(await service.exited, service.output().slice(-3000)).toEqual({ code: 0, signal: null });
+}
+
+/** Ends the service however it can, after a failure. */
+async function end(service: Service): Promise<void> {
+  if (!alive(service)) return;
+  service.child.kill('SIGKILL');
+  await service.exited;
 }
 
 /** A kill point of a log line of `migration`: inside one of its transactions (the first statement done). */
@@ -201,8 +209,9 @@ describe.each([
         const expected = await answers(unbroken);
         if (version > 0) expect((expected as { histories: Array<{ status: number; checks: number }> }).histories[0]).toMatchObject({ status: 200, checks: expect.any(Number) });
         for (const { service } of upgrades) expect(await answers(service)).toEqual(expected);
-      } finally {
         for (const service of [...upgrades.map((u) => u.service), unbroken]) await stop(service);
+      } finally {
+        for (const service of [...upgrades.map((u) => u.service), unbroken]) await end(service);
       }
     },
   );
