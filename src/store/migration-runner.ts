@@ -132,8 +132,9 @@ export class MigrationRunner {
   /** Applies every migration not applied yet, up to `until` (its name) if given, then their after-commit work. */
   async run(until?: string): Promise<void> {
     await this.ensureLedger();
+    const last = until === undefined ? this.migrations.length - 1 : this.migrations.findIndex((m) => m.name === until);
     try {
-      for (const migration of this.migrations) {
+      for (const migration of this.migrations.slice(0, last + 1)) {
         if (await this.isApplied(this.db, migration.name)) continue;
         this.setState({ name: migration.name, progress: 0 });
         if ('step' in migration) await this.runResumable(migration);
@@ -141,7 +142,6 @@ export class MigrationRunner {
           await this.transaction(migration.name, 'up', (trx) => migration.up(trx));
           this.committed(migration.name, 'up', 1);
         }
-        if (migration.name === until) break;
       }
       for (const migration of this.migrations) {
         if (!migration.after || !(await this.isApplied(this.db, migration.name))) continue;
