@@ -41,8 +41,6 @@ export interface ComposeOptions {
    * app listens (main.ts). Without it they are done before composeApp resolves.
    */
   migrateLater?: boolean;
-  /** Checks per step of a resumable migration, for tests. */
-  migrationRowsPerStep?: number;
 }
 
 /**
@@ -118,7 +116,6 @@ export async function composeApp(config: Config, options: ComposeOptions = {}) {
     onRetention: (report) => log.retention(report),
     onMigration: (event) => log.migration(event),
     writes: { ...options.writes, maxRows: config.historyBufferMax },
-    ...(options.migrationRowsPerStep !== undefined ? { migrationRowsPerStep: options.migrationRowsPerStep } : {}),
   });
   if (!options.migrateLater) await migrate();
   const icmp = icmpEcho(config, options, log);

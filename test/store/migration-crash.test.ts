@@ -170,7 +170,7 @@ async function postgresDatabase(): Promise<LegacyDatabase> {
   return { kind: 'postgres', url: database.url };
 }
 
-const VERSIONS = MIGRATION_NAMES.slice(0, -1).map((_, version) => version);
+const VERSIONS = MIGRATION_NAMES.map((_, version) => version);
 
 describe.each([
   ['SQLite', sqliteDatabase],
