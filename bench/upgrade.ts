@@ -20,7 +20,8 @@
  *    the main thread waited for a core as a stall: on a busy machine, compare them with the
  *    idle service's.
  *
- * BENCH_UPGRADE_SCALE (default 1) divides the servers of both sizes (e.g. 10 for a quick run).
+ * BENCH_UPGRADE_SCALE (default 1) divides the servers of both sizes (e.g. 10 for a quick run);
+ * BENCH_UPGRADE_SIZES=U1 (or U2) runs one size only.
  */
 import { fork, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
@@ -37,7 +38,7 @@ const SCALE = Math.max(1, Number(process.env.BENCH_UPGRADE_SCALE ?? 1));
 const SIZES: ScaleSpec[] = [
   { name: 'U1', servers: Math.round(100_000 / SCALE), days: 1 },
   { name: 'U2', servers: Math.round(1_000 / SCALE), days: 30 },
-];
+].filter((spec) => (process.env.BENCH_UPGRADE_SIZES ?? 'U1,U2').split(',').includes(spec.name));
 
 /** The process's high-water mark of resident memory (Linux /proc), bytes. */
 function peakRssOf(pid: number | undefined): number {
