@@ -97,8 +97,6 @@ interface Family {
   help: string;
   /** OpenMetrics `# UNIT`; the name ends with it. */
   unit?: string;
-  /** An info series: OpenMetrics type `info` of the family named without `_info`. */
-  info?: boolean;
   samples: Array<{ labels: Labels; value: number }>;
 }
 
@@ -122,7 +120,6 @@ function probeFamilies({ editions, durationSeconds }: ProbeOutcome): Family[] {
     { name: 'minecraft_latency_seconds', unit: 'seconds', help: 'Round trip of the status ping.', samples: per((r) => (r.latencyMs === null ? null : r.latencyMs / 1000)) },
     {
       name: 'minecraft_version_info',
-      info: true,
       help: 'The version the server reports: its name and protocol number.',
       samples: editions.flatMap((r) =>
         r.version ? [{ labels: [['edition', r.edition], ['name', r.version.name], ['protocol', String(r.version.protocol)]] as Labels, value: 1 }] : [],
@@ -144,12 +141,8 @@ function render(families: Family[], format: ExpositionFormat): string {
   const lines: string[] = [];
   for (const family of families) {
     if (family.samples.length === 0) continue;
-    const open = format === 'openmetrics';
-    // OpenMetrics names an info family without its `_info` suffix; the sample keeps it.
-    const familyName = open && family.info ? family.name.slice(0, -'_info'.length) : family.name;
-    lines.push(`# HELP ${familyName} ${family.help}`);
-    lines.push(`# TYPE ${familyName} ${open && family.info ? 'info' : 'gauge'}`);
-    if (open && family.unit) lines.push(`# UNIT ${familyName} ${family.unit}`);
+    lines.push(`# HELP ${family.name} ${family.help}`, `# TYPE ${family.name} gauge`);
+    if (format === 'openmetrics' && family.unit) lines.push(`# UNIT ${family.name} ${family.unit}`);
     for (const { labels, value } of family.samples) lines.push(`${family.name}${labelText(labels)} ${numberText(value)}`);
   }
   if (format === 'openmetrics') lines.push('# EOF');
@@ -167,7 +160,6 @@ function labelText(labels: Labels): string {
  * LABEL_VALUE_MAX characters, never cutting a character in two.
  */
 export function escapeLabelValue(value: string): string {
-  // eslint-disable-next-line no-control-regex -- control characters are what is removed
   const cleaned = value.replace(/[\u0000-\u0009\u000b-\u001f\u007f]/g, '');
   const kept = Array.from(cleaned).slice(0, LABEL_VALUE_MAX).join('');
   return kept.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n');
