@@ -9,6 +9,10 @@
  * Every label value is bounded: editions and offline reasons are fixed sets; a version name
  * comes from the server and is cut to LABEL_VALUE_MAX characters. Help texts hold no double
  * quote or backslash, which the two formats escape differently.
+ *
+ * Every family is a gauge in both formats, `minecraft_version_info` included (an info series
+ * as Prometheus's own Go client writes one): OpenMetrics' `info` type is unknown to the text
+ * format and to `promtool check metrics`, and Prometheus stores both alike.
  */
 import { ERROR_MESSAGES, type ErrorCode } from '../core/errors.js';
 import type { Edition, ServerStatus } from '../core/types.js';
