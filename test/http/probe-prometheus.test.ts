@@ -4,9 +4,11 @@
  * Observer's address replaced by the test's), probing a Java server (minecraft-protocol) and a
  * Bedrock server (bedrock-protocol) through an Observer instance, and the test reads what
  * Prometheus stored through its query API: the players and success series, and after the Java
- * server stops, its failure and why.
+ * server stops, its failure and why. The queries and the alerting rule docs/operations.md shows
+ * are run and checked against the same Prometheus.
  */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -110,3 +112,23 @@ it('stores the players and success of both servers, by instance, and the Java se
   };
   expect(await until(down), prometheus.output()).toEqual(down);
 }, 180_000);
+
+/** The fenced blocks of docs/operations.md's probing section in `language`. */
+function documented(language: string): string[] {
+  const docs = readFileSync(new URL('../../docs/operations.md', import.meta.url), 'utf8');
+  const section = docs.slice(docs.indexOf('## Probing Minecraft servers from Prometheus'), docs.indexOf('## Logs and privacy'));
+  return [...section.matchAll(new RegExp('```' + language + '\\n([\\s\\S]*?)```', 'g'))].map((m) => m[1] ?? '');
+}
+
+it('answers every query the docs show, and promtool accepts the alerting rule of docs/operations.md', async () => {
+  const queries = documented('promql').flatMap((block) => block.split('\n').filter((line) => line.trim() !== '' && !line.startsWith('#')));
+  expect(queries.length).toBeGreaterThanOrEqual(5);
+  // docs/api.md's uptime that counts only fresh answers.
+  queries.push('probe_success * on (job, instance) (1 - max by (job, instance) (minecraft_stale))');
+  for (const promql of queries) expect((await prometheus.query(promql)).length, promql).toBeGreaterThan(0);
+  const rules = documented('yaml').filter((block) => block.startsWith('groups:'));
+  expect(rules).toHaveLength(1);
+  const file = join(dir, 'rules.yml');
+  writeFileSync(file, rules[0]!);
+  expect(execFileSync('promtool', ['check', 'rules', file], { encoding: 'utf8' })).toContain('SUCCESS: 1 rules found');
+});
