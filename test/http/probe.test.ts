@@ -15,7 +15,7 @@ import { systemClock } from '../../src/core/clock.js';
 import { buildApp } from '../../src/http/app.js';
 import { probeDeadlineMs } from '../../src/metrics/probe.js';
 import { OFFLINE_REASONS } from '../../src/metrics/probe-text.js';
-import { pingBedrock, pingJava, pingLegacy } from '../../src/protocol/index.js';
+import { pingBedrock, pingJava, pingLegacy, queryServer } from '../../src/protocol/index.js';
 import { AddressGuard, TargetResolver } from '../../src/resolve/index.js';
 import { MemoryStatusCache, StatusService, createStatusService, type PingFunction } from '../../src/status/index.js';
 import { logCapture, testConfig } from '../support/app.js';
@@ -238,16 +238,26 @@ describe('GET /probe: guard, limits and privacy as on the status route', () => {
     }
   });
 
-  it('refuses a private literal (10.0.0.1) before any ping is sent', async () => {
+  it('refuses a private literal (10.0.0.1) before any ping, Query or ICMP echo is sent', async () => {
     const config = testConfig({ TARGET_ALLOWLIST: '' });
-    const pings: string[] = [];
+    // What the service would send, recorded on its way to the real clients.
+    const sent: string[] = [];
     const counted = (ping: PingFunction): PingFunction => (target) => {
-      pings.push(target.ip);
+      sent.push(`ping ${target.ip}`);
       return ping(target);
     };
     const status = new StatusService({
       resolver: new TargetResolver({ dnsServers: config.dnsServers, guard: new AddressGuard(config.targetAllowlist) }),
       ping: { java: counted(pingJava), legacy: counted(pingLegacy), bedrock: counted(pingBedrock) },
+      queryServer: (target) => {
+        sent.push(`query ${target.ip}`);
+        return queryServer(target);
+      },
+      // No echo is sent from the tests: the call alone is recorded, as where ICMP is unavailable.
+      icmp: async (ip) => {
+        sent.push(`icmp ${ip}`);
+        return null;
+      },
       cache: new MemoryStatusCache({ now: () => systemClock.now() }),
       clock: systemClock,
       ttlSeconds: config.statusCacheTtlSeconds,
@@ -257,11 +267,11 @@ describe('GET /probe: guard, limits and privacy as on the status route', () => {
     const app = await buildApp({ config, status, logger: false });
     try {
       for (const edition of ['java', 'bedrock', 'auto']) {
-        const res = await get(`/probe?target=10.0.0.1&edition=${edition}`, {}, app);
+        const res = await get(`/probe?target=10.0.0.1&edition=${edition}&query=true`, {}, app);
         expect(res.statusCode, edition).toBe(400);
         expect(res.json().error, edition).toBe('target_refused');
       }
-      expect(pings).toEqual([]);
+      expect(sent).toEqual([]);
     } finally {
       await app.close();
     }
