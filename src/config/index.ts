@@ -78,6 +78,8 @@ export interface Config {
   watches: WatchSettings;
   /** Public base URL of the web front, for links in deliveries (PUBLIC_URL); null: deliveries carry no link. */
   publicUrl: string | null;
+  /** GET /probe, Prometheus text for one server (PROBE_ENABLED); off: the route answers 404. */
+  probeEnabled: boolean;
 }
 
 export interface WatchSettings {
@@ -403,6 +405,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     },
     watches: parseWatchSettings(env),
     publicUrl: parsePublicUrl(env.PUBLIC_URL),
+    probeEnabled: boolean(env, 'PROBE_ENABLED', true),
   };
   if (config.http.requestTimeoutMs < config.http.headersTimeoutMs) {
     throw new ConfigError('HTTP_REQUEST_TIMEOUT_MS', 'expected at least HTTP_HEADERS_TIMEOUT_MS', env.HTTP_REQUEST_TIMEOUT_MS ?? '');

@@ -53,6 +53,7 @@ import { ServerHistory, uptimeRoutes } from './routes/uptime.js';
 import { pageRoutes } from './routes/pages.js';
 import { bulkRoutes } from './routes/bulk.js';
 import { watchRoutes } from './routes/watches.js';
+import { probeRoutes } from './routes/probe.js';
 import type { WatchService } from '../watch/index.js';
 import { BulkError, BulkResponse, EditionsStatus, ErrorCode, ErrorResponse, HealthResponse, Motd, QueryErrorCode, QueryResult, ServerStatus } from './schemas.js';
 import { ApiErrorCodeSchema, contractDocument } from './contract.js';
@@ -156,6 +157,7 @@ export async function buildApp(deps: AppDeps) {
     { prefix: API_PREFIX },
   );
 
+  if (deps.status && config.probeEnabled) await app.register(probeRoutes, { status: deps.status, config, hasher, admitPing, apiPrefix: API_PREFIX });
   // The web front: /, /server/{address}, /assets/*, /favicon.ico (outside the API prefix).
   await app.register(pageRoutes, { config, renders, ...(deps.webDir ? { webDir: deps.webDir } : {}) });
   hooks.seal();

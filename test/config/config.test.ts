@@ -21,6 +21,7 @@ describe('loadConfig', () => {
       icmp: 'auto',
       historyBufferMax: 100_000,
       cacheMemoryMb: 32,
+      probeEnabled: true,
     });
     expect(Object.isFrozen(config)).toBe(true);
   });
@@ -43,6 +44,7 @@ describe('loadConfig', () => {
       ICMP: 'OFF',
       HISTORY_BUFFER_MAX: '5000',
       CACHE_MEMORY_MB: '256',
+      PROBE_ENABLED: 'false',
     });
     expect(config).toMatchObject({
       port: 9000,
@@ -58,6 +60,7 @@ describe('loadConfig', () => {
       pingTimeoutMs: 1500,
       icmp: 'off',
       historyBufferMax: 5000,
+      probeEnabled: false,
       cacheMemoryMb: 256,
     });
     expect(loadConfig({ DATABASE_URL: 'sqlite:/tmp/x.db' }).database).toEqual({ kind: 'sqlite', path: '/tmp/x.db' });
@@ -103,6 +106,7 @@ describe('loadConfig', () => {
     ['TRUST_PROXY', '10.0.0.0/8/1'],
     ['TRUST_PROXY', 'proxy.example'],
     ['MAINTENANCE_MODE', 'yes please'],
+    ['PROBE_ENABLED', 'sometimes'],
     ['RATE_LIMIT_STATUS', '0'],
     ['RATE_LIMIT_GENERAL', '1.5'],
     ['RATE_LIMIT_MEDIA', 'lots'],

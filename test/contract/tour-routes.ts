@@ -47,6 +47,7 @@ export async function tourEverything(log: TourLog, instances: TourInstances, ser
   await log.run(main, { path: '/status', url: '/status', status: 200 });
   await tourStatus(log, main, server, limit);
   await tourBulk(log, main, server, limit);
+  await tourProbe(log, main, server, limit);
   await tourImages(log, main, server, limit);
   await tourWidget(log, main, server, limit);
   await tourReads(log, main, server, limit);
@@ -70,6 +71,17 @@ async function tourStatus(log: TourLog, main: Instance, server: string, limit: n
   await log.run(main, { path, url: '/status/10.0.0.1', status: 400, error: 'target_refused' });
   await log.run(main, { path, url: '/status/missing.observer.test', status: 404, error: 'host_not_found' });
   await log.untilLimited(main, { path, url: `/status/${server}` }, limit);
+}
+
+async function tourProbe(log: TourLog, main: Instance, server: string, limit: number): Promise<void> {
+  const path = '/probe';
+  await log.run(main, { path, url: `/probe?target=${server}`, status: 200 });
+  await log.run(main, { path, url: `/probe?target=${server}&edition=auto&query=true`, headers: { accept: 'application/openmetrics-text; version=1.0.0' }, status: 200 });
+  await log.run(main, { path, url: '/probe?target=missing.observer.test', status: 200 });
+  await log.run(main, { path, url: '/probe', status: 400, error: 'invalid_parameter' });
+  await log.run(main, { path, url: '/probe?target=a..b', status: 400, error: 'invalid_address' });
+  await log.run(main, { path, url: '/probe?target=10.0.0.1&edition=bedrock', status: 400, error: 'target_refused' });
+  await log.untilLimited(main, { path, url: `/probe?target=${server}` }, limit);
 }
 
 async function tourBulk(log: TourLog, main: Instance, server: string, limit: number): Promise<void> {

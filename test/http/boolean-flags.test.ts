@@ -39,7 +39,7 @@ async function booleanParameters(): Promise<Array<{ path: string; name: string }
   return found;
 }
 
-const query = (path: string) => (path.includes('/icon/') ? 'address=10.0.0.1&' : '');
+const query = (path: string) => (path.includes('/icon/') ? 'address=10.0.0.1&' : path.endsWith('/probe') ? 'target=10.0.0.1&' : '');
 
 describe('boolean query flags', () => {
   it('accept true, false, 1, 0 and a bare flag on every boolean parameter; refuse anything else', async () => {
