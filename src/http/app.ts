@@ -15,7 +15,7 @@ import { systemClock, type Clock } from '../core/clock.js';
 import { ObserverError } from '../core/errors.js';
 import { createServer as createHttpServer } from '../core/node-http.js';
 import { SERVICE_NAME, SERVICE_VERSION } from '../core/service-info.js';
-import { registerBooleanFlags } from './boolean-flags.js';
+import { registerParameterGrammar } from './parameter-grammar.js';
 import { Admission } from './admission.js';
 import { clientAddress, clientKeyOf, type TrustProxy } from './client-key.js';
 import { registerCors, registerPreflight } from './cors.js';
@@ -169,7 +169,7 @@ function registerBasics(app: App, config: Config): void {
   registerErrorHandling(app);
   for (const schema of SHARED_SCHEMAS) app.addSchema(schema);
   registerCors(app);
-  registerBooleanFlags(app);
+  registerParameterGrammar(app);
   if (config.maintenanceMode) registerMaintenanceGate(app, config);
 }
 
@@ -261,7 +261,7 @@ function createServer(deps: AppDeps, front: { fast: FastStatus | null }) {
     logController: new LogController({ disableRequestLogging: true }),
     childLoggerFactory: lazyChildLogger,
     trustProxy: trustProxyOf(config),
-    ajv: { customOptions: { coerceTypes: 'array', removeAdditional: false, useDefaults: true } },
+    ajv: { customOptions: { coerceTypes: false, removeAdditional: false, useDefaults: true } },
     schemaController: { compilersFactory: { buildSerializer: sharedSerializers() } },
     bodyLimit: config.http.bodyLimitBytes,
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 1000 },
