@@ -22,6 +22,8 @@ import { registerCors, registerPreflight } from './cors.js';
 import { answerError, registerErrorHandling, registerNotFound } from './errors.js';
 import { limitConnectionsPerClient, registerBodyRefusal, serverTimeouts } from './limits.js';
 import { lazyChildLogger } from './request-logger.js';
+import { KnownPaths, registerBulkPathRefusal } from './method-not-allowed.js';
+import { answerClientError, guardRequests, ignoreUnknownExpectations, WIRE_SERVER_OPTIONS } from './wire-errors.js';
 import { registerMetricsRoute } from './metrics.js';
 import type { Metrics } from '../metrics/index.js';
 import { RenderCache, RenderPool } from '../render/index.js';
@@ -110,16 +112,22 @@ export async function buildApp(deps: AppDeps) {
   const clock = deps.clock ?? systemClock;
   const hasher = deps.hasher ?? new ClientHasher(clock);
   // Requests the front answers never reach Fastify (see fast-status.ts).
-  const front: { fast: FastStatus | null } = { fast: null };
+  const front: Front = { fast: null, stopping: false };
   const health = healthBody(clock, deps.health);
   const app = createServer(deps, front);
+  app.addHook('preClose', (done) => {
+    front.stopping = true;
+    done();
+  });
   // The request hooks of the application and of the API's context, which the front must know.
   const hooks = new FrontHooks();
   hooks.watch(app);
   warnOnOpenTrustProxy(app, config);
 
   registerBasics(app, config);
-  const rateLimits = registerLimits(app, deps, hasher, clock);
+  const paths = new KnownPaths();
+  paths.watch(app);
+  const rateLimits = registerLimits(app, deps, hasher, clock, paths);
   const admission = registerAdmission(app, config, deps.metrics);
   const renders = registerRenderPool(app, config);
   const admitPing = () => admission.admitPing();
@@ -140,6 +148,7 @@ export async function buildApp(deps: AppDeps) {
       if (deps.status && answers) {
         await api.register(statusRoutes, { answers, config });
         await api.register(bulkRoutes, { status: deps.status, config, hasher, admitPing });
+        registerBulkPathRefusal(api, paths, tierConfig('general'));
         const renderCache = new RenderCache({ maxBytes: cacheBudget(config.cacheMemoryMb).renders });
         await api.register(imageRoutes, { status: deps.status, config, lookupOptions, renderGate, renders, cache: renderCache });
         await api.register(badgeRoutes, { status: deps.status, config, lookupOptions, renders });
@@ -175,10 +184,10 @@ function registerBasics(app: App, config: Config): void {
 
 /**
  * The per-client rate limits, their store (Redis's when shared), and the requests that are
- * charged without a route of their own: preflights and unknown paths (general tier). Requests
+ * charged without a route of their own: unknown paths and wrong methods (general tier). Requests
  * with a body where none is taken are refused (413).
  */
-function registerLimits(app: App, deps: AppDeps, hasher: ClientHasher, clock: Clock): RateLimitOptions {
+function registerLimits(app: App, deps: AppDeps, hasher: ClientHasher, clock: Clock, paths: KnownPaths): RateLimitOptions {
   const windows = cacheBudget(deps.config.cacheMemoryMb).clientWindows;
   const rateLimits: RateLimitOptions = {
     limits: deps.config.rateLimits,
@@ -189,8 +198,8 @@ function registerLimits(app: App, deps: AppDeps, hasher: ClientHasher, clock: Cl
     onError: (error: unknown) => app.log.warn({ err: error }, 'rate limit store failed; request let through'),
   };
   registerRateLimit(app, rateLimits);
-  registerPreflight(app, tierConfig('general'));
-  registerNotFound(app, tierHook(rateLimits, 'general'));
+  registerPreflight(app);
+  registerNotFound(app, tierHook(rateLimits, 'general'), (path) => paths.allowed(path));
   registerBodyRefusal(app);
   return rateLimits;
 }
@@ -244,8 +253,14 @@ function trustedPeer(config: Config): (address: string) => boolean {
   };
 }
 
+/** The front before Fastify (fast-status.ts), and whether the instance is stopping (wire-errors.ts). */
+interface Front {
+  fast: FastStatus | null;
+  stopping: boolean;
+}
+
 /** Fastify with our logging, proxy trust, validation and routing options; nothing registered. */
-function createServer(deps: AppDeps, front: { fast: FastStatus | null }) {
+function createServer(deps: AppDeps, front: Front) {
   const { config } = deps;
   return Fastify({
     logger:
@@ -268,14 +283,21 @@ function createServer(deps: AppDeps, front: { fast: FastStatus | null }) {
     // A URL the router refuses (malformed percent-encoding, an over-long parameter) is answered
     // in the one error shape too, not in Fastify's own.
     frameworkErrors: answerError,
+    // What Node and Fastify would answer in their own shapes, in ours (wire-errors.ts).
+    clientErrorHandler: answerClientError,
+    return503OnClosing: false,
     // Fastify's own HTTP/1 server, with the front (fast-status.ts) before its handler.
     serverFactory: (handler, fastifyOptions) => {
       const options = fastifyOptions as { connectionTimeout?: number };
       const { inFlight } = deps;
-      const server = createHttpServer(serverTimeouts(config), (req, res) => {
-        inFlight?.track(res);
+      const answer = guardRequests((req, res) => {
         if (front.fast === null || !front.fast.handle(req, res)) handler(req, res);
+      }, () => front.stopping);
+      const server = createHttpServer({ ...serverTimeouts(config), ...WIRE_SERVER_OPTIONS }, (req, res) => {
+        inFlight?.track(res);
+        answer(req, res);
       });
+      ignoreUnknownExpectations(server, answer);
       server.keepAliveTimeout = config.http.keepAliveTimeoutMs;
       server.setTimeout(options.connectionTimeout ?? 0);
       limitConnectionsPerClient(server, config.http.maxConnectionsPerClient, trustedPeer(config));
@@ -306,7 +328,7 @@ function statusAnswers(app: App, config: Config, parts: { status: StatusLookup; 
 function openFront(
   app: App,
   deps: AppDeps,
-  { front, hooks }: { front: { fast: FastStatus | null }; hooks: FrontHooks },
+  { front, hooks }: { front: Front; hooks: FrontHooks },
   parts: { answers: StatusAnswers; health: () => string; record: RecordRequest | null },
 ) {
   if (deps.config.maintenanceMode || requestLinesLogged(deps)) return;
@@ -400,6 +422,7 @@ async function registerDocs(app: App, config: Config): Promise<void> {
       // A watch's management token (docs/api.md, "Watches").
       components: { securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer' } } },
     },
+    exposeHeadRoutes: true,
     transformObject: (documents) => contractDocument((documents as { openapiObject: object }).openapiObject),
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
   });

@@ -1,5 +1,6 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, preHandlerHookHandler } from 'fastify';
 import { ObserverError, OverloadedError } from '../core/errors.js';
+import { methodNotAllowed } from './method-not-allowed.js';
 
 /** The one error shape, {"status":"error","error":"<code>","message":"..."} (docs/api.md, "Errors"). */
 export function errorBody(code: string, message: string) {
@@ -97,10 +98,16 @@ export function registerErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler(answerError);
 }
 
-/** 404 in the one error shape for unknown routes; `preHandler` charges them (a rate-limit tier). */
-export function registerNotFound(app: FastifyInstance, preHandler: preHandlerHookHandler): void {
+/**
+ * 404 in the one error shape for unknown routes, 405 with `Allow` for a known path asked with
+ * another method (`allowed`: the methods a path is served with, none when unknown);
+ * `preHandler` charges them (a rate-limit tier).
+ */
+export function registerNotFound(app: FastifyInstance, preHandler: preHandlerHookHandler, allowed: (path: string) => string[]): void {
   app.setNotFoundHandler({ preHandler }, (request, reply) => {
     const path = request.url.split('?')[0] ?? '';
+    const methods = allowed(path);
+    if (methods.length > 0) return answerError(methodNotAllowed(request.method, path, methods), request, reply);
     return reply
       .code(404)
       .send(errorBody('not_found', `No route ${request.method} ${path.slice(0, 200)}.`));
