@@ -19,7 +19,7 @@ import { registerParameterGrammar } from './parameter-grammar.js';
 import { Admission } from './admission.js';
 import { clientAddress, clientKeyOf, type TrustProxy } from './client-key.js';
 import { registerCors, registerPreflight } from './cors.js';
-import { answerError, registerErrorHandling, registerNotFound } from './errors.js';
+import { answerFrameworkError, registerErrorHandling, registerNotFound } from './errors.js';
 import { limitConnectionsPerClient, registerBodyRefusal, serverTimeouts } from './limits.js';
 import { lazyChildLogger } from './request-logger.js';
 import { KnownPaths, registerBulkPathRefusal } from './method-not-allowed.js';
@@ -282,7 +282,7 @@ function createServer(deps: AppDeps, front: Front) {
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 1000 },
     // A URL the router refuses (malformed percent-encoding, an over-long parameter) is answered
     // in the one error shape too, not in Fastify's own.
-    frameworkErrors: answerError,
+    frameworkErrors: answerFrameworkError,
     // What Node and Fastify would answer in their own shapes, in ours (wire-errors.ts).
     clientErrorHandler: answerClientError,
     return503OnClosing: false,

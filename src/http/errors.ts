@@ -1,5 +1,6 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, preHandlerHookHandler } from 'fastify';
 import { ObserverError, OverloadedError } from '../core/errors.js';
+import { CORS_HEADERS } from './cors.js';
 import { methodNotAllowed } from './method-not-allowed.js';
 
 /** The one error shape, {"status":"error","error":"<code>","message":"..."} (docs/api.md, "Errors"). */
@@ -92,6 +93,15 @@ export function answerError(error: FastifyError | ObserverError, request: Fastif
   if (answer.statusCode >= 500 && logsAsError(error)) request.log.error({ err: error }, error instanceof ObserverError ? 'request failed' : 'unexpected error');
   for (const name of SUCCESS_ONLY_HEADERS) reply.removeHeader(name);
   return reply.code(answer.statusCode).headers(answer.headers).send(errorBody(answer.code, answer.message));
+}
+
+/**
+ * Fastify's `frameworkErrors`: a URL the router refuses (malformed percent-encoding, an
+ * over-long parameter) is answered before any hook, the CORS headers' included.
+ */
+export function answerFrameworkError(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
+  reply.headers(CORS_HEADERS);
+  return answerError(error, request, reply);
 }
 
 export function registerErrorHandling(app: FastifyInstance): void {

@@ -39,7 +39,11 @@ function rawAnswer(status: number, code: string, message: string): string {
   );
 }
 
-/** Fastify's `clientErrorHandler`: the refusal in the one shape, then the connection closed. */
+/**
+ * Fastify's `clientErrorHandler`: the refusal in the one shape, then the connection closed. Node
+ * does not say which method the refused request had, so a HEAD gets the body too (a client
+ * reads it as data after the answer, which the closing connection ends).
+ */
 export function answerClientError(error: Error & { code?: string }, socket: Socket): void {
   if (error.code === 'ECONNRESET' || socket.destroyed) return;
   if (socket.writable) socket.end(rawAnswer(...refusalOf(error.code)));

@@ -90,6 +90,17 @@ export class DocumentCheck {
     return [...this.bodyProblems(where, response, answer), ...this.headerProblems(where, response, answer.headers)];
   }
 
+  /** Problems of a body that must be an `ErrorResponse` (an answer to a method the document has no operation for). */
+  errorBodyProblems(where: string, body: Buffer): string[] {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(body.toString('utf8'));
+    } catch {
+      return [`${where}: body is not JSON`];
+    }
+    return this.schemaProblems(`${where} body`, { $ref: '#/components/schemas/ErrorResponse' }, parsed);
+  }
+
   private bodyProblems(where: string, response: ResponseObject, answer: Answer): string[] {
     const declared = Object.keys(response.content ?? {});
     if (declared.length === 0) return answer.body.length === 0 ? [] : [`${where}: a body where none is documented`];
