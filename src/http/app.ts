@@ -23,7 +23,7 @@ import { answerFrameworkError, registerErrorHandling, registerNotFound } from '.
 import { limitConnectionsPerClient, registerBodyRefusal, serverTimeouts } from './limits.js';
 import { lazyChildLogger } from './request-logger.js';
 import { KnownPaths, registerBulkPathRefusal } from './method-not-allowed.js';
-import { answerClientError, guardRequests, ignoreUnknownExpectations, WIRE_SERVER_OPTIONS } from './wire-errors.js';
+import { answerClientError, guardRequests, ignoreUnknownExpectations, markStopping, WIRE_SERVER_OPTIONS, type Front } from './wire-errors.js';
 import { registerMetricsRoute } from './metrics.js';
 import type { Metrics } from '../metrics/index.js';
 import { RenderCache, RenderPool } from '../render/index.js';
@@ -115,18 +115,14 @@ export async function buildApp(deps: AppDeps) {
   const front: Front = { fast: null, stopping: false };
   const health = healthBody(clock, deps.health);
   const app = createServer(deps, front);
-  app.addHook('preClose', (done) => {
-    front.stopping = true;
-    done();
-  });
+  markStopping(app, front);
   // The request hooks of the application and of the API's context, which the front must know.
   const hooks = new FrontHooks();
   hooks.watch(app);
   warnOnOpenTrustProxy(app, config);
 
   registerBasics(app, config);
-  const paths = new KnownPaths();
-  paths.watch(app);
+  const paths = KnownPaths.of(app);
   const rateLimits = registerLimits(app, deps, hasher, clock, paths);
   const admission = registerAdmission(app, config, deps.metrics);
   const renders = registerRenderPool(app, config);
@@ -253,12 +249,6 @@ function trustedPeer(config: Config): (address: string) => boolean {
   };
 }
 
-/** The front before Fastify (fast-status.ts), and whether the instance is stopping (wire-errors.ts). */
-interface Front {
-  fast: FastStatus | null;
-  stopping: boolean;
-}
-
 /** Fastify with our logging, proxy trust, validation and routing options; nothing registered. */
 function createServer(deps: AppDeps, front: Front) {
   const { config } = deps;
@@ -290,9 +280,7 @@ function createServer(deps: AppDeps, front: Front) {
     serverFactory: (handler, fastifyOptions) => {
       const options = fastifyOptions as { connectionTimeout?: number };
       const { inFlight } = deps;
-      const answer = guardRequests((req, res) => {
-        if (front.fast === null || !front.fast.handle(req, res)) handler(req, res);
-      }, () => front.stopping);
+      const answer = guardRequests((req, res) => (front.fast === null || !front.fast.handle(req, res)) && handler(req, res), front);
       const server = createHttpServer({ ...serverTimeouts(config), ...WIRE_SERVER_OPTIONS }, (req, res) => {
         inFlight?.track(res);
         answer(req, res);
@@ -412,7 +400,8 @@ async function registerDocs(app: App, config: Config): Promise<void> {
           'Keyless Minecraft server status API: Java, legacy Java and Bedrock status as JSON, ' +
           'icons, banners and embeddable widgets. Every error body is ' +
           '`{"status":"error","error":"<code>","message":"<sentence>"}`. 429 responses carry ' +
-          '`Retry-After`, `RateLimit-Policy` and `RateLimit` headers.',
+          '`Retry-After`, `RateLimit-Policy` and `RateLimit` headers. A path asked with a method it is not served with ' +
+          'answers 405 `method_not_allowed` with `Allow`.',
         license: { name: 'MIT', identifier: 'MIT' },
         contact: { name: 'The operator of this Observer instance', ...(config.publicUrl ? { url: config.publicUrl } : {}) },
       },

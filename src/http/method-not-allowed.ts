@@ -38,6 +38,13 @@ function patternOf(url: string): RegExp {
 export class KnownPaths {
   private readonly routes = new Map<string, KnownRoute>();
 
+  /** The paths of the routes `app` registers from now on. */
+  static of(app: FastifyInstance): KnownPaths {
+    const paths = new KnownPaths();
+    paths.watch(app);
+    return paths;
+  }
+
   /** Notes every route `app` registers from now on (preflights, on every path, aside). */
   watch(app: FastifyInstance): void {
     app.addHook('onRoute', (route) => {

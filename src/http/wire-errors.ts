@@ -13,6 +13,8 @@
  */
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
+import type { FastifyInstance } from 'fastify';
+import type { FastStatus } from './fast-status.js';
 import { CORS_HEADERS } from './cors.js';
 import { errorBody } from './errors.js';
 
@@ -63,15 +65,29 @@ function refuse(res: ServerResponse, status: number, code: string, message: stri
   res.end(body);
 }
 
-export type RequestHandler = (req: IncomingMessage, res: ServerResponse) => void;
+export type RequestHandler = (req: IncomingMessage, res: ServerResponse) => unknown;
+
+/** What stands before Fastify's handler: the front (fast-status.ts), and whether the instance is stopping. */
+export interface Front {
+  fast: FastStatus | null;
+  stopping: boolean;
+}
+
+/** Marks `front` stopping as soon as `app` begins to close. */
+export function markStopping(app: FastifyInstance, front: Front): void {
+  app.addHook('preClose', (done) => {
+    front.stopping = true;
+    done();
+  });
+}
 
 /**
  * `handler` behind the answers Node and Fastify would otherwise write in their own shapes: a
- * request without `Host`, and any request once `stopping()` says the instance is stopping.
+ * request without `Host`, and any request once the instance is stopping.
  */
-export function guardRequests(handler: RequestHandler, stopping: () => boolean): RequestHandler {
+export function guardRequests(handler: RequestHandler, front: Pick<Front, 'stopping'>): RequestHandler {
   return (req, res) => {
-    if (stopping()) return refuse(res, 503, 'shutting_down', 'Observer is restarting. Please retry shortly.', { 'retry-after': SHUTDOWN_RETRY_SECONDS });
+    if (front.stopping) return refuse(res, 503, 'shutting_down', 'Observer is restarting. Please retry shortly.', { 'retry-after': SHUTDOWN_RETRY_SECONDS });
     if (req.headers.host === undefined && req.httpVersion === '1.1') return refuse(res, 400, 'bad_request', 'An HTTP/1.1 request must carry a Host header.');
     handler(req, res);
   };

@@ -61,6 +61,9 @@ beforeAll(async () => {
     RATE_LIMIT_GENERAL: unlimited,
     RATE_LIMIT_MEDIA: unlimited,
     TARGET_PINGS_PER_MINUTE: '100000',
+    // A render slot for every request in flight: the fuzzer's own load is not shed (503
+    // `overloaded` is the answer to load, test/http/admission.test.ts), so any 5xx is a fault.
+    RENDER_CONCURRENCY: String(CONCURRENCY * 2),
     NEW_SERVERS_PER_CLIENT_PER_DAY: unlimited,
   });
   composed = await composeApp(config, { logger: false, icmp: null });

@@ -9,6 +9,7 @@ import { buildApp } from '../../src/http/app.js';
 import { systemClock } from '../../src/core/clock.js';
 import { createStatusService } from '../../src/status/index.js';
 import { testConfig } from '../support/app.js';
+import { startSilentServer } from '../support/hostile.js';
 
 let app: Awaited<ReturnType<typeof buildApp>>;
 let port: number;
@@ -77,6 +78,38 @@ describe('refusals before any route', () => {
   it('serves a request with an unknown expectation as if it had none', async () => {
     const answer = await raw('GET /api/v1/status HTTP/1.1\r\nHost: x\r\nExpect: something-else\r\nConnection: close\r\n\r\n');
     expect(answer.status).toBe(200);
+  });
+});
+
+describe('a stopping instance', () => {
+  it('answers a request that arrives while it stops with 503 shutting_down, Retry-After and CORS', async () => {
+    const config = testConfig({ PING_TIMEOUT_MS: '1000' });
+    const stopping = await buildApp({ config, status: createStatusService({ config, clock: systemClock, icmp: null }), logger: false });
+    await stopping.listen({ host: '127.0.0.1', port: 0 });
+    const silent = await startSilentServer();
+    try {
+      const socket = connect({ host: '127.0.0.1', port: (stopping.server.address() as { port: number }).port });
+      sockets.push(socket);
+      let received = '';
+      socket.on('data', (chunk) => (received += chunk.toString('latin1')));
+      socket.on('error', () => {});
+      const closed = new Promise((resolve) => socket.on('close', resolve));
+      // A look-up the silent server holds keeps the connection busy while the instance stops.
+      socket.write(`GET /api/v1/status/127.0.0.1:${silent.port} HTTP/1.1\r\nHost: x\r\n\r\n`);
+      for (let i = 0; i < 200 && silent.accepted() === 0; i++) await new Promise((resolve) => setTimeout(resolve, 10));
+      const closing = stopping.close();
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      socket.write('GET /api/v1/status HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
+      await Promise.all([closed, closing]);
+      const second = received.slice(received.indexOf('HTTP/1.1', 1));
+      expect(received).toMatch(/^HTTP\/1\.1 200 /);
+      expect(second).toMatch(/^HTTP\/1\.1 503 /);
+      expect(second).toMatch(/\r\nretry-after: 5\r\n/i);
+      expect(second).toMatch(/\r\naccess-control-allow-origin: \*\r\n/i);
+      expect(second).toContain('"error":"shutting_down"');
+    } finally {
+      await silent.close();
+    }
   });
 });
 
