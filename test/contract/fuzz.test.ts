@@ -6,6 +6,11 @@
  * documented headers: document-check.ts), carry `Access-Control-Allow-Origin`, be no 5xx, and
  * come within the look-up deadline. A wrong method must be a 405 with the path's `Allow`.
  *
+ * One 5xx is an answer rather than a fault: a documented 503 that sheds load or stands for a
+ * slow database (`overloaded`, `service_busy`, `store_unavailable`, with `Retry-After`), which a
+ * machine busy with other work can bring about (a history read past its 1 s deadline). Those
+ * are counted, and more than a few of them fail the run.
+ *
  * FUZZ_SEED repeats a run (the seed is printed); FUZZ_REQUESTS sets its length (`npm run fuzz`
  * runs a long one). A failing request is shrunk to the smallest that still fails.
  */
@@ -112,6 +117,11 @@ afterAll(async () => {
 
 /** Answers by status, printed at the end: what the run reached. */
 const statuses = new Map<number, number>();
+/** The 503s that answer load, not a fault (see the top of this file). */
+const LOAD_CODES = new Set(['overloaded', 'service_busy', 'store_unavailable']);
+let shed = 0;
+/** Share of the answers that may be load's 503s before the run fails. */
+const SHED_SHARE_MAX = 0.05;
 let clients = 0;
 /** Sends one request (as one of a few hundred clients, X-Forwarded-For); the raw answer. */
 function send(request: FuzzRequest): Promise<Answer> {
@@ -161,12 +171,14 @@ async function problemsOf(request: FuzzRequest): Promise<string[]> {
   const where = `${request.method} ${request.path} ${answer.status}`;
   const problems: string[] = [];
   if (ms > DEADLINE_MS) problems.push(`${where}: answered after ${ms} ms, past the deadline of ${DEADLINE_MS} ms`);
-  if (answer.status >= 500) problems.push(`${where}: a 5xx: ${answer.body.toString('utf8').slice(0, 200)}`);
+  const code = errorCodeOf(answer);
+  // A HEAD answer has no body to carry the code; its GET's 503s are checked the same way.
+  const loadAnswer = answer.status === 503 && answer.headers.has('retry-after') && (request.method === 'HEAD' || LOAD_CODES.has(code ?? ''));
+  if (loadAnswer) shed += 1;
+  else if (answer.status >= 500) problems.push(`${where}: a 5xx: ${answer.body.toString('utf8').slice(0, 200)}`);
   if (answer.headers.get('access-control-allow-origin') !== '*') problems.push(`${where}: no Access-Control-Allow-Origin: *`);
   const { expect: expected } = request;
   if (expected) {
-    const code = errorCodeOf(answer);
-    // A HEAD answer has no body to carry the code.
     if (answer.status !== expected.status || (expected.error !== undefined && request.method !== 'HEAD' && code !== expected.error)) {
       problems.push(`${where}: ${answer.status} ${String(code)} where ${expected.status} ${expected.error ?? ''} was expected: ${answer.body.toString('utf8').slice(0, 200)}`);
     }
@@ -200,6 +212,7 @@ describe('the contract, fuzzed', () => {
       };
       await Promise.all(Array.from({ length: CONCURRENCY }, worker));
       console.log(`fuzz: answers by status: ${[...statuses].sort(([a], [b]) => a - b).map(([status, count]) => `${status} ×${count}`).join(', ')}`);
+      expect(shed, `503s answering load (overloaded, service_busy, store_unavailable) of ${REQUESTS} answers`).toBeLessThanOrEqual(REQUESTS * SHED_SHARE_MAX);
       const failure = failures[0];
       if (failure === undefined) return;
       const smallest = await shrink(failure.request, async (candidate) => (await problemsOf(candidate)).length > 0);
@@ -210,6 +223,11 @@ describe('the contract, fuzzed', () => {
         `shrunk: ${describeRequest(smallest, `${origin}/api/v1`)}`,
         ...(await problemsOf(smallest)),
       ];
+      if (smallest.method === 'HEAD') {
+        // A HEAD answer has no body to say why: the GET's says it.
+        const answer = await send({ ...smallest, method: 'GET' });
+        report.push(`the same as GET: ${answer.status} ${answer.body.toString('utf8').slice(0, 300)}`);
+      }
       expect(report).toEqual([]);
     },
     // A budget, not an assertion on speed: a long run (npm run fuzz) takes minutes.
