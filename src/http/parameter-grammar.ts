@@ -24,7 +24,7 @@ interface Parameter {
 
 const FLAGS: Readonly<Record<string, boolean>> = { '': true, true: true, '1': true, false: false, '0': false };
 const INTEGER = /^[+-]?[0-9]+$/;
-const NUMBER = /^[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)$/;
+const NUMBER = /^[+-]?([0-9]+(\.[0-9]+)?|\.[0-9]+)$/;
 
 /** The value `text` stands for under the grammar of `kind`; undefined when it is outside it. */
 export function readParameter(kind: Kind, text: string): number | boolean | undefined {

@@ -2,7 +2,8 @@
  * The answers Node's HTTP server would write by itself, in the one error shape with the CORS
  * headers (docs/api.md, "Errors"), so that a client reads them like any other refusal:
  *  - a request head Node cannot parse (a malformed request line or header): 400 `bad_request`;
- *  - a request head or URL over Node's header size limit (16 KiB): 431 `headers_too_large`;
+ *  - a request head or URL over Node's header size limit (16 KiB unless Node is told
+ *    otherwise): 431 `headers_too_large`;
  *  - a request not received within HTTP_HEADERS_TIMEOUT_MS / HTTP_REQUEST_TIMEOUT_MS: 408
  *    `request_timeout`;
  *  - an HTTP/1.1 request without `Host` (Node's own answer is an empty 400): 400 `bad_request`;
@@ -23,12 +24,12 @@ const SHUTDOWN_RETRY_SECONDS = '5';
 
 /** What Node's `clientError` codes answer: status, code and sentence. */
 function refusalOf(code: string | undefined): [number, string, string] {
-  if (code === 'HPE_HEADER_OVERFLOW') return [431, 'headers_too_large', 'The request line and headers are larger than this service accepts (16 KiB).'];
+  if (code === 'HPE_HEADER_OVERFLOW') return [431, 'headers_too_large', 'The request line and headers are larger than this service accepts.'];
   if (code === 'ERR_HTTP_REQUEST_TIMEOUT') return [408, 'request_timeout', 'The request was not received in time.'];
   return [400, 'bad_request', 'The request is not valid HTTP.'];
 }
 
-const REASONS: Readonly<Record<number, string>> = { 400: 'Bad Request', 408: 'Request Timeout', 431: 'Request Header Fields Too Large', 503: 'Service Unavailable' };
+const REASONS: Readonly<Record<number, string>> = { 400: 'Bad Request', 408: 'Request Timeout', 431: 'Request Header Fields Too Large' };
 
 /** The bytes of a whole answer, written straight to the socket (the request was never parsed). */
 function rawAnswer(status: number, code: string, message: string): string {

@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { composeApp } from '../../src/compose.js';
+import { readParameter } from '../../src/http/parameter-grammar.js';
 import { testConfig } from '../support/app.js';
 
 const work = mkdtempSync(join(tmpdir(), 'observer-grammar-'));
@@ -137,5 +138,41 @@ describe('integer and number parameters', () => {
       expect(res.json()).toMatchObject({ error: 'invalid_parameter' });
     }
     expect((await post({ queryPort: 80, query: true })).statusCode).toBe(200);
+  });
+});
+
+describe('readParameter', () => {
+  it.each([
+    ['integer', '64', 64],
+    ['integer', '-3', -3],
+    ['integer', '+7', 7],
+    ['integer', '007', 7],
+    ['integer', '9007199254740991', 9007199254740991],
+    ['integer', '9007199254740993', undefined],
+    ['integer', '1.0', undefined],
+    ['integer', '1e3', undefined],
+    ['integer', '0x10', undefined],
+    ['integer', ' 64', undefined],
+    ['integer', '64 ', undefined],
+    ['integer', 'Infinity', undefined],
+    ['integer', '', undefined],
+    ['integer', '٣', undefined],
+    ['number', '1.5', 1.5],
+    ['number', '.5', 0.5],
+    ['number', '-2', -2],
+    ['number', '1.', undefined],
+    ['number', '1e400', undefined],
+    ['number', '9'.repeat(400), undefined],
+    ['number', 'NaN', undefined],
+    ['boolean', 'true', true],
+    ['boolean', '1', true],
+    ['boolean', '', true],
+    ['boolean', 'false', false],
+    ['boolean', '0', false],
+    ['boolean', 'TRUE', undefined],
+    ['boolean', 'yes', undefined],
+    ['boolean', 'constructor', undefined],
+  ] as const)('%s %j: %j', (kind, text, expected) => {
+    expect(readParameter(kind, text)).toBe(expected);
   });
 });
