@@ -35,6 +35,8 @@ export interface FuzzRequest {
   expect?: { status: number; error?: string; allow?: string };
   /** What the expectation rests on (query parameter or header names, `body`): kept whole while shrinking. */
   fixed?: string[];
+  /** Sent by the one client that spends its rate limits (its answers may be 429 instead). */
+  greedy?: boolean;
 }
 
 /** The request's URL below the API prefix. */
