@@ -15,13 +15,15 @@ import { systemClock, type Clock } from '../core/clock.js';
 import { ObserverError } from '../core/errors.js';
 import { createServer as createHttpServer } from '../core/node-http.js';
 import { SERVICE_NAME, SERVICE_VERSION } from '../core/service-info.js';
-import { registerBooleanFlags } from './boolean-flags.js';
+import { registerParameterGrammar } from './parameter-grammar.js';
 import { Admission } from './admission.js';
 import { clientAddress, clientKeyOf, type TrustProxy } from './client-key.js';
 import { registerCors, registerPreflight } from './cors.js';
-import { answerError, registerErrorHandling, registerNotFound } from './errors.js';
+import { answerFrameworkError, registerErrorHandling, registerNotFound } from './errors.js';
 import { limitConnectionsPerClient, registerBodyRefusal, serverTimeouts } from './limits.js';
 import { lazyChildLogger } from './request-logger.js';
+import { KnownPaths, registerBulkPathRefusal } from './method-not-allowed.js';
+import { answerClientError, guardRequests, ignoreUnknownExpectations, markStopping, WIRE_SERVER_OPTIONS, type Front } from './wire-errors.js';
 import { registerMetricsRoute } from './metrics.js';
 import type { Metrics } from '../metrics/index.js';
 import { RenderCache, RenderPool } from '../render/index.js';
@@ -111,16 +113,18 @@ export async function buildApp(deps: AppDeps) {
   const clock = deps.clock ?? systemClock;
   const hasher = deps.hasher ?? new ClientHasher(clock);
   // Requests the front answers never reach Fastify (see fast-status.ts).
-  const front: { fast: FastStatus | null } = { fast: null };
+  const front: Front = { fast: null, stopping: false };
   const health = healthBody(clock, deps.health);
   const app = createServer(deps, front);
+  markStopping(app, front);
   // The request hooks of the application and of the API's context, which the front must know.
   const hooks = new FrontHooks();
   hooks.watch(app);
   warnOnOpenTrustProxy(app, config);
 
   registerBasics(app, config);
-  const rateLimits = registerLimits(app, deps, hasher, clock);
+  const paths = KnownPaths.of(app);
+  const rateLimits = registerLimits(app, deps, hasher, clock, paths);
   const admission = registerAdmission(app, config, deps.metrics);
   const renders = registerRenderPool(app, config);
   const admitPing = () => admission.admitPing();
@@ -141,6 +145,7 @@ export async function buildApp(deps: AppDeps) {
       if (deps.status && answers) {
         await api.register(statusRoutes, { answers, config });
         await api.register(bulkRoutes, { status: deps.status, config, hasher, admitPing });
+        registerBulkPathRefusal(api, paths, tierConfig('general'));
         const renderCache = new RenderCache({ maxBytes: cacheBudget(config.cacheMemoryMb).renders });
         await api.register(imageRoutes, { status: deps.status, config, lookupOptions, renderGate, renders, cache: renderCache });
         await api.register(badgeRoutes, { status: deps.status, config, lookupOptions, renders });
@@ -171,16 +176,16 @@ function registerBasics(app: App, config: Config): void {
   registerErrorHandling(app);
   for (const schema of SHARED_SCHEMAS) app.addSchema(schema);
   registerCors(app);
-  registerBooleanFlags(app);
+  registerParameterGrammar(app);
   if (config.maintenanceMode) registerMaintenanceGate(app, config);
 }
 
 /**
  * The per-client rate limits, their store (Redis's when shared), and the requests that are
- * charged without a route of their own: preflights and unknown paths (general tier). Requests
+ * charged without a route of their own: unknown paths and wrong methods (general tier). Requests
  * with a body where none is taken are refused (413).
  */
-function registerLimits(app: App, deps: AppDeps, hasher: ClientHasher, clock: Clock): RateLimitOptions {
+function registerLimits(app: App, deps: AppDeps, hasher: ClientHasher, clock: Clock, paths: KnownPaths): RateLimitOptions {
   const windows = cacheBudget(deps.config.cacheMemoryMb).clientWindows;
   const rateLimits: RateLimitOptions = {
     limits: deps.config.rateLimits,
@@ -191,8 +196,8 @@ function registerLimits(app: App, deps: AppDeps, hasher: ClientHasher, clock: Cl
     onError: (error: unknown) => app.log.warn({ err: error }, 'rate limit store failed; request let through'),
   };
   registerRateLimit(app, rateLimits);
-  registerPreflight(app, tierConfig('general'));
-  registerNotFound(app, tierHook(rateLimits, 'general'));
+  registerPreflight(app);
+  registerNotFound(app, tierHook(rateLimits, 'general'), (path) => paths.allowed(path));
   registerBodyRefusal(app);
   return rateLimits;
 }
@@ -247,7 +252,7 @@ function trustedPeer(config: Config): (address: string) => boolean {
 }
 
 /** Fastify with our logging, proxy trust, validation and routing options; nothing registered. */
-function createServer(deps: AppDeps, front: { fast: FastStatus | null }) {
+function createServer(deps: AppDeps, front: Front) {
   const { config } = deps;
   return Fastify({
     logger:
@@ -263,21 +268,26 @@ function createServer(deps: AppDeps, front: { fast: FastStatus | null }) {
     logController: new LogController({ disableRequestLogging: true }),
     childLoggerFactory: lazyChildLogger,
     trustProxy: trustProxyOf(config),
-    ajv: { customOptions: { coerceTypes: 'array', removeAdditional: false, useDefaults: true } },
+    ajv: { customOptions: { coerceTypes: false, removeAdditional: false, useDefaults: true } },
     schemaController: { compilersFactory: { buildSerializer: sharedSerializers() } },
     bodyLimit: config.http.bodyLimitBytes,
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 1000 },
     // A URL the router refuses (malformed percent-encoding, an over-long parameter) is answered
     // in the one error shape too, not in Fastify's own.
-    frameworkErrors: answerError,
+    frameworkErrors: answerFrameworkError,
+    // What Node and Fastify would answer in their own shapes, in ours (wire-errors.ts).
+    clientErrorHandler: answerClientError,
+    return503OnClosing: false,
     // Fastify's own HTTP/1 server, with the front (fast-status.ts) before its handler.
     serverFactory: (handler, fastifyOptions) => {
       const options = fastifyOptions as { connectionTimeout?: number };
       const { inFlight } = deps;
-      const server = createHttpServer(serverTimeouts(config), (req, res) => {
+      const answer = guardRequests((req, res) => (front.fast === null || !front.fast.handle(req, res)) && handler(req, res), front);
+      const server = createHttpServer({ ...serverTimeouts(config), ...WIRE_SERVER_OPTIONS }, (req, res) => {
         inFlight?.track(res);
-        if (front.fast === null || !front.fast.handle(req, res)) handler(req, res);
+        answer(req, res);
       });
+      ignoreUnknownExpectations(server, answer);
       server.keepAliveTimeout = config.http.keepAliveTimeoutMs;
       server.setTimeout(options.connectionTimeout ?? 0);
       limitConnectionsPerClient(server, config.http.maxConnectionsPerClient, trustedPeer(config));
@@ -308,7 +318,7 @@ function statusAnswers(app: App, config: Config, parts: { status: StatusLookup; 
 function openFront(
   app: App,
   deps: AppDeps,
-  { front, hooks }: { front: { fast: FastStatus | null }; hooks: FrontHooks },
+  { front, hooks }: { front: Front; hooks: FrontHooks },
   parts: { answers: StatusAnswers; health: () => string; record: RecordRequest | null },
 ) {
   if (deps.config.maintenanceMode || requestLinesLogged(deps)) return;
@@ -392,7 +402,8 @@ async function registerDocs(app: App, config: Config): Promise<void> {
           'Keyless Minecraft server status API: Java, legacy Java and Bedrock status as JSON, ' +
           'icons, banners and embeddable widgets. Every error body is ' +
           '`{"status":"error","error":"<code>","message":"<sentence>"}`. 429 responses carry ' +
-          '`Retry-After`, `RateLimit-Policy` and `RateLimit` headers.',
+          '`Retry-After`, `RateLimit-Policy` and `RateLimit` headers. A path asked with a method it is not served with ' +
+          'answers 405 `method_not_allowed` with `Allow`.',
         license: { name: 'MIT', identifier: 'MIT' },
         contact: { name: 'The operator of this Observer instance', ...(config.publicUrl ? { url: config.publicUrl } : {}) },
       },
@@ -402,6 +413,7 @@ async function registerDocs(app: App, config: Config): Promise<void> {
       // A watch's management token (docs/api.md, "Watches").
       components: { securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer' } } },
     },
+    exposeHeadRoutes: true,
     transformObject: (documents) => contractDocument((documents as { openapiObject: object }).openapiObject),
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
   });

@@ -13,7 +13,7 @@ import type { FastifyInstance } from 'fastify';
  */
 export const CORS_HEADERS: Readonly<Record<string, string>> = {
   'access-control-allow-origin': '*',
-  'access-control-expose-headers': 'RateLimit, RateLimit-Policy, Retry-After, X-Cache, ETag',
+  'access-control-expose-headers': 'RateLimit, RateLimit-Policy, Retry-After, X-Cache, X-Render-Cache, ETag, Allow',
 };
 
 export function registerCors(app: FastifyInstance): void {
@@ -23,9 +23,12 @@ export function registerCors(app: FastifyInstance): void {
   });
 }
 
-/** Preflight answers, on any path; `config` puts them on a rate-limit tier. */
-export function registerPreflight(app: FastifyInstance, config: Record<string, unknown>): void {
-  app.options('*', { schema: { hide: true }, config }, (request, reply) => {
+/**
+ * Preflight answers, on any path, never rate-limited: a browser reads a refusal (a 429 and its
+ * `Retry-After`) only once its preflight succeeded, so the limit applies to the request itself.
+ */
+export function registerPreflight(app: FastifyInstance): void {
+  app.options('*', { schema: { hide: true } }, (request, reply) => {
     const requested = request.headers['access-control-request-headers'];
     if (requested) reply.header('access-control-allow-headers', requested);
     reply

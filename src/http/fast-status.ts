@@ -37,6 +37,8 @@ export interface FastStatusOptions {
  * schema's 255 characters. Anything else (`%`, `[`, `/`, …) is left to Fastify.
  */
 const PLAIN_ADDRESS = /^[A-Za-z0-9._:-]{1,255}$/;
+/** The path of the bulk look-up, whose GET is a 405 (method-not-allowed.ts), not a host. */
+const BULK = 'bulk';
 
 export class FastStatus {
   private readonly healthPath: string;
@@ -62,7 +64,7 @@ export class FastStatus {
     }
     if (!url.startsWith(this.statusPrefix)) return false;
     const address = url.slice(this.statusPrefix.length);
-    if (!PLAIN_ADDRESS.test(address)) return false;
+    if (!PLAIN_ADDRESS.test(address) || address === BULK) return false;
     const served = this.options.answers.serve(req, res, { address });
     if (served === undefined) this.record(this.statusRoute, url, res, started);
     else void served.then(() => this.record(this.statusRoute, url, res, started));

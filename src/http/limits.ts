@@ -34,22 +34,31 @@ export function isJsonMediaType(contentType: string | undefined): boolean {
 
 /**
  * 413 for a request that sends a body to a route that takes none; 415 for a body sent to one
- * that does in another media type than JSON, or with none (Fastify would otherwise read
- * `text/plain` as a string and refuse it as a 400).
+ * that does in another media type than JSON, or with none, and for a request to it that names
+ * another media type, even with an empty body (Fastify would otherwise read `text/plain` as a
+ * string and refuse it as a 400).
  */
 export function registerBodyRefusal(app: FastifyInstance): void {
   app.addHook('onRequest', function refuseUnexpectedBody(request, reply, done) {
     const takesBody = BODY_METHODS.has(request.method) && request.routeOptions.schema?.body !== undefined;
-    if (!announcesBody(request.headers)) return done();
+    const contentType = request.headers['content-type'];
+    if (!announcesBody(request.headers)) {
+      if (takesBody && contentType !== undefined && !isJsonMediaType(contentType)) return done(unsupportedMediaType());
+      return done();
+    }
     if (takesBody) {
       if (isJsonMediaType(request.headers['content-type'])) return done();
       reply.header('connection', 'close');
-      return done(new ObserverError('unsupported_media_type', 415, 'The request body must be sent as application/json.'));
+      return done(unsupportedMediaType());
     }
     // The unread body is not drained: the connection closes after this answer.
     reply.header('connection', 'close');
     done(new ObserverError('body_not_allowed', 413, `${request.method} ${request.routeOptions.url ?? 'this path'} takes no request body.`));
   });
+}
+
+function unsupportedMediaType(): ObserverError {
+  return new ObserverError('unsupported_media_type', 415, 'The request body must be sent as application/json.');
 }
 
 /** The server options the timeouts set (node:http createServer). */
