@@ -40,6 +40,8 @@ import {
 import type { RequestsInFlight } from './in-flight.js';
 import { registerRequestRecording, requestRecorder, type RecordRequest } from './request-record.js';
 import { StatusAnswers } from './status-answer.js';
+import { registerTracing, tracedHandler } from './tracing.js';
+import { NO_TRACER, type Tracer } from '../core/tracing.js';
 import type { SharedRedis } from '../redis/shared-redis.js';
 import type { StatusLookup } from '../status/types.js';
 import type { Store } from '../store/types.js';
@@ -102,6 +104,8 @@ export interface AppDeps {
   watches?: WatchService;
   /** Counts the requests being answered (the memory release waits for none). */
   inFlight?: RequestsInFlight;
+  /** Traces (src/core/tracing.ts); none without it. */
+  tracer?: Tracer;
 }
 
 
@@ -117,11 +121,13 @@ export async function buildApp(deps: AppDeps) {
   const hooks = new FrontHooks();
   hooks.watch(app);
   warnOnOpenTrustProxy(app, config);
+  const tracer = deps.tracer ?? NO_TRACER;
+  registerTracing(app, tracer);
 
   registerBasics(app, config);
   const rateLimits = registerLimits(app, deps, hasher, clock);
   const admission = registerAdmission(app, config, deps.metrics);
-  const renders = registerRenderPool(app, config);
+  const renders = registerRenderPool(app, config, tracer);
   const admitPing = () => admission.admitPing();
   const renderGate: RenderGate = (request, work) => admission.render(clientKeyOf(request, hasher), work);
   // Pings caused by image and widget requests draw on the status tier (http/ping-budget.ts).
@@ -131,7 +137,7 @@ export async function buildApp(deps: AppDeps) {
   await registerDocs(app, config);
   const record = registerRecording(app, deps);
   const answers = deps.status ? statusAnswers(app, config, { status: deps.status, hasher, rateLimits, admitPing }) : null;
-  if (answers) openFront(app, deps, { front, hooks }, { answers, health, record });
+  if (answers) openFront(app, deps, { front, hooks }, { answers, health, record, tracer });
 
   await app.register(
     async (api) => {
@@ -143,7 +149,7 @@ export async function buildApp(deps: AppDeps) {
         const renderCache = new RenderCache({ maxBytes: cacheBudget(config.cacheMemoryMb).renders });
         await api.register(imageRoutes, { status: deps.status, config, lookupOptions, renderGate, renders, cache: renderCache });
         await api.register(badgeRoutes, { status: deps.status, config, lookupOptions, renders });
-        await api.register(widgetRoutes, { status: deps.status, config, lookupOptions, renderGate });
+        await api.register(widgetRoutes, { status: deps.status, config, lookupOptions, renderGate, tracer });
       }
       if (deps.store) {
         const recorded = deps.recorded ?? (async () => {});
@@ -211,8 +217,8 @@ function registerAdmission(app: App, config: Config, metrics: Metrics | undefine
 }
 
 /** The worker threads images are drawn in (render/pool.ts), ended on close. */
-function registerRenderPool(app: App, config: Config): RenderPool {
-  const renders = new RenderPool({ threads: config.renderThreads });
+function registerRenderPool(app: App, config: Config, tracer: Tracer): RenderPool {
+  const renders = new RenderPool({ threads: config.renderThreads, tracer });
   app.addHook('onClose', () => renders.close());
   return renders;
 }
@@ -272,10 +278,11 @@ function createServer(deps: AppDeps, front: { fast: FastStatus | null }) {
     serverFactory: (handler, fastifyOptions) => {
       const options = fastifyOptions as { connectionTimeout?: number };
       const { inFlight } = deps;
-      const server = createHttpServer(serverTimeouts(config), (req, res) => {
+      // Within the request's span when traces are on (tracing.ts).
+      const server = createHttpServer(serverTimeouts(config), tracedHandler(deps.tracer ?? NO_TRACER, (req, res) => {
         inFlight?.track(res);
         if (front.fast === null || !front.fast.handle(req, res)) handler(req, res);
-      });
+      }));
       server.keepAliveTimeout = config.http.keepAliveTimeoutMs;
       server.setTimeout(options.connectionTimeout ?? 0);
       limitConnectionsPerClient(server, config.http.maxConnectionsPerClient, trustedPeer(config));
@@ -307,7 +314,7 @@ function openFront(
   app: App,
   deps: AppDeps,
   { front, hooks }: { front: { fast: FastStatus | null }; hooks: FrontHooks },
-  parts: { answers: StatusAnswers; health: () => string; record: RecordRequest | null },
+  parts: { answers: StatusAnswers; health: () => string; record: RecordRequest | null; tracer: Tracer },
 ) {
   if (deps.config.maintenanceMode || requestLinesLogged(deps)) return;
   app.addHook('onReady', (done) => {

@@ -18,6 +18,7 @@ import { announcesBody } from './limits.js';
 import type { RecordRequest } from './request-record.js';
 import { writeHealth } from './routes/health.js';
 import type { StatusAnswers } from './status-answer.js';
+import type { Tracer } from '../core/tracing.js';
 
 export interface FastStatusOptions {
   answers: StatusAnswers;
@@ -30,6 +31,8 @@ export interface FastStatusOptions {
   log: FastifyBaseLogger;
   /** A recorder that failed: reported. */
   onError: (error: unknown) => void;
+  /** Names the request's span after its route (tracing.ts). */
+  tracer?: Tracer;
 }
 
 /**
@@ -56,6 +59,7 @@ export class FastStatus {
     if (req.method !== 'GET' || url === undefined || announcesBody(req.headers)) return false;
     const started = performance.now();
     if (url === this.healthPath) {
+      this.options.tracer?.route(req, this.healthPath);
       writeHealth(res, this.options.health());
       this.record(this.healthPath, url, res, started);
       return true;
@@ -63,6 +67,7 @@ export class FastStatus {
     if (!url.startsWith(this.statusPrefix)) return false;
     const address = url.slice(this.statusPrefix.length);
     if (!PLAIN_ADDRESS.test(address)) return false;
+    this.options.tracer?.route(req, this.statusRoute);
     const served = this.options.answers.serve(req, res, { address });
     if (served === undefined) this.record(this.statusRoute, url, res, started);
     else void served.then(() => this.record(this.statusRoute, url, res, started));

@@ -7,7 +7,15 @@
  * start-up the front stays off, with a warning naming the hook, unless every one is known to it.
  */
 /** The hooks the front does the work of, as `<hook>:<function name>`. */
-export const FRONT_STANDS_IN_FOR: ReadonlySet<string> = new Set(['onRequest:corsHeaders', 'onRequest:refuseUnexpectedBody', 'onResponse:recordRequest']);
+export const FRONT_STANDS_IN_FOR: ReadonlySet<string> = new Set([
+  'onRequest:corsHeaders',
+  'onRequest:refuseUnexpectedBody',
+  'onResponse:recordRequest',
+  // Traces (tracing.ts): the front names the request's span itself; its requests have no body
+  // to read, so their span is current throughout.
+  'onRequest:traceRoute',
+  'preHandler:resumeTrace',
+]);
 
 /** Hooks that run for a request (not the application's own life cycle). */
 const REQUEST_HOOKS = new Set([
