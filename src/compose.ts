@@ -181,6 +181,7 @@ export async function composeApp(config: Config, options: ComposeOptions = {}) {
     hasher,
     redis,
     metrics,
+    tracer,
     metricsServer,
     blocklist,
     refresher,
@@ -188,7 +189,6 @@ export async function composeApp(config: Config, options: ComposeOptions = {}) {
     watchScheduler: watchWork.scheduler,
     watchDeliveries: watchWork.deliveries,
     idle,
-    tracer,
     startBackground: start,
   };
 }
