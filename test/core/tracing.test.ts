@@ -3,7 +3,8 @@
  * tsx) with OTEL_EXPORTER_OTLP_ENDPOINT pointing at an OTLP/HTTP receiver in this test, one
  * uncached look-up of a real Java server (minecraft-protocol) by a name the test DNS server
  * answers, then a graceful stop, which sends the spans. And the same process without the
- * variables, which must not load OpenTelemetry at all.
+ * variables, which must not load OpenTelemetry at all. Webhook deliveries and renders are
+ * traced in process (composeApp), against the same receiver.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -11,8 +12,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../scripts/ports.mjs';
+import { composeApp } from '../../src/compose.js';
+import { testConfig } from '../support/app.js';
 import { startJavaServer, type RunningJavaServer } from '../support/minecraft.js';
 import { startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from '../support/otlp-receiver.js';
+import { watchRow } from '../support/watch-rows.js';
+import { startWebhookReceiver } from '../support/webhook-receiver.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'observer-tracing-'));
 const children: ChildProcess[] = [];
@@ -208,4 +213,52 @@ describe('without the variables', () => {
     const { openTelemetry } = await observer.stop();
     expect(openTelemetry).toEqual([]);
   }, 120_000);
+});
+
+describe('webhook deliveries and renders', () => {
+  it('sends a span for each delivery, with the webhook\'s host and port but never its URL, and one for a widget drawn', async () => {
+    const receiver = await startOtlpReceiver();
+    const hook = await startWebhookReceiver();
+    const o = await composeApp(testConfig({ DATABASE_URL: `sqlite:${join(dir, 'in-process.db')}`, OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint }), {
+      logger: false,
+      icmp: null,
+    });
+    try {
+      const now = Date.now();
+      const row = watchRow('00000000-0000-4000-8000-00000000c0de', {
+        webhook_url: hook.url('/hooks/secret-path-7c2e'),
+        verified_at: now,
+        proof_seen_at: now,
+        expires_at: null,
+        state: 'online',
+        next_check_at: now + 3_600_000,
+      });
+      await o.store.watches.insert(row);
+      await o.store.watches.saveObservation(row, { state: 'offline', failures: 1, fail_since: now, above: 0, last_checked_at: now }, { kind: 'offline', body: '{"event":"offline"}', now });
+      await o.watchDeliveries.tick();
+      await o.watchDeliveries.settled();
+      expect(hook.requests.map((r) => r.path)).toEqual(['/hooks/secret-path-7c2e']);
+      const widget = await o.app.inject({ method: 'GET', url: '/api/v1/widget/normal/demo' });
+      expect(widget.statusCode).toBe(200);
+      await o.tracer.flush();
+
+      const delivery = one(receiver.spans, 'webhook.deliver');
+      expect(delivery.kind).toBe(3);
+      // The delivery loop's own trace, not a child of whatever queued the event.
+      expect(delivery.parentSpanId).toBe('');
+      expect(delivery.attributes).toMatchObject({
+        'http.request.method': 'POST',
+        'server.address': '127.0.0.1',
+        'server.port': hook.port,
+        'http.response.status_code': 204,
+        'observer.webhook.result': 'delivered',
+      });
+      expect(JSON.stringify(delivery.attributes)).not.toContain('secret-path');
+      expect(one(receiver.spans, 'render.widget').durationNs).toBeGreaterThan(0n);
+    } finally {
+      await o.app.close();
+      await hook.close();
+      await receiver.close();
+    }
+  });
 });
