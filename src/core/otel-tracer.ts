@@ -149,13 +149,12 @@ class OpenTelemetryTracer implements Tracer {
     const context = trace.setSpan(parent, span);
     this.requests.set(req, { span, context, method });
     res.once('close', () => {
-      if (res.headersSent) {
-        span.setAttribute('http.response.status_code', res.statusCode);
-        if (res.statusCode >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
-        if (res.statusCode >= 500) span.setAttribute('error.type', String(res.statusCode));
-      } else {
-        span.setAttribute('error.type', 'aborted');
-        span.setStatus({ code: SpanStatusCode.ERROR, message: 'aborted' });
+      // A server span fails on a 5xx only (a 4xx is the client's), or when no answer was sent.
+      const failure = !res.headersSent ? 'aborted' : res.statusCode >= 500 ? String(res.statusCode) : null;
+      if (res.headersSent) span.setAttribute('http.response.status_code', res.statusCode);
+      if (failure !== null) {
+        span.setAttribute('error.type', failure);
+        span.setStatus({ code: SpanStatusCode.ERROR });
       }
       span.end();
     });
