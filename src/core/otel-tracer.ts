@@ -89,6 +89,7 @@ class OpenTelemetryTracer implements Tracer {
   constructor(
     private readonly provider: TracerProvider,
     private readonly tracer: OtelTracer,
+    private readonly report: (error: unknown) => void,
   ) {}
 
   async span<T>(name: string, work: (span: TraceSpan) => Promise<T>, options?: SpanOptions): Promise<T> {
@@ -174,33 +175,39 @@ class OpenTelemetryTracer implements Tracer {
     else this.current.run(request.context, next);
   }
 
+  /** A collector that cannot be reached is reported, never thrown: a stop must not fail for it. */
   flush(): Promise<void> {
-    return this.provider.forceFlush();
+    return this.provider.forceFlush().catch(this.report);
   }
 
   close(): Promise<void> {
-    return this.provider.shutdown();
+    return this.provider.shutdown().catch(this.report);
   }
 }
 
-/** Export failures, reported through `onError` once a minute at most. */
-function reportExportErrors(onError: ((error: unknown) => void) | undefined): void {
+/**
+ * Export failures, reported through `onError` once a minute at most, from the batches sent in
+ * the background (through OpenTelemetry's error handler) and from flush and close alike.
+ */
+function exportErrorReporter(onError: ((error: unknown) => void) | undefined): (error: unknown) => void {
   let last = -Infinity;
-  setGlobalErrorHandler((error) => {
+  const report = (error: unknown) => {
     const now = performance.now();
     if (now - last < ERROR_REPORT_MS) return;
     last = now;
     onError?.(error);
-  });
+  };
+  setGlobalErrorHandler(report);
+  return report;
 }
 
 export function openTelemetryTracer(config: TracingConfig, onError?: (error: unknown) => void): Tracer {
-  reportExportErrors(onError);
+  const report = exportErrorReporter(onError);
   const provider = new TracerProvider({
     resource: resourceFromAttributes({ 'service.name': config.serviceName, 'service.version': SERVICE_VERSION }),
     sampler: samplerOf(config),
     spanLimits: { attributeValueLengthLimit: ATTRIBUTE_LENGTH },
     spanProcessors: [new BatchSpanProcessor({ exporter: new OTLPTraceExporter({ url: config.tracesUrl }) })],
   });
-  return new OpenTelemetryTracer(provider, provider.getTracer('observer', SERVICE_VERSION));
+  return new OpenTelemetryTracer(provider, provider.getTracer('observer', SERVICE_VERSION), report);
 }

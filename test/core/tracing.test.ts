@@ -58,10 +58,12 @@ async function startObserver(name: string, env: Record<string, string>) {
       LOADED_MODULES_FILE: modulesFile,
       ...env,
     },
-    stdio: ['ignore', 'ignore', 'pipe'],
+    stdio: ['ignore', 'pipe', 'pipe'],
   });
   children.push(child);
+  let stdout = '';
   let stderr = '';
+  child.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
   child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
   const base = `http://127.0.0.1:${port}`;
@@ -76,7 +78,7 @@ async function startObserver(name: string, env: Record<string, string>) {
     child.kill('SIGTERM');
     expect(await exited).toBe(0);
     const loaded = JSON.parse(readFileSync(modulesFile, 'utf8')) as string[];
-    return { openTelemetry: loaded.filter((file) => file.includes('/node_modules/@opentelemetry/')), stderr };
+    return { openTelemetry: loaded.filter((file) => file.includes('/node_modules/@opentelemetry/')), stdout, stderr };
   };
   return { base, stop };
 }
@@ -202,6 +204,21 @@ describe('with OTEL_EXPORTER_OTLP_ENDPOINT', () => {
       expect(Object.keys(span.attributes).filter((key) => key.startsWith('network.peer') || key.startsWith('client.'))).toEqual([]);
     }
   });
+});
+
+describe('a collector that cannot be reached', () => {
+  it('is logged as a warning, and the process still stops cleanly', async () => {
+    const closed = await freePort();
+    const observer = await startObserver('unreachable', { OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${closed}` });
+    expect((await lookUp(observer.base, `unreachable.any.observer.test:${java.port}`)).status).toBe(200);
+    // stop() expects exit code 0: the spans that could not be sent do not fail the stop.
+    const { stdout } = await observer.stop();
+    const warnings = stdout
+      .split('\n')
+      .filter((line) => line.startsWith('{'))
+      .map((line) => JSON.parse(line) as { level: number; context?: string; msg: string });
+    expect(warnings.filter((line) => line.context === 'traces')).toMatchObject([{ level: 40, msg: 'background error' }]);
+  }, 120_000);
 });
 
 describe('without the variables', () => {
