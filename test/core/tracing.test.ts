@@ -107,6 +107,7 @@ describe('with OTEL_EXPORTER_OTLP_ENDPOINT', () => {
   let receiver: OtlpReceiver;
   let answers: { online: Record<string, unknown>; refused: Record<string, unknown> };
   let openTelemetry: string[];
+  let log: string;
 
   beforeAll(async () => {
     receiver = await startOtlpReceiver();
@@ -119,7 +120,7 @@ describe('with OTEL_EXPORTER_OTLP_ENDPOINT', () => {
     expect(refused.status).toBe(200);
     answers = { online: (await online.json()) as Record<string, unknown>, refused: (await refused.json()) as Record<string, unknown> };
     // A graceful stop sends the spans still buffered.
-    ({ openTelemetry } = await observer.stop());
+    ({ openTelemetry, stdout: log } = await observer.stop());
   }, 120_000);
   afterAll(() => receiver.close());
 
@@ -128,6 +129,8 @@ describe('with OTEL_EXPORTER_OTLP_ENDPOINT', () => {
     expect(new Set(receiver.contentTypes)).toEqual(new Set(['application/json']));
     expect(new Set(receiver.spans.map((span) => span.resource['service.name']))).toEqual(new Set(['observer-under-test']));
     expect(openTelemetry.length).toBeGreaterThan(0);
+    // The tracing hooks are ones the front (src/http/fast-status.ts) stands in for: it stays on.
+    expect(log).not.toContain('the fast path is off');
   });
 
   it('shows an uncached look-up as a tree of spans under its request, in the caller\'s trace', () => {
