@@ -37,7 +37,6 @@ import {
   tierHook,
   type RateLimitOptions,
 } from './rate-limit.js';
-import type { RequestsInFlight } from './in-flight.js';
 import { registerRequestRecording, requestRecorder, type RecordRequest } from './request-record.js';
 import { StatusAnswers } from './status-answer.js';
 import type { SharedRedis } from '../redis/shared-redis.js';
@@ -100,8 +99,6 @@ export interface AppDeps {
   metrics?: Metrics;
   /** Watches (docs/api.md, "Watches"); without it /watches is not served. */
   watches?: WatchService;
-  /** Counts the requests being answered (the memory release waits for none). */
-  inFlight?: RequestsInFlight;
 }
 
 
@@ -271,9 +268,7 @@ function createServer(deps: AppDeps, front: { fast: FastStatus | null }) {
     // Fastify's own HTTP/1 server, with the front (fast-status.ts) before its handler.
     serverFactory: (handler, fastifyOptions) => {
       const options = fastifyOptions as { connectionTimeout?: number };
-      const { inFlight } = deps;
       const server = createHttpServer(serverTimeouts(config), (req, res) => {
-        inFlight?.track(res);
         if (front.fast === null || !front.fast.handle(req, res)) handler(req, res);
       });
       server.keepAliveTimeout = config.http.keepAliveTimeoutMs;

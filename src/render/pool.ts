@@ -95,7 +95,7 @@ export class RenderPool {
     if (this.closed) return Promise.reject(new Error('the render pool is closed'));
     this.pool ??= new Tinypool({
       filename: workerModule(import.meta.url, 'worker'),
-      // Not the flags of the main thread (--expose-gc, a test runner's).
+      // Not the flags of the main thread (a test runner's, say).
       execArgv: [],
       minThreads: 0,
       maxThreads: this.options.threads,
