@@ -11,7 +11,6 @@ import { ClientHasher } from './core/client-hash.js';
 import { systemClock, type Clock } from './core/clock.js';
 import { createTracer, type Tracer } from './core/tracing.js';
 import { buildApp, type AppDeps } from './http/app.js';
-import { RequestsInFlight } from './http/in-flight.js';
 import { startMetricsServer, type MetricsServer } from './http/metrics.js';
 import { MemoryRateLimitStore, RedisRateLimitStore } from './http/rate-limit.js';
 import type { Metrics, MetricsSources } from './metrics/index.js';
@@ -129,10 +128,8 @@ export async function composeApp(config: Config, options: ComposeOptions = {}) {
     tracer,
   });
   const watches = watchWork.service;
-  const inFlight = new RequestsInFlight();
   const app = await buildApp({
     config,
-    inFlight,
     watches,
     clock,
     redis,
@@ -172,8 +169,6 @@ export async function composeApp(config: Config, options: ComposeOptions = {}) {
     await startBackground();
     watchWork.start();
   };
-  // Nothing in flight: no request being answered, no ping outstanding (the memory release's condition).
-  const idle = () => inFlight.active === 0 && status.activePings === 0;
   return {
     app,
     store,
@@ -188,7 +183,6 @@ export async function composeApp(config: Config, options: ComposeOptions = {}) {
     watches,
     watchScheduler: watchWork.scheduler,
     watchDeliveries: watchWork.deliveries,
-    idle,
     startBackground: start,
   };
 }

@@ -57,12 +57,6 @@ class Handle implements TraceSpan {
   }
 }
 
-interface RequestSpan {
-  span: Span;
-  context: Context;
-  method: string;
-}
-
 function samplerOf(config: TracingConfig): Sampler {
   switch (config.sampler) {
     case 'always_on':
@@ -83,7 +77,10 @@ function samplerOf(config: TracingConfig): Sampler {
 class OpenTelemetryTracer implements Tracer {
   readonly enabled = true;
   private readonly current = new AsyncLocalStorage<Context>();
-  private readonly requests = new WeakMap<IncomingMessage, RequestSpan>();
+  /** Each request's context, for `resume`. */
+  private readonly requests = new WeakMap<IncomingMessage, Context>();
+  /** The requests' server spans, which `route` names. */
+  private readonly serverSpans = new WeakSet<Span>();
   private readonly propagator = new W3CTraceContextPropagator();
 
   constructor(
@@ -148,7 +145,8 @@ class OpenTelemetryTracer implements Tracer {
       parent,
     );
     const context = trace.setSpan(parent, span);
-    this.requests.set(req, { span, context, method });
+    this.requests.set(req, context);
+    this.serverSpans.add(span);
     res.once('close', () => {
       // A server span fails on a 5xx only (a 4xx is the client's), or when no answer was sent.
       const failure = !res.headersSent ? 'aborted' : res.statusCode >= 500 ? String(res.statusCode) : null;
@@ -162,17 +160,17 @@ class OpenTelemetryTracer implements Tracer {
     this.current.run(context, handle);
   }
 
-  route(req: IncomingMessage, route: string | null): void {
-    const request = this.requests.get(req);
-    if (request === undefined || route === null) return;
-    request.span.setAttribute('http.route', route);
-    if (request.method !== '_OTHER') request.span.updateName(`${request.method} ${route}`);
+  route(method: string, route: string | null): void {
+    const span = trace.getSpan(this.current.getStore() ?? ROOT_CONTEXT);
+    if (span === undefined || route === null || !this.serverSpans.has(span)) return;
+    span.setAttribute('http.route', route);
+    if (METHODS.has(method)) span.updateName(`${method} ${route}`);
   }
 
   resume(req: IncomingMessage, next: () => void): void {
-    const request = this.requests.get(req);
-    if (request === undefined) next();
-    else this.current.run(request.context, next);
+    const context = this.requests.get(req);
+    if (context === undefined) next();
+    else this.current.run(context, next);
   }
 
   /** A collector that cannot be reached is reported, never thrown: a stop must not fail for it. */

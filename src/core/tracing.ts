@@ -47,8 +47,8 @@ export interface Tracer {
   start(name: string, options?: SpanOptions): TraceSpan;
   /** Answers one HTTP request within its server span (src/http/tracing.ts). */
   serve(req: IncomingMessage, res: ServerResponse, handle: () => void): void;
-  /** Names the request's server span after its route template, once it is known. */
-  route(req: IncomingMessage, route: string | null): void;
+  /** Names the current request's server span after its route template, once it is known. */
+  route(method: string, route: string | null): void;
   /** Runs `next` with the request's server span current again (after the body was read). */
   resume(req: IncomingMessage, next: () => void): void;
   /** Sends the spans ended so far. */

@@ -18,16 +18,15 @@ import { SERVICE_NAME, SERVICE_VERSION } from '../core/service-info.js';
 import { registerBooleanFlags } from './boolean-flags.js';
 import { Admission } from './admission.js';
 import { clientAddress, clientKeyOf, type TrustProxy } from './client-key.js';
-import { registerCors, registerPreflight } from './cors.js';
+import { corsStep, registerPreflight } from './cors.js';
 import { answerError, registerErrorHandling, registerNotFound } from './errors.js';
-import { limitConnectionsPerClient, registerBodyRefusal, serverTimeouts } from './limits.js';
+import { bodyRefusalStep, limitConnectionsPerClient, serverTimeouts } from './limits.js';
 import { lazyChildLogger } from './request-logger.js';
 import { registerMetricsRoute } from './metrics.js';
 import type { Metrics } from '../metrics/index.js';
 import { RenderCache, RenderPool } from '../render/index.js';
 import { mediaLookupOptions, type RenderGate } from './ping-budget.js';
 import { FastStatus } from './fast-status.js';
-import { FrontHooks } from './front-hooks.js';
 import {
   MemoryRateLimitStore,
   RedisRateLimitStore,
@@ -37,15 +36,15 @@ import {
   tierHook,
   type RateLimitOptions,
 } from './rate-limit.js';
-import type { RequestsInFlight } from './in-flight.js';
-import { registerRequestRecording, requestRecorder, type RecordRequest } from './request-record.js';
-import { StatusAnswers } from './status-answer.js';
-import { registerTracing, tracedHandler } from './tracing.js';
+import { recordStep, requestRecorder } from './request-record.js';
+import { RequestSteps, registerRequestSteps, type RequestStep } from './request-steps.js';
+import { registerTracing, traceStep, tracedHandler } from './tracing.js';
 import { NO_TRACER, type Tracer } from '../core/tracing.js';
+import { StatusAnswers } from './status-answer.js';
 import type { SharedRedis } from '../redis/shared-redis.js';
 import type { StatusLookup } from '../status/types.js';
 import type { Store } from '../store/types.js';
-import { healthBody, healthRoutes, type DependencyHealth } from './routes/health.js';
+import { healthAnswer, healthBody, healthRoutes, type DependencyHealth, type HealthAnswer } from './routes/health.js';
 import { historyRoutes } from './routes/history.js';
 import { imageRoutes } from './routes/images.js';
 import { badgeRoutes } from './routes/badges.js';
@@ -102,8 +101,8 @@ export interface AppDeps {
   metrics?: Metrics;
   /** Watches (docs/api.md, "Watches"); without it /watches is not served. */
   watches?: WatchService;
-  /** Counts the requests being answered (the memory release waits for none). */
-  inFlight?: RequestsInFlight;
+  /** Steps every request goes through after the application's own (request-steps.ts). */
+  requestSteps?: readonly RequestStep[];
   /** Traces (src/core/tracing.ts); none without it. */
   tracer?: Tracer;
 }
@@ -115,16 +114,14 @@ export async function buildApp(deps: AppDeps) {
   const hasher = deps.hasher ?? new ClientHasher(clock);
   // Requests the front answers never reach Fastify (see fast-status.ts).
   const front: { fast: FastStatus | null } = { fast: null };
-  const health = healthBody(clock, deps.health);
+  const steps = requestSteps(deps);
+  const health = healthAnswer(healthBody(clock, deps.health), steps.headerPairs);
   const app = createServer(deps, front);
-  // The request hooks of the application and of the API's context, which the front must know.
-  const hooks = new FrontHooks();
-  hooks.watch(app);
   warnOnOpenTrustProxy(app, config);
   const tracer = deps.tracer ?? NO_TRACER;
   registerTracing(app, tracer);
 
-  registerBasics(app, config);
+  registerBasics(app, steps);
   const rateLimits = registerLimits(app, deps, hasher, clock);
   const admission = registerAdmission(app, config, deps.metrics);
   const renders = registerRenderPool(app, config, tracer);
@@ -135,14 +132,13 @@ export async function buildApp(deps: AppDeps) {
   const lookupOptions = mediaLookupOptions(tierCharger(rateLimits), hasher, admitPing);
 
   await registerDocs(app, config);
-  const record = registerRecording(app, deps);
-  const answers = deps.status ? statusAnswers(app, config, { status: deps.status, hasher, rateLimits, admitPing }) : null;
-  if (answers) openFront(app, deps, { front, hooks }, { answers, health, record, tracer });
+  if (deps.metrics && config.metricsToken !== null) registerMetricsRoute(app, { metrics: deps.metrics, token: config.metricsToken });
+  const answers = deps.status ? statusAnswers(app, config, { status: deps.status, hasher, rateLimits, admitPing, headers: steps.headerPairs }) : null;
+  if (answers) openFront(app, deps, front, { answers, health, steps });
 
   await app.register(
     async (api) => {
-      hooks.watch(api);
-      await api.register(healthRoutes, { body: health });
+      await api.register(healthRoutes, { answer: health });
       if (deps.status && answers) {
         await api.register(statusRoutes, { answers, config });
         await api.register(bulkRoutes, { status: deps.status, config, hasher, admitPing });
@@ -164,25 +160,48 @@ export async function buildApp(deps: AppDeps) {
 
   // The web front: /, /server/{address}, /assets/*, /favicon.ico (outside the API prefix).
   await app.register(pageRoutes, { config, renders, ...(deps.webDir ? { webDir: deps.webDir } : {}) });
-  hooks.seal();
 
   return app;
 }
 
-/** The error shape, shared schemas, CORS, boolean flags and the maintenance gate: what every route meets. */
-function registerBasics(app: App, config: Config): void {
+/** The error shape, shared schemas, the request steps and boolean flags: what every route meets. */
+function registerBasics(app: App, steps: RequestSteps): void {
   // First, so that every plugin context below inherits the one error shape.
   registerErrorHandling(app);
   for (const schema of SHARED_SCHEMAS) app.addSchema(schema);
-  registerCors(app);
+  registerRequestSteps(app, steps);
   registerBooleanFlags(app);
-  if (config.maintenanceMode) registerMaintenanceGate(app, config);
+}
+
+/**
+ * What every request goes through, whichever entrance answers it (request-steps.ts): CORS
+ * headers, the maintenance gate, the refusal of an unexpected body, the request's record,
+ * then the steps the caller adds.
+ */
+function requestSteps(deps: AppDeps): RequestSteps {
+  const { config } = deps;
+  const record = requestRecorder({
+    prefix: API_PREFIX,
+    store: deps.store,
+    metrics: deps.metrics,
+    logging: deps.logger !== false,
+    logRequests: requestLinesLogged(deps),
+    slowRequestMs: deps.slowRequestMs ?? SLOW_REQUEST_MS,
+  });
+  return new RequestSteps([
+    // First: a step that refuses the request stops the ones after it.
+    ...(deps.tracer?.enabled ? [traceStep(deps.tracer)] : []),
+    corsStep,
+    ...(config.maintenanceMode ? [maintenanceStep(config)] : []),
+    bodyRefusalStep,
+    ...(record ? [recordStep(record)] : []),
+    ...(deps.requestSteps ?? []),
+  ]);
 }
 
 /**
  * The per-client rate limits, their store (Redis's when shared), and the requests that are
- * charged without a route of their own: preflights and unknown paths (general tier). Requests
- * with a body where none is taken are refused (413).
+ * charged without a route of their own: preflights and unknown paths (general tier).
  */
 function registerLimits(app: App, deps: AppDeps, hasher: ClientHasher, clock: Clock): RateLimitOptions {
   const windows = cacheBudget(deps.config.cacheMemoryMb).clientWindows;
@@ -197,7 +216,6 @@ function registerLimits(app: App, deps: AppDeps, hasher: ClientHasher, clock: Cl
   registerRateLimit(app, rateLimits);
   registerPreflight(app, tierConfig('general'));
   registerNotFound(app, tierHook(rateLimits, 'general'));
-  registerBodyRefusal(app);
   return rateLimits;
 }
 
@@ -277,10 +295,8 @@ function createServer(deps: AppDeps, front: { fast: FastStatus | null }) {
     // Fastify's own HTTP/1 server, with the front (fast-status.ts) before its handler.
     serverFactory: (handler, fastifyOptions) => {
       const options = fastifyOptions as { connectionTimeout?: number };
-      const { inFlight } = deps;
       // Within the request's span when traces are on (tracing.ts).
       const server = createHttpServer(serverTimeouts(config), tracedHandler(deps.tracer ?? NO_TRACER, (req, res) => {
-        inFlight?.track(res);
         if (front.fast === null || !front.fast.handle(req, res)) handler(req, res);
       }));
       server.keepAliveTimeout = config.http.keepAliveTimeoutMs;
@@ -292,9 +308,14 @@ function createServer(deps: AppDeps, front: { fast: FastStatus | null }) {
 }
 
 /** The one writer of status answers, for the route and the front alike (status-answer.ts). */
-function statusAnswers(app: App, config: Config, parts: { status: StatusLookup; hasher: ClientHasher; rateLimits: RateLimitOptions; admitPing: () => void }) {
-  const { status, hasher, rateLimits, admitPing } = parts;
+function statusAnswers(
+  app: App,
+  config: Config,
+  parts: { status: StatusLookup; hasher: ClientHasher; rateLimits: RateLimitOptions; admitPing: () => void; headers: readonly string[] },
+) {
+  const { status, hasher, rateLimits, admitPing, headers } = parts;
   return new StatusAnswers({
+    headers,
     status,
     hasher,
     clientAddress: clientAddress(trustProxyOf(config)),
@@ -305,47 +326,25 @@ function statusAnswers(app: App, config: Config, parts: { status: StatusLookup; 
 }
 
 /**
- * The front (fast-status.ts) in front of Fastify's handler, unless in maintenance, with an
- * access line per request, or with a request hook it does not stand in for (front-hooks.ts):
- * it opens once every hook is known, when the application is ready. Once closing, every
- * request goes to Fastify, which answers 503 on kept-alive connections.
+ * The front (fast-status.ts) in front of Fastify's handler, unless every request gets an
+ * access line: it opens when the application is ready. Once closing, every request goes to
+ * Fastify, which answers 503 on kept-alive connections.
  */
 function openFront(
   app: App,
   deps: AppDeps,
-  { front, hooks }: { front: { fast: FastStatus | null }; hooks: FrontHooks },
-  parts: { answers: StatusAnswers; health: () => string; record: RecordRequest | null; tracer: Tracer },
+  front: { fast: FastStatus | null },
+  parts: { answers: StatusAnswers; health: HealthAnswer; steps: RequestSteps },
 ) {
-  if (deps.config.maintenanceMode || requestLinesLogged(deps)) return;
+  if (requestLinesLogged(deps)) return;
   app.addHook('onReady', (done) => {
-    const unknown = hooks.unknown();
-    if (unknown.length > 0) {
-      app.log.warn({ hooks: unknown }, 'the fast path is off: these request hooks have no counterpart in it (src/http/front-hooks.ts)');
-    } else {
-      front.fast = new FastStatus({ ...parts, prefix: API_PREFIX, log: app.log, onError: (error) => app.log.error({ err: error }, 'unexpected error') });
-    }
+    front.fast = new FastStatus({ ...parts, prefix: API_PREFIX, log: app.log, onError: (error) => app.log.error({ err: error }, 'unexpected error') });
     done();
   });
   app.addHook('preClose', (done) => {
     front.fast = null;
     done();
   });
-}
-
-/** Every request Fastify answers is recorded (request-record.ts); the recorder, for the front's. */
-function registerRecording(app: App, deps: AppDeps): RecordRequest | null {
-  const { config, metrics } = deps;
-  const record = requestRecorder({
-    prefix: API_PREFIX,
-    store: deps.store,
-    metrics,
-    logging: deps.logger !== false,
-    logRequests: requestLinesLogged(deps),
-    slowRequestMs: deps.slowRequestMs ?? SLOW_REQUEST_MS,
-  });
-  if (record) registerRequestRecording(app, record);
-  if (metrics && config.metricsToken !== null) registerMetricsRoute(app, { metrics, token: config.metricsToken });
-  return record;
 }
 
 type App = ReturnType<typeof createServer>;
@@ -360,17 +359,20 @@ function warnOnOpenTrustProxy(app: App, config: Config): void {
 }
 
 /** MAINTENANCE_MODE: everything but health (and the operator's /metrics) answers 503. */
-function registerMaintenanceGate(app: App, config: Config): void {
-  app.addHook('onRequest', async (request) => {
-    if (request.method === 'OPTIONS') return;
-    const path = request.url.split('?')[0];
-    if (path === `${API_PREFIX}/status` || path === `${API_PREFIX}/status/`) return;
-    // Operators keep watching during maintenance (the route still needs its token).
-    if (path === '/metrics' && config.metricsToken !== null) return;
-    throw new ObserverError('maintenance', 503, 'The service is down for maintenance. Please retry later.', {
-      headers: { 'Retry-After': '300' },
-    });
-  });
+function maintenanceStep(config: Config): RequestStep {
+  return {
+    name: 'maintenance gate',
+    before(request) {
+      if (request.method === 'OPTIONS') return undefined;
+      const { path } = request;
+      if (path === `${API_PREFIX}/status` || path === `${API_PREFIX}/status/`) return undefined;
+      // Operators keep watching during maintenance (the route still needs its token).
+      if (path === '/metrics' && config.metricsToken !== null) return undefined;
+      return new ObserverError('maintenance', 503, 'The service is down for maintenance. Please retry later.', {
+        headers: { 'Retry-After': '300' },
+      });
+    },
+  };
 }
 
 /** The groups of operations, in the order the document lists them. */

@@ -1,15 +1,20 @@
 /**
  * HTTP requests in traces (docs/operations.md, "Traces"): each request is answered within its
  * server span (the tracer's `serve`, around the server's handler, so that the front in
- * fast-status.ts and Fastify alike answer inside it), named after its route once the router
- * has found it. Reading a request's body leaves the span's context behind (the body arrives in
- * the socket's callbacks), so the handler is called with it current again.
+ * fast-status.ts and Fastify alike answer inside it), named after its route by a request step
+ * (request-steps.ts), which both entrances run once the route is known.
  *
- * Nothing here runs when traces are off: no hook is added and the handler is not wrapped.
+ * A request with a body is handled once the body's stream events have come in, and Node does
+ * not promise that those keep the request's context; so Fastify calls the handler with the
+ * request's span current again: a hook of Fastify's alone, since the front answers no request
+ * with a body.
+ *
+ * Nothing here runs when traces are off: no step or hook is added, the handler is not wrapped.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { FastifyInstance } from 'fastify';
 import type { Tracer } from '../core/tracing.js';
+import type { RequestStep } from './request-steps.js';
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => void;
 
@@ -19,13 +24,20 @@ export function tracedHandler(tracer: Tracer, handler: Handler): Handler {
   return (req, res) => tracer.serve(req, res, () => handler(req, res));
 }
 
-/** The route's name on the span, and the span current for the handler; nothing when traces are off. */
+/** The step that names the request's span after its route (`GET /api/v1/status/:address`). */
+export function traceStep(tracer: Tracer): RequestStep {
+  return {
+    name: 'trace route',
+    before(request) {
+      tracer.route(request.method, request.route);
+      return undefined;
+    },
+  };
+}
+
+/** The request's span current for its handler, after its body was read; nothing when traces are off. */
 export function registerTracing(app: FastifyInstance, tracer: Tracer): void {
   if (!tracer.enabled) return;
-  app.addHook('onRequest', function traceRoute(request, _reply, done) {
-    tracer.route(request.raw, request.routeOptions.url ?? null);
-    done();
-  });
   app.addHook('preHandler', function resumeTrace(request, _reply, done) {
     tracer.resume(request.raw, done);
   });

@@ -66,7 +66,7 @@ export class RenderPool {
 
   /**
    * Resolves once a thread is running, starting one if none is: loading canvas, sharp and the
-   * fonts takes a while (seconds on a busy machine, more through tsx), and the admission
+   * fonts takes a while (seconds on a busy machine), and the admission
    * control waits for it before a render takes a slot, so that renders queued behind the first
    * one are not refused for the thread's start.
    */
@@ -104,8 +104,8 @@ export class RenderPool {
   private run(task: RenderTask): Promise<unknown> {
     if (this.closed) return Promise.reject(new Error('the render pool is closed'));
     this.pool ??= new Tinypool({
-      filename: workerModule(import.meta.url, 'worker'),
-      // Not the flags of the main thread (--expose-gc, a test runner's).
+      filename: workerModule('render/worker').href,
+      // Not the flags of the main thread (a test runner's, say).
       execArgv: [],
       minThreads: 0,
       maxThreads: this.options.threads,
