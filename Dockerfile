@@ -53,10 +53,6 @@ COPY --from=build /build/dist dist
 COPY assets assets
 COPY --from=deps /build/observer-setpriv /usr/local/libexec/observer-setpriv
 COPY deploy/container-entrypoint.sh /usr/local/bin/observer-entrypoint
-# The command's --memory-pool-timeout (below) needs Node 26 or later: said here rather than by
-# a container that cannot start.
-RUN node --v8-options | grep -q -- --memory-pool-timeout \
- || { echo "BASE must carry Node 26 or later (the command passes --memory-pool-timeout)" >&2; exit 1; }
 # The SQLite database (DATABASE_URL's default, ./data/observer.db) lives on a volume.
 RUN mkdir data && chown observer:observer data
 VOLUME /app/data
@@ -69,15 +65,11 @@ USER 10001:10001
 HEALTHCHECK --interval=30s --timeout=5s --start-period=30s --retries=3 \
   CMD ["node", "-e", "fetch(`http://127.0.0.1:${process.env.PORT}/api/v1/status`, { signal: AbortSignal.timeout(4000) }).then((r) => r.json()).then((b) => process.exit(b.status === 'OK' ? 0 : 1), () => process.exit(1))"]
 # Exec form all the way down (the entrypoint execs node): SIGTERM from `docker stop` reaches
-# node, which stops accepting, finishes the requests in flight and exits 0. The young
-# generation size is the one `npm start` uses.
+# node, which stops accepting, finishes the requests in flight and exits 0.
 ENTRYPOINT ["/usr/local/bin/observer-entrypoint"]
 # The heap limit and the malloc arenas of the start script; NODE_OPTIONS or MALLOC_ARENA_MAX
 # given to the container replace them (docs/container.md).
 ENV NODE_OPTIONS=--max-old-space-size=512 \
     MALLOC_ARENA_MAX=2
-# The flags scripts/start.sh gives node on Node 26 (the image carries no scripts/ and always
-# runs Node 26): --memory-pool-timeout=1 makes V8 give the pages a collection frees back after
-# a second instead of pooling them (about 30 MiB of RSS at idle and after load;
-# docs/performance.md#the-start-scripts-flags).
-CMD ["node", "--max-semi-space-size=16", "--expose-gc", "--memory-pool-timeout=1", "dist/main.js"]
+# What scripts/start.sh runs (the image carries no scripts/).
+CMD ["node", "dist/main.js"]

@@ -4,11 +4,7 @@
  */
 import { composeApp } from './compose.js';
 import { loadConfig, ConfigError, type Config } from './config/index.js';
-import { releaseMemoryWhenQuiet } from './core/memory-release.js';
-import { warmNextTick } from './core/next-tick.js';
 import { StoreOpenError } from './store/index.js';
-
-await warmNextTick();
 
 let config: Config;
 try {
@@ -21,7 +17,7 @@ try {
   throw error;
 }
 
-const { app, idle, startBackground } = await composeApp(config).catch((error: unknown) => {
+const { app, startBackground } = await composeApp(config).catch((error: unknown) => {
   // A database Observer cannot use: one line that names it, nothing written to it.
   if (!(error instanceof StoreOpenError)) throw error;
   process.stderr.write(`observer: ${error.message}\n`);
@@ -57,14 +53,6 @@ try {
   await app.listen({ port: config.port, host: config.host });
   // After listen: a slow blocklist download must not delay serving (`blocked` is null until then).
   void startBackground();
-  releaseMemoryWhenQuiet({
-    busy: () => !idle(),
-    onCollected: ({ pauseMs, cpuMs, rssBefore }) =>
-      app.log.info(
-        { pauseMs: Math.round(pauseMs * 100) / 100, cpuMs: Math.round(cpuMs * 100) / 100, rssBeforeMb: Math.round(rssBefore / 1048576) },
-        'memory release: young generation collected',
-      ),
-  });
 } catch (error) {
   app.log.error({ err: error }, 'could not listen');
   process.exit(1);

@@ -22,6 +22,7 @@ import { hash } from 'node:crypto';
 import DataLoader from 'dataloader';
 import { Migrator, type Kysely } from 'kysely';
 import { monotonicTime, type Clock } from '../core/clock.js';
+import { NO_TRACER, type Tracer } from '../core/tracing.js';
 import { serverAddress } from '../core/types.js';
 import { StoreOpenError } from './errors.js';
 import { retentionCutoffs, type Maintenance, type Retention, type RetentionReport } from './maintenance.js';
@@ -53,6 +54,8 @@ export interface StoreOptions {
   onRetention?: (report: RetentionReport) => void;
   /** The SQLite binding (default: the one this install has; benchmarks compare both). */
   sqliteBinding?: SqliteBindingName;
+  /** Spans for rows queued (`history.record`) and batches written (`history.write`); none without it. */
+  tracer?: Tracer;
 }
 
 const MINUTE = 60_000;
@@ -116,6 +119,7 @@ export class KyselyHistoryStore implements HistoryStore {
   private readonly onError: (error: unknown) => void;
   /** Watches, their events and delivery log (watch-store.ts). */
   readonly watches: WatchStore;
+  private readonly tracer: Tracer;
 
   constructor(
     private readonly parts: StoreParts,
@@ -127,7 +131,8 @@ export class KyselyHistoryStore implements HistoryStore {
     this.statsCacheMs = options.statsCacheMs ?? MINUTE;
     this.onError = options.onError ?? reportBackgroundError;
     this.watches = new WatchStore(this.db);
-    this.queue = new WriteQueue(parts.writer, { ...options.writes, onError: this.onError });
+    this.tracer = options.tracer ?? NO_TRACER;
+    this.queue = new WriteQueue(tracedWriter(parts.writer, this.tracer), { ...options.writes, onError: this.onError });
     this.reads = new ReadFallback({ deadlineMs: options.readDeadlineMs ?? 1000 });
     this.historyReads = new ReadFallback({ deadlineMs: options.readDeadlineMs ?? 1000, keepEveryMs: HISTORY_KEPT_EVERY_MS });
     this.trendReader = new TrendReader({
@@ -181,7 +186,11 @@ export class KyselyHistoryStore implements HistoryStore {
   }
 
   recordCheck(check: CheckRecord): void {
-    this.queue.enqueueCheck(check);
+    if (!this.tracer.enabled) this.queue.enqueueCheck(check);
+    else this.tracer.spanSync('history.record', (span) => {
+      span.set('observer.history.row', 'check');
+      this.queue.enqueueCheck(check);
+    });
   }
 
   count(increments: CounterIncrements): void {
@@ -192,7 +201,12 @@ export class KyselyHistoryStore implements HistoryStore {
     // Hashed again with the server id: the rows of one client under different servers
     // cannot be linked to each other, nor to the key the caller (or a rate limiter) used.
     const clientHash = hash('sha256', `${serverId}\0${clientKey}`, 'base64url').slice(0, 22);
-    this.queue.enqueueLookup({ server_id: serverId, client_hash: clientHash, seen_at: this.clock.now() });
+    const row = { server_id: serverId, client_hash: clientHash, seen_at: this.clock.now() };
+    if (!this.tracer.enabled) this.queue.enqueueLookup(row);
+    else this.tracer.spanSync('history.record', (span) => {
+      span.set('observer.history.row', 'lookup');
+      this.queue.enqueueLookup(row);
+    });
   }
 
   knowsServer(serverId: string): Promise<boolean> {
@@ -285,4 +299,20 @@ export class KyselyHistoryStore implements HistoryStore {
     })();
     return this.closing;
   }
+}
+
+/** The group commit's writer, each batch in its span (`history.write`) when traces are on. */
+function tracedWriter(writer: BatchWriter, tracer: Tracer): BatchWriter {
+  if (!tracer.enabled) return writer;
+  return (batch) =>
+    tracer.span(
+      'history.write',
+      async (span) => {
+        span.set('observer.history.checks', batch.checks.length);
+        span.set('observer.history.lookups', batch.lookups.length);
+        await writer(batch);
+      },
+      // A batch holds the rows of many look-ups: its own trace, not the first one's.
+      { root: true },
+    );
 }

@@ -97,7 +97,7 @@ export class SqliteWorker {
   }
 
   private spawn(): Promise<void> {
-    const worker = startModuleWorker(import.meta.url, 'worker', { workerData: this.data, resourceLimits: RESOURCE_LIMITS });
+    const worker = startModuleWorker('store/sqlite/worker', { workerData: this.data, resourceLimits: RESOURCE_LIMITS });
     this.worker = worker;
     worker.unref();
     this.ready = new Promise<void>((resolve, reject) => {
