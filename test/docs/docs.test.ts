@@ -39,7 +39,7 @@ function variablesRead(): Set<string> {
       },
     });
   // Unset everything, then the settings that switch other readings on (a database and Redis
-  // to share, metrics, a block list), so that a variable read only under one of them is seen.
+  // to share, metrics, a block list, traces), so that a variable read only under one of them is seen.
   loadConfig(recording({}));
   loadConfig(
     recording({
@@ -49,6 +49,7 @@ function variablesRead(): Set<string> {
       METRICS_PORT: '9100',
       BLOCKLIST_SOURCE: '/dev/null',
       WATCH_CHECKS_PER_MINUTE: '60',
+      OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:4318',
     }),
   );
   return seen;
