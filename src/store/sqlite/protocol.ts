@@ -13,6 +13,8 @@ export interface SqliteWorkerData {
   path: string;
   /** `writer`: sets the file up (WAL, auto-vacuum) and runs everything; `reader`: SELECTs only. */
   role: 'writer' | 'reader';
+  /** Shared with the main thread: see commit-gate.ts. */
+  gate: Int32Array;
 }
 
 /** One maintenance step: retention over the servers after `afterSid`, for at most `budgetMs`. */
@@ -33,6 +35,8 @@ export interface PruneStepResult {
   checks: number;
   hours: number;
   servers: number;
+  /** The most rows one of the step's DELETEs removed. */
+  mostPerStatement: number;
 }
 
 export type SqliteRequest =

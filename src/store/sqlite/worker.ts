@@ -12,6 +12,7 @@ import type { QueryAnswer, SqliteRequest, SqliteResponse, SqliteWorkerData, Work
 import { createSqlitePruner, vacuumStep } from './retention.js';
 import { configureConnection } from './connection.js';
 import { createHistoryReader } from './history-reader.js';
+import { beginCommit, isStopped, requestTag } from './commit-gate.js';
 
 /** Prepared statements kept; the store uses a few dozen texts. */
 const STATEMENT_CACHE_SIZE = 256;
@@ -35,15 +36,42 @@ let writeBatch: ReturnType<typeof createSqliteBatchWriter> | null = null;
 let prune: ReturnType<typeof createSqlitePruner> | null = null;
 let readHistory: ReturnType<typeof createHistoryReader> | null = null;
 
+/** The tag (commit-gate.ts) of the request being handled. */
+let tag = 0;
+/** Called by every transaction of the writer just before it commits: throws once the main thread stopped this worker. */
+const beforeCommit = () => beginCommit(data.gate, tag);
+
+/** Statements that change rows: in autocommit, the writer runs them in a transaction that passes the gate. */
+const DATA_CHANGE = /^\s*(insert|update|delete|replace|with)\b/i;
+const COMMIT = /^\s*(commit|end)\b/i;
+
+function run(statement: Statement, params: readonly unknown[]): QueryAnswer {
+  if (statement.reader) return { rows: statement.all(params) as Record<string, unknown>[] };
+  const { changes, lastInsertRowid } = statement.run(params);
+  return { rows: [], changes, lastInsertRowid: Number(lastInsertRowid) };
+}
+
+const gated = (work: () => QueryAnswer) =>
+  database.transaction(() => {
+    const answer = work();
+    beforeCommit();
+    return answer;
+  });
+
 function query(sql: string, params: readonly unknown[]): QueryAnswer {
   let statement = statements.get(sql);
   if (!statement) {
     statement = database.prepare(sql);
     statements.set(sql, statement);
   }
-  if (statement.reader) return { rows: statement.all(params) as Record<string, unknown>[] };
-  const { changes, lastInsertRowid } = statement.run(params);
-  return { rows: [], changes, lastInsertRowid: Number(lastInsertRowid) };
+  if (data.role === 'reader') return run(statement, params);
+  if (database.inTransaction) {
+    if (COMMIT.test(sql)) beforeCommit();
+    return run(statement, params);
+  }
+  if (!DATA_CHANGE.test(sql)) return run(statement, params);
+  const prepared = statement;
+  return gated(() => run(prepared, params))();
 }
 
 function handle(request: SqliteRequest): unknown {
@@ -51,13 +79,13 @@ function handle(request: SqliteRequest): unknown {
     case 'query':
       return query(request.sql, request.params);
     case 'batch':
-      return (writeBatch ??= createSqliteBatchWriter(database))(request.batch);
+      return (writeBatch ??= createSqliteBatchWriter(database, beforeCommit))(request.batch);
     case 'prune':
-      return (prune ??= createSqlitePruner(database))(request.step);
+      return (prune ??= createSqlitePruner(database, beforeCommit))(request.step);
     case 'history':
       return (readHistory ??= createHistoryReader(database))(request);
     case 'vacuum':
-      return vacuumStep(database, request.pages);
+      return vacuumStep(database, request.pages, beforeCommit);
     case 'checkpoint':
       database.pragma('wal_checkpoint(PASSIVE)');
       return null;
@@ -76,6 +104,15 @@ function asWorkerError(error: unknown): WorkerError {
 }
 
 parentPort!.on('message', ({ id, request }: { id: number; request: SqliteRequest }) => {
+  if (isStopped(data.gate)) {
+    // Stopped by the main thread, which failed this request: nothing more runs here. Closing
+    // rolls back a transaction left open.
+    statements.clear();
+    database.close();
+    parentPort!.close();
+    return;
+  }
+  tag = requestTag(id);
   let response: SqliteResponse;
   try {
     response = { id, ok: true, value: handle(request) };
