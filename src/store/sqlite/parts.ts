@@ -12,6 +12,7 @@ import { sqliteBinding } from './binding.js';
 import { createSqliteDialect } from './dialect.js';
 import type { HistoryAnswer } from './history-reader.js';
 import { sqliteMaintenance } from './maintenance.js';
+import { SqliteWatchStore } from './watch-ops.js';
 import { SqliteWorker } from './worker-client.js';
 
 /** The SQLite store's parts, and its threads (which tests stop as a crash would). */
@@ -34,6 +35,8 @@ export async function openSqliteParts(path: string, options: StoreOptions, onErr
     writer: (batch) => withWriter((worker) => worker.request({ op: 'batch', batch })).then(() => {}),
     maintenance: sqliteMaintenance(withWriter),
     migrated: openReads,
+    // Each watch transaction is one request, run whole in the writer's thread.
+    watches: (db) => new SqliteWatchStore(db, (request) => withWriter((worker) => worker.request({ op: 'watch', ...request }))),
     readHistory: async (serverId, range, now) => {
       const window = bucketWindow(range, now);
       const { server, sums } = (await read((worker) => worker.request({ op: 'history', serverId, window }))) as HistoryAnswer;

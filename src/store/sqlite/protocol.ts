@@ -5,6 +5,7 @@
  */
 import type { WriteBatch } from '../write-queue.js';
 import type { HistoryRequest } from './history-reader.js';
+import type { WatchRequest } from './watch-ops.js';
 
 /** What the worker is started with. */
 export interface SqliteWorkerData {
@@ -42,6 +43,8 @@ export interface PruneStepResult {
 export type SqliteRequest =
   | { op: 'query'; sql: string; params: readonly unknown[] }
   | { op: 'batch'; batch: WriteBatch }
+  /** One watch transaction, BEGIN to COMMIT (watch-ops.ts). */
+  | ({ op: 'watch' } & WatchRequest)
   | { op: 'prune'; step: PruneStep }
   /** A server's history, summed by bucket (history-reader.ts). */
   | ({ op: 'history' } & HistoryRequest)

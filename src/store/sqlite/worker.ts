@@ -13,6 +13,7 @@ import { createSqlitePruner, vacuumStep } from './retention.js';
 import { configureConnection } from './connection.js';
 import { createHistoryReader } from './history-reader.js';
 import { beginCommit, isStopped, requestTag } from './commit-gate.js';
+import { createWatchRunner } from './watch-ops.js';
 
 /** Prepared statements kept; the store uses a few dozen texts. */
 const STATEMENT_CACHE_SIZE = 256;
@@ -35,6 +36,7 @@ const statements = new LRUCache<string, Statement>({ max: STATEMENT_CACHE_SIZE }
 let writeBatch: ReturnType<typeof createSqliteBatchWriter> | null = null;
 let prune: ReturnType<typeof createSqlitePruner> | null = null;
 let readHistory: ReturnType<typeof createHistoryReader> | null = null;
+let watchRunner: ReturnType<typeof createWatchRunner> | null = null;
 
 /** The tag (commit-gate.ts) of the request being handled. */
 let tag = 0;
@@ -82,6 +84,8 @@ function handle(request: SqliteRequest): unknown {
       return (writeBatch ??= createSqliteBatchWriter(database, beforeCommit))(request.batch);
     case 'prune':
       return (prune ??= createSqlitePruner(database, beforeCommit))(request.step);
+    case 'watch':
+      return (watchRunner ??= createWatchRunner(database, beforeCommit)).then((run) => run(request));
     case 'history':
       return (readHistory ??= createHistoryReader(database))(request);
     case 'vacuum':
@@ -103,22 +107,30 @@ function asWorkerError(error: unknown): WorkerError {
   return { name: error.name, message: error.message, ...(typeof code === 'string' ? { code } : {}) };
 }
 
-parentPort!.on('message', ({ id, request }: { id: number; request: SqliteRequest }) => {
+async function answer({ id, request }: { id: number; request: SqliteRequest }): Promise<void> {
   if (isStopped(data.gate)) {
     // Stopped by the main thread, which failed this request: nothing more runs here. Closing
     // rolls back a transaction left open.
-    statements.clear();
-    database.close();
-    parentPort!.close();
+    if (database.open) {
+      statements.clear();
+      database.close();
+      parentPort!.close();
+    }
     return;
   }
   tag = requestTag(id);
   let response: SqliteResponse;
   try {
-    response = { id, ok: true, value: handle(request) };
+    response = { id, ok: true, value: await handle(request) };
   } catch (error) {
     response = { id, ok: false, error: asWorkerError(error) };
   }
   parentPort!.postMessage(response);
+}
+
+// One request at a time, in order, a watch transaction (which awaits) included.
+let answered: Promise<void> = Promise.resolve();
+parentPort!.on('message', (message: { id: number; request: SqliteRequest }) => {
+  answered = answered.then(() => answer(message));
 });
 parentPort!.postMessage({ id: 0, ok: true, value: 'ready' } satisfies SqliteResponse);
