@@ -6,13 +6,15 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { StoreOptions, StoreParts } from '../history-store.js';
+import type { Kysely } from 'kysely';
 import type { Database } from '../schema.js';
+import { WatchStore } from '../watch-store.js';
 import { bucketWindow } from '../uptime-history.js';
 import { sqliteBinding } from './binding.js';
 import { createSqliteDialect } from './dialect.js';
 import type { HistoryAnswer } from './history-reader.js';
 import { sqliteMaintenance } from './maintenance.js';
-import { SqliteWatchStore } from './watch-ops.js';
+import { WATCH_TRANSACTIONS, type WatchRequest } from './watch-ops.js';
 import { SqliteWorker } from './worker-client.js';
 
 /** The SQLite store's parts, and its threads (which tests stop as a crash would). */
@@ -43,4 +45,17 @@ export async function openSqliteParts(path: string, options: StoreOptions, onErr
       return server && sums ? { server, range, window, sums } : null;
     },
   };
+}
+
+/** A WatchStore whose transactions run whole in the writer's thread. */
+export class SqliteWatchStore extends WatchStore {
+  constructor(
+    db: Kysely<Database>,
+    private readonly send: (request: WatchRequest) => Promise<unknown>,
+  ) {
+    super(db);
+    for (const method of WATCH_TRANSACTIONS) {
+      Object.defineProperty(this, method, { value: (...args: unknown[]) => this.send({ method, args }) });
+    }
+  }
 }

@@ -2,12 +2,12 @@
  * The watch store's transactions on SQLite, each one request to the writer's thread: there
  * Kysely's own SQLite dialect runs the same WatchStore code on the thread's connection, BEGIN to
  * COMMIT within the request, so that no transaction spans threads. The main thread's
- * SqliteWatchStore sends them; its other methods (single statements, reads) go through the
- * store's Kysely as before.
+ * SqliteWatchStore (parts.ts) sends them; its other methods (single statements, reads) go
+ * through the store's Kysely. Kysely and the watch store load in the writer's thread with its
+ * first watch transaction only.
  */
 import type { Kysely } from 'kysely';
 import type { Database } from '../schema.js';
-import { WatchStore } from '../watch-store.js';
 import type { SqliteConnection } from './binding.js';
 
 /** The methods of WatchStore that run a transaction. */
@@ -27,6 +27,7 @@ type Runner = (request: WatchRequest) => Promise<unknown>;
  */
 export async function createWatchRunner(database: SqliteConnection, beforeCommit: () => void): Promise<Runner> {
   const { Kysely, SqliteDialect } = await import('kysely');
+  const { WatchStore } = await import('../watch-store.js');
   const gated = {
     prepare(sql: string) {
       const statement = database.prepare(sql);
@@ -46,17 +47,4 @@ export async function createWatchRunner(database: SqliteConnection, beforeCommit
   const db: Kysely<Database> = new Kysely<Database>({ dialect: new SqliteDialect({ database: gated }) });
   const store = new WatchStore(db);
   return ({ method, args }) => (store[method] as (...a: unknown[]) => Promise<unknown>).apply(store, args);
-}
-
-/** On the main thread: a WatchStore whose transactions run whole in the writer's thread. */
-export class SqliteWatchStore extends WatchStore {
-  constructor(
-    db: Kysely<Database>,
-    private readonly send: (request: WatchRequest) => Promise<unknown>,
-  ) {
-    super(db);
-    for (const method of WATCH_TRANSACTIONS) {
-      Object.defineProperty(this, method, { value: (...args: unknown[]) => this.send({ method, args }) });
-    }
-  }
 }
