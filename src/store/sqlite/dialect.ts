@@ -15,7 +15,7 @@
  * of the transaction fails (SQLite rolled it back) rather than run in autocommit on the next
  * thread, and the caller sees the error that stopped it. A query through the database (not the
  * transaction) inside a transaction's callback would wait forever for the writer the
- * transaction holds: it throws instead (see `createSqliteKysely`).
+ * transaction holds: it throws instead (see `kysely()`).
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import {
@@ -245,14 +245,13 @@ function scoped<DB>(builder: TransactionBuilder<DB>, scope: AsyncLocalStorage<Tr
 
 export function createSqliteDialect(writer: SqliteWorker, reader: SqliteWorker = writer): SqliteDialect {
   const stores: SqliteStores = { writer, reader, lock: new FairLock(), readsOpen: false, scope: new AsyncLocalStorage() };
-  const dialect: Dialect = {
-    createDriver: () => new WorkerDriver(stores),
-    createQueryCompiler: () => new SqliteQueryCompiler(),
-    createAdapter: () => new SqliteAdapter(),
-    createIntrospector: (db: Kysely<unknown>): DatabaseIntrospector => new SqliteIntrospector(db),
-  };
-  return {
-    dialect,
+  const sqlite: SqliteDialect = {
+    dialect: {
+      createDriver: () => new WorkerDriver(stores),
+      createQueryCompiler: () => new SqliteQueryCompiler(),
+      createAdapter: () => new SqliteAdapter(),
+      createIntrospector: (db: Kysely<unknown>): DatabaseIntrospector => new SqliteIntrospector(db),
+    },
     withWriter: (work) => stores.lock.with(() => work(writer)),
     openReads: () => {
       stores.readsOpen = true;
@@ -262,10 +261,11 @@ export function createSqliteDialect(writer: SqliteWorker, reader: SqliteWorker =
       return reader ? work(reader) : stores.lock.with(() => work(writer));
     },
     kysely<DB>() {
-      const db = new Kysely<DB>({ dialect });
+      const db = new Kysely<DB>({ dialect: sqlite.dialect });
       const transaction = db.transaction.bind(db);
       db.transaction = () => scoped(transaction(), stores.scope);
       return db;
     },
   };
+  return sqlite;
 }

@@ -38,6 +38,8 @@ export interface PruneStepResult {
   servers: number;
   /** The most rows one of the step's DELETEs removed. */
   mostPerStatement: number;
+  /** How long the step held the connection, its commit included (ms). */
+  ms: number;
 }
 
 export type SqliteRequest =

@@ -35,7 +35,7 @@ export function createSqlitePruner(database: SqliteConnection, beforeCommit: () 
   const server = database.prepare('DELETE FROM servers WHERE sid = ?');
 
   const run = database.transaction((step: PruneStep): PruneStepResult => {
-    const result: PruneStepResult = { lastSid: step.afterSid, checks: 0, hours: 0, servers: 0, mostPerStatement: 0 };
+    const result: PruneStepResult = { lastSid: step.afterSid, checks: 0, hours: 0, servers: 0, mostPerStatement: 0, ms: 0 };
     const until = performance.now() + step.budgetMs;
     let removed = 0;
     const spent = () => removed >= ROWS_PER_STEP || performance.now() >= until;
@@ -78,7 +78,11 @@ export function createSqlitePruner(database: SqliteConnection, beforeCommit: () 
       }
     }
   });
-  return (step) => run.immediate(step);
+  return (step) => {
+    const started = performance.now();
+    const result = run.immediate(step);
+    return { ...result, ms: performance.now() - started };
+  };
 }
 
 /** Gives up to `pages` free pages back to the file system; returns how many stay free. */
