@@ -22,7 +22,7 @@ import { retentionCutoffs } from '../src/store/maintenance.js';
 import { sqliteBinding } from '../src/store/sqlite/binding.js';
 import { openSqliteParts } from '../src/store/sqlite/parts.js';
 import type { PruneStepResult } from '../src/store/sqlite/protocol.js';
-import { fmt } from './support.js';
+import { fmt, summarise } from './support.js';
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
@@ -97,7 +97,9 @@ async function measure(servers: number, from: number, label: string, until = Dat
         return `p50 ${fmt(p(0.5), 1)} ms, p99 ${fmt(p(0.99), 1)} ms, longest ${fmt(values.at(-1)!, 1)} ms, ${fmt(over)} at 20 ms or more`;
       };
       console.log(`  ${fmt(times.length)} steps removed ${fmt(removed)} rows in ${fmt(passMs / 1000, 1)} s; most rows in one DELETE ${fmt(most)}`);
-      console.log(`  writer held per step (in its thread, commit included): ${summary(held)} (target < 20 ms)`);
+      const heldLine = summary(held);
+      console.log(`  writer held per step (in its thread, commit included): ${heldLine} (target < 20 ms)`);
+      summarise(`retention steps, ${label}: writer held ${heldLine} (target < 20 ms)`);
       console.log(`  request to answer per step (main thread):               ${summary(times)}`);
     } finally {
       await store.close();

@@ -122,15 +122,18 @@ describe('a request to an SQLite worker', () => {
     const { parts } = await open();
     const { db } = parts;
     const writer = parts.threads.writer;
+    const generation = await writer.generation();
     writer.deadlineMs = 50;
     // Counts to 5 million: far longer than the deadline.
     const slow = db.transaction().execute((trx) =>
       sql`WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 5000000) SELECT count(*) AS n FROM c`.execute(trx),
     );
     await expect(slow).rejects.toThrow(/did not answer a query within 50 ms: it was stopped/);
+    expect(writer.running).toBeNull();
     writer.deadlineMs = 30_000;
     await db.insertInto('counters').values({ name: 'after', value: 1 }).execute();
     expect(await db.selectFrom('counters').select('name').execute()).toEqual([{ name: 'after' }]);
+    expect(writer.running).toBe(generation + 1);
   });
 });
 

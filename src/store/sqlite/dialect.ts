@@ -40,6 +40,7 @@ const MIGRATION_DEADLINE_MS = 60 * 60_000;
 
 /** A query through the database inside one of its transactions on SQLite. */
 export class SqliteReentrantUseError extends Error {
+  readonly code = 'SQLITE_REENTRANT_USE';
   constructor() {
     super(
       'a query through the database inside one of its transactions would wait forever for the SQLite writer that transaction holds: use the transaction (trx), not the database',
