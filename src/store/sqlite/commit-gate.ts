@@ -10,6 +10,11 @@
 
 const STOPPED = -1;
 
+/** A statement that commits the open transaction. */
+export const COMMIT_STATEMENT = /^\s*(commit|end)\b/i;
+/** A statement that changes rows: in autocommit, the writer runs it in a transaction that passes the gate. */
+export const DATA_CHANGE_STATEMENT = /^\s*(insert|update|delete|replace|with)\b/i;
+
 export type CommitGate = Int32Array;
 
 export function newCommitGate(): CommitGate {

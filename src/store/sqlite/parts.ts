@@ -14,7 +14,7 @@ import { sqliteBinding } from './binding.js';
 import { createSqliteDialect } from './dialect.js';
 import type { HistoryAnswer } from './history-reader.js';
 import { sqliteMaintenance } from './maintenance.js';
-import { WATCH_TRANSACTIONS, type WatchRequest } from './watch-ops.js';
+import { WATCH_OPERATIONS, type WatchRequest } from './watch-ops.js';
 import { SqliteWorker } from './worker-client.js';
 
 /** The SQLite store's parts, and its threads (which tests stop as a crash would). */
@@ -47,14 +47,14 @@ export async function openSqliteParts(path: string, options: StoreOptions, onErr
   };
 }
 
-/** A WatchStore whose transactions run whole in the writer's thread. */
+/** A WatchStore whose transactions (and reads in a transaction) run whole in the writer's thread. */
 export class SqliteWatchStore extends WatchStore {
   constructor(
     db: Kysely<Database>,
     private readonly send: (request: WatchRequest) => Promise<unknown>,
   ) {
     super(db);
-    for (const method of WATCH_TRANSACTIONS) {
+    for (const method of WATCH_OPERATIONS) {
       Object.defineProperty(this, method, { value: (...args: unknown[]) => this.send({ method, args }) });
     }
   }

@@ -9,37 +9,60 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../schema.js';
 import type { SqliteConnection } from './binding.js';
+import { COMMIT_STATEMENT, DATA_CHANGE_STATEMENT } from './commit-gate.js';
 
-/** The methods of WatchStore that run a transaction. */
-export const WATCH_TRANSACTIONS = ['insertWithinCaps', 'delete', 'markVerified', 'saveObservation', 'finishAttempt', 'logAttempt'] as const;
-export type WatchTransaction = (typeof WATCH_TRANSACTIONS)[number];
+/**
+ * The methods of WatchStore that run a transaction, and those that read in one (the due
+ * checks and deliveries, asked every second, and the watches' retention): each is one request.
+ */
+export const WATCH_OPERATIONS = [
+  'insertWithinCaps',
+  'delete',
+  'markVerified',
+  'saveObservation',
+  'finishAttempt',
+  'logAttempt',
+  'claimDue',
+  'dueEvents',
+  'prune',
+] as const;
+export type WatchOperation = (typeof WATCH_OPERATIONS)[number];
 
 export interface WatchRequest {
-  method: WatchTransaction;
+  method: WatchOperation;
   args: unknown[];
 }
 
 type Runner = (request: WatchRequest) => Promise<unknown>;
 
 /**
- * In the writer's thread: runs watch transactions on `database`. `beforeCommit` runs just
+ * In the writer's thread: runs watch operations on `database`. `beforeCommit` runs just
  * before each COMMIT and may refuse it (by throwing: the transaction is rolled back).
  */
 export async function createWatchRunner(database: SqliteConnection, beforeCommit: () => void): Promise<Runner> {
   const { Kysely, SqliteDialect } = await import('kysely');
   const { WatchStore } = await import('../watch-store.js');
+  // A statement that commits passes the gate first: a COMMIT, or a change in autocommit (run
+  // in a transaction of its own for that).
+  const gate = <T>(commits: boolean, work: () => T): T => {
+    if (commits) beforeCommit();
+    if (commits || database.inTransaction) return work();
+    return database.transaction(() => {
+      const result = work();
+      beforeCommit();
+      return result;
+    })();
+  };
   const gated = {
     prepare(sql: string) {
       const statement = database.prepare(sql);
-      if (!/^\s*commit\b/i.test(sql)) return statement;
+      const commits = COMMIT_STATEMENT.test(sql);
+      if (!commits && !DATA_CHANGE_STATEMENT.test(sql)) return statement;
       return {
-        reader: false,
-        all: (params: readonly unknown[]) => statement.all(params),
+        reader: statement.reader,
+        all: (params: readonly unknown[]) => gate(commits, () => statement.all(params)),
         iterate: (params: readonly unknown[]) => statement.iterate(params),
-        run: (params: readonly unknown[]) => {
-          beforeCommit();
-          return statement.run(params);
-        },
+        run: (params: readonly unknown[]) => gate(commits, () => statement.run(params)),
       };
     },
     close() {},

@@ -12,7 +12,7 @@ import type { QueryAnswer, SqliteRequest, SqliteResponse, SqliteWorkerData, Work
 import { createSqlitePruner, vacuumStep } from './retention.js';
 import { configureConnection } from './connection.js';
 import { createHistoryReader } from './history-reader.js';
-import { beginCommit, isStopped, requestTag } from './commit-gate.js';
+import { beginCommit, COMMIT_STATEMENT, DATA_CHANGE_STATEMENT, isStopped, requestTag } from './commit-gate.js';
 import { createWatchRunner } from './watch-ops.js';
 
 /** Prepared statements kept; the store uses a few dozen texts. */
@@ -43,9 +43,6 @@ let tag = 0;
 /** Called by every transaction of the writer just before it commits: throws once the main thread stopped this worker. */
 const beforeCommit = () => beginCommit(data.gate, tag);
 
-/** Statements that change rows: in autocommit, the writer runs them in a transaction that passes the gate. */
-const DATA_CHANGE = /^\s*(insert|update|delete|replace|with)\b/i;
-const COMMIT = /^\s*(commit|end)\b/i;
 
 function run(statement: Statement, params: readonly unknown[]): QueryAnswer {
   if (statement.reader) return { rows: statement.all(params) as Record<string, unknown>[] };
@@ -68,10 +65,10 @@ function query(sql: string, params: readonly unknown[]): QueryAnswer {
   }
   if (data.role === 'reader') return run(statement, params);
   if (database.inTransaction) {
-    if (COMMIT.test(sql)) beforeCommit();
+    if (COMMIT_STATEMENT.test(sql)) beforeCommit();
     return run(statement, params);
   }
-  if (!DATA_CHANGE.test(sql)) return run(statement, params);
+  if (!DATA_CHANGE_STATEMENT.test(sql)) return run(statement, params);
   const prepared = statement;
   return gated(() => run(prepared, params))();
 }
