@@ -50,12 +50,12 @@ function run(statement: Statement, params: readonly unknown[]): QueryAnswer {
   return { rows: [], changes, lastInsertRowid: Number(lastInsertRowid) };
 }
 
-const gated = (work: () => QueryAnswer) =>
-  database.transaction(() => {
-    const answer = work();
-    beforeCommit();
-    return answer;
-  });
+/** A change in autocommit, run in a transaction of its own so that its commit passes the gate. */
+const runGated = database.transaction((statement: Statement, params: readonly unknown[]) => {
+  const answer = run(statement, params);
+  beforeCommit();
+  return answer;
+});
 
 function query(sql: string, params: readonly unknown[]): QueryAnswer {
   let statement = statements.get(sql);
@@ -68,9 +68,7 @@ function query(sql: string, params: readonly unknown[]): QueryAnswer {
     if (COMMIT_STATEMENT.test(sql)) beforeCommit();
     return run(statement, params);
   }
-  if (!DATA_CHANGE_STATEMENT.test(sql)) return run(statement, params);
-  const prepared = statement;
-  return gated(() => run(prepared, params))();
+  return DATA_CHANGE_STATEMENT.test(sql) ? runGated(statement, params) : run(statement, params);
 }
 
 function handle(request: SqliteRequest): unknown {
