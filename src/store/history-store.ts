@@ -87,6 +87,8 @@ export interface StoreParts {
   readHistory: HistoryReader;
   /** Called once the schema is migrated (SQLite: reads outside a transaction go to the reader from then on). */
   migrated?: () => void;
+  /** The watch store (default: a WatchStore on `db`). */
+  watches?: (db: Kysely<Database>) => WatchStore;
 }
 
 export class KyselyHistoryStore implements HistoryStore {
@@ -130,7 +132,7 @@ export class KyselyHistoryStore implements HistoryStore {
     this.elapsed = monotonicTime(clock);
     this.statsCacheMs = options.statsCacheMs ?? MINUTE;
     this.onError = options.onError ?? reportBackgroundError;
-    this.watches = new WatchStore(this.db);
+    this.watches = parts.watches?.(this.db) ?? new WatchStore(this.db);
     this.tracer = options.tracer ?? NO_TRACER;
     this.queue = new WriteQueue(tracedWriter(parts.writer, this.tracer), { ...options.writes, onError: this.onError });
     this.reads = new ReadFallback({ deadlineMs: options.readDeadlineMs ?? 1000 });

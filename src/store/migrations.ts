@@ -5,6 +5,7 @@
 import { sql, type CreateTableBuilder, type Kysely, type Migration, type MigrationProvider } from 'kysely';
 import { addFourHourRollup, migrateHistoryLayout } from './history-layout.js';
 import type { Dialect } from './schema.js';
+import { WATCH_CREATION_LOCK } from './watch-rows.js';
 
 export function migrationProvider(dialect: Dialect): MigrationProvider {
   const migrations: Record<string, Migration> = {
@@ -214,6 +215,3 @@ async function addWatchBounds(db: Kysely<unknown>): Promise<void> {
   await sql`update watches set proof_seen_at = verified_at where verified_at is not null`.execute(db);
   await sql`insert into watch_keys (name, value) values (${WATCH_CREATION_LOCK}, '')`.execute(db);
 }
-
-/** The watch_keys row a creation locks (an UPDATE) while it counts and inserts. */
-export const WATCH_CREATION_LOCK = 'creation-lock';

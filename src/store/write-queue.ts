@@ -192,8 +192,10 @@ export class WriteQueue {
    */
   async drain(deadlineMs = 5000): Promise<void> {
     const until = this.now() + deadlineMs;
+    const late = () => new Error(`the history writes did not finish within ${deadlineMs} ms`);
     for (;;) {
-      if (this.writing) await this.writing;
+      // A write that hangs (a database that stopped answering) is waited for until the deadline.
+      if (this.writing && !(await settlesWithin(this.writing, until - this.now()))) throw late();
       if (!this.pending()) return;
       const wait = this.retryAt - this.now();
       if (wait > 0) {
@@ -201,9 +203,12 @@ export class WriteQueue {
         await new Promise((resolve) => setTimeout(resolve, wait));
         continue;
       }
-      await this.writeOnce().catch((error: unknown) => {
-        if (this.now() >= until) throw error;
+      let failure: unknown = null;
+      const write = this.writeOnce().catch((error: unknown) => {
+        failure = error;
       });
+      if (!(await settlesWithin(write, until - this.now()))) throw late();
+      if (failure !== null && this.now() >= until) throw failure;
     }
   }
 
@@ -347,5 +352,18 @@ export class WriteQueue {
     }
     for (const [name, n] of batch.counters) this.counters.set(name, (this.counters.get(name) ?? 0) + n);
     if (batch.expireBefore !== null) this.expireBefore = Math.max(this.expireBefore ?? batch.expireBefore, batch.expireBefore);
+  }
+}
+
+/** Whether `promise` settles within `ms` (it is not cancelled when it does not). */
+async function settlesWithin(promise: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<false>((resolve) => {
+    timer = setTimeout(() => resolve(false), Math.max(0, ms));
+  });
+  try {
+    return await Promise.race([promise.then(() => true, () => true), timeout]);
+  } finally {
+    clearTimeout(timer);
   }
 }

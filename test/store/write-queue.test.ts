@@ -105,6 +105,14 @@ describe('WriteQueue', () => {
     queue.enqueueCheck(check(2)); // after stop: ignored, not buffered
     expect(queue.health().buffered).toBe(0);
   });
+
+  it('gives up a drain after its deadline when a write never answers', async () => {
+    const queue = new WriteQueue(() => new Promise<void>(() => {}));
+    queue.enqueueCheck(check(1));
+    await expect(queue.drain(200)).rejects.toThrow('did not finish within 200 ms');
+    // And again while that write still hangs.
+    await expect(queue.drain(100)).rejects.toThrow('did not finish within 100 ms');
+  });
 });
 
 it('loses nothing on a graceful stop: every queued check, counter and look-up is in the file', async () => {

@@ -70,8 +70,8 @@ function lookupStatements(database: SqliteConnection) {
   };
 }
 
-/** Writes one batch in one transaction, or none of it. */
-export function createSqliteBatchWriter(database: SqliteConnection): (batch: WriteBatch) => void {
+/** Writes one batch in one transaction, or none of it; `beforeCommit` may still refuse it (by throwing). */
+export function createSqliteBatchWriter(database: SqliteConnection, beforeCommit: () => void): (batch: WriteBatch) => void {
   const servers = serverStatements(database);
   const lookups = lookupStatements(database);
   const addCounter = database.prepare(
@@ -114,6 +114,7 @@ export function createSqliteBatchWriter(database: SqliteConnection): (batch: Wri
       for (const [id, n] of gone) lookups.removeClients.run({ id, n });
     }
     for (const [name, n] of batch.counters) addCounter.run(name, n);
+    beforeCommit();
   });
   return (batch) => {
     write.immediate(batch);
