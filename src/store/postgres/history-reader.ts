@@ -2,8 +2,8 @@
  * A server's history on PostgreSQL (uptime-history.ts): one statement finds the server and sums
  * its rows by bucket, reading them from the tables' primary keys (which include the columns
  * summed; a 30-day range's buckets are the four-hour rows themselves), and sends the sums back
- * as one text value, a line of numbers per bucket. So a read is one round trip and one row,
- * whatever the range. The statements are named, so each
+ * as one bigint[][] value, a row of six integers per bucket, each checked to be one before it
+ * is added. So a read is one round trip and one row, whatever the range. The statements are named, so each
  * connection parses and plans them once; Kysely cannot name a statement, so they go to the
  * store's pool directly.
  */
@@ -25,12 +25,11 @@ const SUMS = {
     FROM check_four_hours WHERE server = servers.sid AND hour >= $2 AND hour < $3`,
 } as const;
 
-/** `b,c,o,n,s,m;b,c,…`: text costs PostgreSQL less to build than JSON, and this side less to read. */
+/** One bigint[6] per bucket: bucket, checks, online, players_n, players_sum, peak (-1: no online check). */
 const statement = (table: keyof typeof SUMS) => ({
   name: `observer_history_${table}`,
   text: `SELECT id, host, port, edition,
-    (SELECT string_agg(b || ',' || c || ',' || o || ',' || n || ',' || coalesce(s, 0) || ',' || coalesce(m, -1), ';')
-      FROM (${SUMS[table]}) AS sums) AS sums
+    (SELECT array_agg(ARRAY[b, c, o, n, coalesce(s, 0), coalesce(m, -1)]::bigint[]) FROM (${SUMS[table]}) AS sums) AS sums
   FROM servers WHERE id = $1`,
 });
 const STATEMENTS = { checks: statement('checks'), check_hours: statement('check_hours'), check_four_hours: statement('check_four_hours') };
@@ -40,39 +39,28 @@ interface Row {
   host: string;
   port: number;
   edition: string;
-  sums: string | null;
+  /** As pg parses a bigint[][]: arrays of decimal strings. */
+  sums: unknown;
 }
 
-const COMMA = 44;
-const SEMICOLON = 59;
-const MINUS = 45;
-const ZERO = 48;
+/** An integer as pg's array parser hands it over (a decimal string), or an error naming what came instead. */
+function integer(value: unknown): number {
+  const n = typeof value === 'string' && /^-?\d{1,16}$/.test(value) ? Number(value) : Number.NaN;
+  if (!Number.isSafeInteger(n)) throw new TypeError(`history sums: ${String(value)} is not an integer`);
+  return n;
+}
 
-/**
- * Adds the statement's lines to `sums` (a peak of -1: no online check). Read digit by digit:
- * splitting 180 lines into strings and numbers cost more than the rest of the answer.
- */
-function addLines(sums: BucketSums, text: string): void {
-  const line = [0, 0, 0, 0, 0, 0];
-  let field = 0;
-  let value = 0;
-  let sign = 1;
-  for (let i = 0; i <= text.length; i++) {
-    const code = i < text.length ? text.charCodeAt(i) : SEMICOLON;
-    if (code === COMMA || code === SEMICOLON) {
-      line[field++] = sign * value;
-      value = 0;
-      sign = 1;
-      if (code === SEMICOLON) {
-        addToBucket(sums, line[0]!, line[1]!, line[2]!, line[3]!, line[4]!, line[5]!);
-        field = 0;
-      }
-    } else if (code === MINUS) sign = -1;
-    else value = value * 10 + code - ZERO;
+/** Adds the statement's rows to `sums`, each checked to be six integers. */
+function addRows(sums: BucketSums, rows: unknown): void {
+  if (!Array.isArray(rows)) throw new TypeError('history sums: not an array');
+  for (const row of rows as unknown[]) {
+    if (!Array.isArray(row) || row.length !== 6) throw new TypeError('history sums: a bucket is not six integers');
+    const peak = integer(row[5]);
+    addToBucket(sums, integer(row[0]), integer(row[1]), integer(row[2]), integer(row[3]), integer(row[4]), peak < 0 ? null : peak);
   }
 }
 
-/** At most a line per bucket is summed, whatever the range holds; one row comes back. */
+/** At most a row per bucket is summed, whatever the range holds; one row comes back. */
 export function postgresHistoryReader(pool: Pool): HistoryReader {
   return async (serverId, range, now) => {
     const window = bucketWindow(range, now);
@@ -82,7 +70,7 @@ export function postgresHistoryReader(pool: Pool): HistoryReader {
     const row = rows[0];
     if (!row) return null;
     const sums = emptySums(window.count);
-    if (row.sums !== null) addLines(sums, row.sums);
+    if (row.sums !== null) addRows(sums, row.sums);
     return { server: { id: row.id, host: row.host, port: row.port, edition: row.edition }, range, window, sums };
   };
 }
