@@ -23,6 +23,7 @@ import DataLoader from 'dataloader';
 import { Migrator, type Kysely } from 'kysely';
 import { monotonicTime, type Clock } from '../core/clock.js';
 import { serverAddress } from '../core/types.js';
+import { setBatchAside, unavailable } from './batch-ledger.js';
 import { StoreOpenError } from './errors.js';
 import { retentionCutoffs, type Maintenance, type Retention, type RetentionReport } from './maintenance.js';
 import { migrationProvider } from './migrations.js';
@@ -127,7 +128,12 @@ export class KyselyHistoryStore implements HistoryStore {
     this.statsCacheMs = options.statsCacheMs ?? MINUTE;
     this.onError = options.onError ?? reportBackgroundError;
     this.watches = new WatchStore(this.db);
-    this.queue = new WriteQueue(parts.writer, { ...options.writes, onError: this.onError });
+    this.queue = new WriteQueue(parts.writer, {
+      ...options.writes,
+      onError: this.onError,
+      unavailable,
+      setAside: (batch, attempts, error) => setBatchAside(this.db, batch, attempts, error, clock.now()),
+    });
     this.reads = new ReadFallback({ deadlineMs: options.readDeadlineMs ?? 1000 });
     this.historyReads = new ReadFallback({ deadlineMs: options.readDeadlineMs ?? 1000, keepEveryMs: HISTORY_KEPT_EVERY_MS });
     this.trendReader = new TrendReader({
