@@ -11,7 +11,7 @@
  *   range, a constraint) is set aside in `dead_batches` as JSON, so the rows behind it flow.
  *   Those rows are kept `DEAD_KEPT_MS` for an operator to look at.
  */
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import type { Database } from './schema.js';
 import type { SqliteConnection } from './sqlite/binding.js';
 import type { WriteBatch } from './write-queue.js';
@@ -49,21 +49,17 @@ export async function createBatchLedger(db: Kysely<unknown>): Promise<void> {
 }
 
 /**
- * Records the batch as applied within `trx`, the batch's own transaction, and forgets the ids
- * its queue has seen committed; false when the batch was applied already (nothing to write).
- * Once a minute (the batch that expires look-ups) ids no one confirmed go after APPLIED_KEPT_MS.
+ * Records the batch as applied within `trx`, the batch's own transaction on PostgreSQL, and
+ * forgets the ids its queue has seen committed, in one statement; false when the batch was
+ * applied already (nothing to write). Once a minute (the batch that expires look-ups) ids no
+ * one confirmed go after APPLIED_KEPT_MS.
  */
 export async function claimBatch(trx: Kysely<Database>, batch: WriteBatch, now = Date.now()): Promise<boolean> {
-  const db = trx.withTables<LedgerTables>() as unknown as Kysely<LedgerTables>;
-  if (batch.settled.length > 0) await db.deleteFrom('applied_batches').where('id', 'in', batch.settled).execute();
-  if (batch.expireBefore !== null) await db.deleteFrom('applied_batches').where('applied_at', '<', now - APPLIED_KEPT_MS).execute();
-  const claimed = await db
-    .insertInto('applied_batches')
-    .values({ id: batch.id, applied_at: now })
-    .onConflict((oc) => oc.column('id').doNothing())
-    .returning('id')
-    .execute();
-  return claimed.length === 1;
+  if (batch.expireBefore !== null) await sql`DELETE FROM applied_batches WHERE applied_at < ${now - APPLIED_KEPT_MS}`.execute(trx);
+  const forget = batch.settled.length > 0 ? sql`WITH forgotten AS (DELETE FROM applied_batches WHERE id IN (${sql.join(batch.settled)})) ` : sql``;
+  const { rows } = await sql<{ id: string }>`${forget}INSERT INTO applied_batches (id, applied_at) VALUES (${batch.id}, ${now})
+    ON CONFLICT (id) DO NOTHING RETURNING id`.execute(trx);
+  return rows.length === 1;
 }
 
 /** The same for SQLite's writer, on its connection, inside its transaction. */

@@ -203,6 +203,10 @@ it('counts a batch once on PostgreSQL when the connection drops after its COMMIT
       expect(rows).toEqual([{ clients_24h: 1 }]);
       const hours = await client.query('SELECT sum(checks)::int AS checks FROM check_hours');
       expect(hours.rows).toEqual([{ checks: 1 }]);
+      // The next batch forgets the first one's id: the ledger holds only the last batch's.
+      store.recordCheck(check(randomUUID()));
+      await store.flush();
+      expect((await client.query('SELECT count(*)::int AS n FROM applied_batches')).rows).toEqual([{ n: 1 }]);
     } finally {
       await client.end();
     }
