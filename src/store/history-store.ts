@@ -24,6 +24,7 @@ import { Migrator, type Kysely } from 'kysely';
 import { monotonicTime, type Clock } from '../core/clock.js';
 import { NO_TRACER, type Tracer } from '../core/tracing.js';
 import { serverAddress } from '../core/types.js';
+import { setBatchAside, unavailable } from './batch-ledger.js';
 import { StoreOpenError } from './errors.js';
 import { retentionCutoffs, type Maintenance, type Retention, type RetentionReport } from './maintenance.js';
 import { migrationProvider } from './migrations.js';
@@ -134,7 +135,12 @@ export class KyselyHistoryStore implements HistoryStore {
     this.onError = options.onError ?? reportBackgroundError;
     this.watches = parts.watches?.(this.db) ?? new WatchStore(this.db);
     this.tracer = options.tracer ?? NO_TRACER;
-    this.queue = new WriteQueue(tracedWriter(parts.writer, this.tracer), { ...options.writes, onError: this.onError });
+    this.queue = new WriteQueue(tracedWriter(parts.writer, this.tracer), {
+      ...options.writes,
+      onError: this.onError,
+      unavailable,
+      setAside: (batch, attempts, error) => setBatchAside(this.db, batch, attempts, error, clock.now()),
+    });
     this.reads = new ReadFallback({ deadlineMs: options.readDeadlineMs ?? 1000 });
     this.historyReads = new ReadFallback({ deadlineMs: options.readDeadlineMs ?? 1000, keepEveryMs: HISTORY_KEPT_EVERY_MS });
     this.trendReader = new TrendReader({

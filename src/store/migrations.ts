@@ -3,6 +3,7 @@
  * Migrator at start. Append new entries; never edit one that has shipped.
  */
 import { sql, type CreateTableBuilder, type Kysely, type Migration, type MigrationProvider } from 'kysely';
+import { createBatchLedger } from './batch-ledger.js';
 import { addFourHourRollup, migrateHistoryLayout } from './history-layout.js';
 import type { Dialect } from './schema.js';
 import { WATCH_CREATION_LOCK } from './watch-rows.js';
@@ -97,6 +98,9 @@ export function migrationProvider(dialect: Dialect): MigrationProvider {
     },
     '0005_four_hour_rollup': {
       up: (db: Kysely<unknown>) => addFourHourRollup(db, dialect),
+    },
+    '0006_batch_ledger': {
+      up: (db: Kysely<unknown>) => createBatchLedger(db),
     },
   };
   return { getMigrations: async () => migrations };

@@ -6,6 +6,7 @@
  * the pass ends with exactly the rows retention keeps. Bounds are asserted on row counts, read
  * from the file between steps, not on time.
  */
+import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -42,7 +43,7 @@ it('removes a 30-day backlog in steps of bounded rows and statements of bounded 
         checks.push({ serverId: `s${s}`, edition: 'java', host: `s${s}.example.com`, port: 25565, checkedAt: Math.round(at) + s, online: true, playersOnline: 1, playersMax: 10, latencyMs: 3 });
       }
     }
-    for (let i = 0; i < checks.length; i += 5000) await parts.writer({ checks: checks.slice(i, i + 5000), lookups: [], counters: new Map(), expireBefore: null });
+    for (let i = 0; i < checks.length; i += 5000) await parts.writer({ id: randomUUID(), settled: [], checks: checks.slice(i, i + 5000), lookups: [], counters: new Map(), expireBefore: null });
 
     const cutoffs = retentionCutoffs(retention, now);
     const count = async (table: 'checks' | 'check_hours') =>

@@ -6,6 +6,7 @@
  * never goes on in autocommit on the next one, and its caller sees its own error; a query
  * through the database inside one of its transactions throws instead of waiting forever.
  */
+import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -76,7 +77,7 @@ async function stopRepeatedly<T>(
 
 function batchOf(i: number, n: number): WriteBatch {
   const checks = Array.from({ length: n }, (_, j) => ({ ...sampleCheck(i * n + j) }));
-  return { checks, lookups: [], counters: new Map([['totalChecks', n]]), expireBefore: null };
+  return { id: randomUUID(), settled: [], checks, lookups: [], counters: new Map([['totalChecks', n]]), expireBefore: null };
 }
 
 describe('a transaction on SQLite', () => {
@@ -235,7 +236,7 @@ describe('the SQLite writer stopped inside an operation', () => {
     const { store, parts } = await open();
     const old = Date.now() - 3 * 24 * 3600_000;
     const checks = Array.from({ length: 400 }, (_, j) => ({ ...sampleCheck(j % 20), checkedAt: old + j * 1000 }));
-    await parts.writer({ checks, lookups: [], counters: new Map(), expireBefore: null });
+    await parts.writer({ id: randomUUID(), settled: [], checks, lookups: [], counters: new Map(), expireBefore: null });
     const count = async () =>
       Number((await parts.db.selectFrom('checks').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n);
     let left = await count();
