@@ -7,7 +7,7 @@
  *    (status-answer.ts, routes/health.ts) write them from `RequestSteps.headerPairs`;
  *  - `before`: runs before the answer and may refuse the request with an ObserverError, which
  *    is the answer, in the one error shape (the front hands a refused request to Fastify, which
- *    runs the steps again and answers it);
+ *    runs the steps again and answers it: a `before` decides, it counts nothing);
  *  - `after`: runs once the answer is sent (its record: /stats, metrics, slow-request log).
  * Steps run in the order of the list.
  */
