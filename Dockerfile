@@ -54,10 +54,6 @@ COPY assets assets
 COPY --from=deps /build/observer-setpriv /usr/local/libexec/observer-setpriv
 COPY --from=deps /usr/bin/tini-static /usr/local/bin/tini
 COPY deploy/container-entrypoint.sh /usr/local/bin/observer-entrypoint
-# The command's --memory-pool-timeout (below) needs Node 26 or later: said here rather than by
-# a container that cannot start.
-RUN node --v8-options | grep -q -- --memory-pool-timeout \
- || { echo "BASE must carry Node 26 or later (the command passes --memory-pool-timeout)" >&2; exit 1; }
 # The SQLite database (DATABASE_URL's default, ./data/observer.db) lives on a volume.
 RUN mkdir data && chown observer:observer data
 VOLUME /app/data
@@ -72,14 +68,11 @@ HEALTHCHECK --interval=30s --timeout=5s --start-period=30s --retries=3 \
 # tini is process 1: it passes SIGTERM from `docker stop` (and every other signal) on to node
 # and reaps whatever exits beneath it; node, which the entrypoint execs, stops accepting,
 # finishes the requests in flight (or the migration's transaction in progress) and exits 0,
-# and tini exits with node's code. The young generation size is the one `npm start` uses.
+# and tini exits with node's code.
 ENTRYPOINT ["/usr/local/bin/tini", "--", "/usr/local/bin/observer-entrypoint"]
 # The heap limit and the malloc arenas of the start script; NODE_OPTIONS or MALLOC_ARENA_MAX
 # given to the container replace them (docs/container.md).
 ENV NODE_OPTIONS=--max-old-space-size=512 \
     MALLOC_ARENA_MAX=2
-# The flags scripts/start.sh gives node on Node 26 (the image carries no scripts/ and always
-# runs Node 26): --memory-pool-timeout=1 makes V8 give the pages a collection frees back after
-# a second instead of pooling them (about 30 MiB of RSS at idle and after load;
-# docs/performance.md#the-start-scripts-flags).
-CMD ["node", "--max-semi-space-size=16", "--expose-gc", "--memory-pool-timeout=1", "dist/main.js"]
+# What scripts/start.sh runs (the image carries no scripts/).
+CMD ["node", "dist/main.js"]

@@ -4,6 +4,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
+# Worker threads run the built modules, also for the benches that run from the sources.
+node scripts/build-if-stale.mjs
 # Stop only the servers this run started: another run (or the developer) may be using the
 # others. A nested run inherits the marker and starts nothing, so it stops nothing.
 OBSERVER_SERVICES_STARTED=$(bash scripts/services.sh up | tr '\n' ' ')

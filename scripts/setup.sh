@@ -10,6 +10,8 @@ command -v redis-server >/dev/null || need+=(redis-server)
 [ -x /usr/bin/chromium ] || need+=(chromium)
 command -v ping >/dev/null || need+=(iputils-ping)
 command -v nginx >/dev/null || [ -x /usr/sbin/nginx ] || need+=(nginx)
+# GET /probe's tests: the real Prometheus and its promtool.
+command -v prometheus >/dev/null || need+=(prometheus)
 # The container image's test (scripts/container.sh): podman with runc, debootstrap for its base.
 command -v podman >/dev/null || need+=(podman)
 command -v runc >/dev/null || [ -x /usr/sbin/runc ] || need+=(runc)
@@ -21,7 +23,7 @@ if [ ${#need[@]} -gt 0 ]; then
     apt-get update -qq
     apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
     # The packages start system services of their own; the tests run their own on loopback.
-    for s in dnsmasq postgresql redis-server nginx; do service "$s" stop >/dev/null 2>&1 || true; done
+    for s in dnsmasq postgresql redis-server nginx prometheus; do service "$s" stop >/dev/null 2>&1 || true; done
   else
     echo "Missing Debian packages: ${need[*]} (run as root, or: sudo apt-get install ${need[*]})" >&2
     exit 1

@@ -9,8 +9,8 @@ import type { Config } from './config/index.js';
 import { cacheBudget } from './core/cache-budget.js';
 import { ClientHasher } from './core/client-hash.js';
 import { systemClock, type Clock } from './core/clock.js';
+import { createTracer, type Tracer } from './core/tracing.js';
 import { buildApp, type AppDeps } from './http/app.js';
-import { RequestsInFlight } from './http/in-flight.js';
 import { startMetricsServer, type MetricsServer } from './http/metrics.js';
 import { MemoryRateLimitStore, RedisRateLimitStore } from './http/rate-limit.js';
 import type { Metrics, MetricsSources } from './metrics/index.js';
@@ -110,12 +110,15 @@ async function metricsFor(config: Config, sources: MetricsSources): Promise<Metr
 export async function composeApp(config: Config, options: ComposeOptions = {}) {
   const clock = options.clock ?? systemClock;
   const log = backgroundLog();
+  // OpenTelemetry is loaded only with an OTLP endpoint (src/core/tracing.ts).
+  const tracer = await createTracer(config.tracing, (error) => log.error(error, 'traces'));
   const redis = await connectRedis(config, log);
   const { store, migrate } = await startStore(config, clock, {
     onError: (error) => log.error(error, 'history store'),
     onRetention: (report) => log.retention(report),
     onMigration: (event) => log.migration(event),
     writes: { ...options.writes, maxRows: config.historyBufferMax },
+    tracer,
   });
   if (!options.migrateLater) await migrate();
   const icmp = icmpEcho(config, options, log);
@@ -126,7 +129,7 @@ export async function composeApp(config: Config, options: ComposeOptions = {}) {
     history: () => store.health(),
     redis: () => redis?.health() ?? null,
   });
-  const { status, budgetCounter } = statusService(config, { clock, store, redis, metrics, echo: icmp.echo, log });
+  const { status, budgetCounter } = statusService(config, { clock, store, redis, metrics, echo: icmp.echo, log, tracer });
   const { blocklist, refresher, startBackground } = backgroundWork(config, { status, clock, redis, log });
   const watchWork = createWatches(config, {
     store: store.watches,
@@ -135,12 +138,11 @@ export async function composeApp(config: Config, options: ComposeOptions = {}) {
     counter: budgetCounter,
     ...(options.watchTiming ? { timing: options.watchTiming } : {}),
     onError: (error, context) => log.error(error, context),
+    tracer,
   });
   const watches = watchWork.service;
-  const inFlight = new RequestsInFlight();
   const app = await buildApp({
     config,
-    inFlight,
     watches,
     clock,
     redis,
@@ -150,6 +152,7 @@ export async function composeApp(config: Config, options: ComposeOptions = {}) {
     recorded: (serverId) => (serverId === undefined ? status.recordedSoFar() : status.recordedFor(serverId)),
     ...(metrics ? { metrics } : {}),
     health: () => dependencyHealth(store, redis),
+    tracer,
     ...(options.logger !== undefined ? { logger: options.logger } : {}),
     ...(options.slowRequestMs !== undefined ? { slowRequestMs: options.slowRequestMs } : {}),
   });
@@ -172,6 +175,8 @@ export async function composeApp(config: Config, options: ComposeOptions = {}) {
     await metricsServer?.close();
     await store.close();
     await redis?.close();
+    // Last: the spans of everything above are sent.
+    await tracer.close();
   });
   // Watches are read and written in the database: they start once its schema is current.
   const start = async () => {
@@ -181,8 +186,6 @@ export async function composeApp(config: Config, options: ComposeOptions = {}) {
       () => {},
     );
   };
-  // Nothing in flight: no request being answered, no ping outstanding (the memory release's condition).
-  const idle = () => inFlight.active === 0 && status.activePings === 0;
   return {
     app,
     store,
@@ -190,13 +193,13 @@ export async function composeApp(config: Config, options: ComposeOptions = {}) {
     hasher,
     redis,
     metrics,
+    tracer,
     metricsServer,
     blocklist,
     refresher,
     watches,
     watchScheduler: watchWork.scheduler,
     watchDeliveries: watchWork.deliveries,
-    idle,
     startBackground: start,
     /** Applies the schema migrations (done already unless `migrateLater`); rejects if they fail or a stop ends them. */
     migrate,
@@ -210,9 +213,9 @@ export async function composeApp(config: Config, options: ComposeOptions = {}) {
  */
 function statusService(
   config: Config,
-  parts: { clock: Clock; store: Store; redis: SharedRedis | null; metrics: Metrics | null; echo: ReturnType<typeof icmpEcho>['echo']; log: BackgroundLog },
+  parts: { clock: Clock; store: Store; redis: SharedRedis | null; metrics: Metrics | null; echo: ReturnType<typeof icmpEcho>['echo']; log: BackgroundLog; tracer: Tracer },
 ) {
-  const { clock, store, redis, metrics, echo, log } = parts;
+  const { clock, store, redis, metrics, echo, log, tracer } = parts;
   const budget = cacheBudget(config.cacheMemoryMb);
   const budgetCounter = redis
     ? new RedisRateLimitStore(redis, 'observer:', () => clock.now(), { maxBytes: budget.budgets })
@@ -228,6 +231,7 @@ function statusService(
     ...(redis ? { cache: new RedisStatusCache(redis, { now: () => clock.now(), local: local() }) } : {}),
     icmp: echo,
     onError: (error, context) => log.error(error, context),
+    tracer,
   });
   return { status, budgetCounter };
 }

@@ -5,11 +5,7 @@
  */
 import { composeApp } from './compose.js';
 import { loadConfig, ConfigError, type Config } from './config/index.js';
-import { releaseMemoryWhenQuiet } from './core/memory-release.js';
-import { warmNextTick } from './core/next-tick.js';
 import { StoreOpenError } from './store/index.js';
-
-await warmNextTick();
 
 let config: Config;
 try {
@@ -34,7 +30,7 @@ function onSignal(signal: string): void {
 process.on('SIGTERM', () => onSignal('SIGTERM'));
 process.on('SIGINT', () => onSignal('SIGINT'));
 
-const { app, idle, startBackground, migrate } = await composeApp(config, { migrateLater: true }).catch((error: unknown) => {
+const { app, startBackground, migrate } = await composeApp(config, { migrateLater: true }).catch((error: unknown) => {
   // A database Observer cannot use: one line that names it, nothing written to it.
   if (!(error instanceof StoreOpenError)) throw error;
   process.stderr.write(`observer: ${error.message}\n`);
@@ -80,12 +76,4 @@ if (stopSignal === null) {
   });
   // After listen: a slow blocklist download must not delay serving (`blocked` is null until then).
   void startBackground();
-  releaseMemoryWhenQuiet({
-    busy: () => !idle(),
-    onCollected: ({ pauseMs, cpuMs, rssBefore }) =>
-      app.log.info(
-        { pauseMs: Math.round(pauseMs * 100) / 100, cpuMs: Math.round(cpuMs * 100) / 100, rssBeforeMb: Math.round(rssBefore / 1048576) },
-        'memory release: young generation collected',
-      ),
-  });
 }

@@ -7,6 +7,11 @@ import { isIP } from 'node:net';
 import { availableParallelism } from 'node:os';
 import ipaddr from 'ipaddr.js';
 import { DEFAULT_CACHE_MEMORY_MB } from '../core/cache-budget.js';
+import { ConfigError } from './error.js';
+import { parseTracing, type TracingConfig } from './tracing.js';
+
+export { ConfigError };
+export type { TracingConfig };
 
 export interface Config {
   port: number;
@@ -78,6 +83,10 @@ export interface Config {
   watches: WatchSettings;
   /** Public base URL of the web front, for links in deliveries (PUBLIC_URL); null: deliveries carry no link. */
   publicUrl: string | null;
+  /** GET /probe, Prometheus text for one server (PROBE_ENABLED); off: the route answers 404. */
+  probeEnabled: boolean;
+  /** Traces exported over OTLP (OTEL_* variables, ./tracing.ts); null: no tracing, nothing of OpenTelemetry loaded. */
+  tracing: TracingConfig | null;
 }
 
 export interface WatchSettings {
@@ -197,13 +206,6 @@ function parseBlocklistSource(raw: string | undefined): BlocklistSource | null {
   const loopback = host === 'localhost' || (ipaddr.isValid(host) && ipaddr.process(host).range() === 'loopback');
   if (url.protocol === 'http:' && loopback) return { kind: 'url', url: url.href };
   throw new ConfigError('BLOCKLIST_SOURCE', allowed, raw);
-}
-
-export class ConfigError extends Error {
-  constructor(variable: string, allowed: string, value: string) {
-    super(`Invalid ${variable}=${JSON.stringify(value)}: ${allowed}`);
-    this.name = 'ConfigError';
-  }
 }
 
 type Env = Record<string, string | undefined>;
@@ -403,6 +405,8 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     },
     watches: parseWatchSettings(env),
     publicUrl: parsePublicUrl(env.PUBLIC_URL),
+    probeEnabled: boolean(env, 'PROBE_ENABLED', true),
+    tracing: parseTracing(env),
   };
   if (config.http.requestTimeoutMs < config.http.headersTimeoutMs) {
     throw new ConfigError('HTTP_REQUEST_TIMEOUT_MS', 'expected at least HTTP_HEADERS_TIMEOUT_MS', env.HTTP_REQUEST_TIMEOUT_MS ?? '');

@@ -15,19 +15,20 @@ import { systemClock, type Clock } from '../core/clock.js';
 import { ObserverError } from '../core/errors.js';
 import { createServer as createHttpServer } from '../core/node-http.js';
 import { SERVICE_NAME, SERVICE_VERSION } from '../core/service-info.js';
-import { registerBooleanFlags } from './boolean-flags.js';
+import { registerParameterGrammar } from './parameter-grammar.js';
 import { Admission } from './admission.js';
 import { clientAddress, clientKeyOf, type TrustProxy } from './client-key.js';
-import { registerCors, registerPreflight } from './cors.js';
-import { answerError, registerErrorHandling, registerNotFound } from './errors.js';
-import { limitConnectionsPerClient, registerBodyRefusal, serverTimeouts } from './limits.js';
+import { corsStep, registerPreflight } from './cors.js';
+import { answerFrameworkError, registerErrorHandling, registerNotFound } from './errors.js';
+import { bodyRefusalStep, limitConnectionsPerClient, serverTimeouts } from './limits.js';
 import { lazyChildLogger } from './request-logger.js';
+import { KnownPaths, registerBulkPathRefusal } from './method-not-allowed.js';
+import { answerClientError, guardRequests, ignoreUnknownExpectations, markStopping, WIRE_SERVER_OPTIONS, type Front } from './wire-errors.js';
 import { registerMetricsRoute } from './metrics.js';
 import type { Metrics } from '../metrics/index.js';
 import { RenderCache, RenderPool } from '../render/index.js';
 import { mediaLookupOptions, type RenderGate } from './ping-budget.js';
 import { FastStatus } from './fast-status.js';
-import { FrontHooks } from './front-hooks.js';
 import {
   MemoryRateLimitStore,
   RedisRateLimitStore,
@@ -37,13 +38,15 @@ import {
   tierHook,
   type RateLimitOptions,
 } from './rate-limit.js';
-import type { RequestsInFlight } from './in-flight.js';
-import { registerRequestRecording, requestRecorder, type RecordRequest } from './request-record.js';
+import { recordStep, requestRecorder } from './request-record.js';
+import { RequestSteps, registerRequestSteps, type RequestStep } from './request-steps.js';
+import { registerTracing, traceStep, tracedHandler } from './tracing.js';
+import { NO_TRACER, type Tracer } from '../core/tracing.js';
 import { StatusAnswers } from './status-answer.js';
 import type { SharedRedis } from '../redis/shared-redis.js';
 import type { StatusLookup } from '../status/types.js';
 import type { Store } from '../store/types.js';
-import { healthBody, healthRoutes, type DependencyHealth } from './routes/health.js';
+import { healthAnswer, healthBody, healthRoutes, type DependencyHealth, type HealthAnswer } from './routes/health.js';
 import { historyRoutes } from './routes/history.js';
 import { imageRoutes } from './routes/images.js';
 import { badgeRoutes } from './routes/badges.js';
@@ -53,6 +56,7 @@ import { ServerHistory, uptimeRoutes } from './routes/uptime.js';
 import { pageRoutes } from './routes/pages.js';
 import { bulkRoutes } from './routes/bulk.js';
 import { watchRoutes } from './routes/watches.js';
+import { probeRoutes } from './routes/probe.js';
 import type { WatchService } from '../watch/index.js';
 import { BulkError, BulkResponse, EditionsStatus, ErrorCode, ErrorResponse, HealthResponse, Motd, QueryErrorCode, QueryResult, ServerStatus } from './schemas.js';
 import { ApiErrorCodeSchema, contractDocument } from './contract.js';
@@ -100,8 +104,10 @@ export interface AppDeps {
   metrics?: Metrics;
   /** Watches (docs/api.md, "Watches"); without it /watches is not served. */
   watches?: WatchService;
-  /** Counts the requests being answered (the memory release waits for none). */
-  inFlight?: RequestsInFlight;
+  /** Steps every request goes through after the application's own (request-steps.ts). */
+  requestSteps?: readonly RequestStep[];
+  /** Traces (src/core/tracing.ts); none without it. */
+  tracer?: Tracer;
 }
 
 
@@ -110,18 +116,20 @@ export async function buildApp(deps: AppDeps) {
   const clock = deps.clock ?? systemClock;
   const hasher = deps.hasher ?? new ClientHasher(clock);
   // Requests the front answers never reach Fastify (see fast-status.ts).
-  const front: { fast: FastStatus | null } = { fast: null };
-  const health = healthBody(clock, deps.health);
+  const front: Front = { fast: null, stopping: false };
+  const steps = requestSteps(deps);
+  const health = healthAnswer(healthBody(clock, deps.health), steps.headerPairs);
   const app = createServer(deps, front);
-  // The request hooks of the application and of the API's context, which the front must know.
-  const hooks = new FrontHooks();
-  hooks.watch(app);
+  markStopping(app, front);
   warnOnOpenTrustProxy(app, config);
+  const tracer = deps.tracer ?? NO_TRACER;
+  registerTracing(app, tracer);
 
-  registerBasics(app, config);
-  const rateLimits = registerLimits(app, deps, hasher, clock);
+  registerBasics(app, steps);
+  const paths = KnownPaths.of(app);
+  const rateLimits = registerLimits(app, deps, hasher, clock, paths);
   const admission = registerAdmission(app, config, deps.metrics);
-  const renders = registerRenderPool(app, config);
+  const renders = registerRenderPool(app, config, tracer);
   const admitPing = () => admission.admitPing();
   const renderGate: RenderGate = (request, work) => admission.render(clientKeyOf(request, hasher), work);
   // Pings caused by image and widget requests draw on the status tier (http/ping-budget.ts).
@@ -129,21 +137,21 @@ export async function buildApp(deps: AppDeps) {
   const lookupOptions = mediaLookupOptions(tierCharger(rateLimits), hasher, admitPing);
 
   await registerDocs(app, config);
-  const record = registerRecording(app, deps);
-  const answers = deps.status ? statusAnswers(app, config, { status: deps.status, hasher, rateLimits, admitPing }) : null;
-  if (answers) openFront(app, deps, { front, hooks }, { answers, health, record });
+  if (deps.metrics && config.metricsToken !== null) registerMetricsRoute(app, { metrics: deps.metrics, token: config.metricsToken });
+  const answers = deps.status ? statusAnswers(app, config, { status: deps.status, hasher, rateLimits, admitPing, headers: steps.headerPairs }) : null;
+  if (answers) openFront(app, deps, front, { answers, health, steps });
 
   await app.register(
     async (api) => {
-      hooks.watch(api);
-      await api.register(healthRoutes, { body: health });
+      await api.register(healthRoutes, { answer: health });
       if (deps.status && answers) {
         await api.register(statusRoutes, { answers, config });
         await api.register(bulkRoutes, { status: deps.status, config, hasher, admitPing });
+        registerBulkPathRefusal(api, paths, tierConfig('general'));
         const renderCache = new RenderCache({ maxBytes: cacheBudget(config.cacheMemoryMb).renders });
         await api.register(imageRoutes, { status: deps.status, config, lookupOptions, renderGate, renders, cache: renderCache });
         await api.register(badgeRoutes, { status: deps.status, config, lookupOptions, renders });
-        await api.register(widgetRoutes, { status: deps.status, config, lookupOptions, renderGate });
+        await api.register(widgetRoutes, { status: deps.status, config, lookupOptions, renderGate, tracer });
       }
       if (deps.store) {
         const recorded = deps.recorded ?? (async () => {});
@@ -156,29 +164,53 @@ export async function buildApp(deps: AppDeps) {
     { prefix: API_PREFIX },
   );
 
+  if (deps.status && config.probeEnabled) await app.register(probeRoutes, { status: deps.status, config, hasher, admitPing, apiPrefix: API_PREFIX });
   // The web front: /, /server/{address}, /assets/*, /favicon.ico (outside the API prefix).
   await app.register(pageRoutes, { config, renders, ...(deps.webDir ? { webDir: deps.webDir } : {}) });
-  hooks.seal();
 
   return app;
 }
 
-/** The error shape, shared schemas, CORS, boolean flags and the maintenance gate: what every route meets. */
-function registerBasics(app: App, config: Config): void {
+/** The error shape, shared schemas, the request steps and boolean flags: what every route meets. */
+function registerBasics(app: App, steps: RequestSteps): void {
   // First, so that every plugin context below inherits the one error shape.
   registerErrorHandling(app);
   for (const schema of SHARED_SCHEMAS) app.addSchema(schema);
-  registerCors(app);
-  registerBooleanFlags(app);
-  if (config.maintenanceMode) registerMaintenanceGate(app, config);
+  registerRequestSteps(app, steps);
+  registerParameterGrammar(app);
+}
+
+/**
+ * What every request goes through, whichever entrance answers it (request-steps.ts): CORS
+ * headers, the maintenance gate, the refusal of an unexpected body, the request's record,
+ * then the steps the caller adds.
+ */
+function requestSteps(deps: AppDeps): RequestSteps {
+  const { config } = deps;
+  const record = requestRecorder({
+    prefix: API_PREFIX,
+    store: deps.store,
+    metrics: deps.metrics,
+    logging: deps.logger !== false,
+    logRequests: requestLinesLogged(deps),
+    slowRequestMs: deps.slowRequestMs ?? SLOW_REQUEST_MS,
+  });
+  return new RequestSteps([
+    // First: a step that refuses the request stops the ones after it.
+    ...(deps.tracer?.enabled ? [traceStep(deps.tracer)] : []),
+    corsStep,
+    ...(config.maintenanceMode ? [maintenanceStep(config)] : []),
+    bodyRefusalStep,
+    ...(record ? [recordStep(record)] : []),
+    ...(deps.requestSteps ?? []),
+  ]);
 }
 
 /**
  * The per-client rate limits, their store (Redis's when shared), and the requests that are
- * charged without a route of their own: preflights and unknown paths (general tier). Requests
- * with a body where none is taken are refused (413).
+ * charged without a route of their own: unknown paths and wrong methods (general tier).
  */
-function registerLimits(app: App, deps: AppDeps, hasher: ClientHasher, clock: Clock): RateLimitOptions {
+function registerLimits(app: App, deps: AppDeps, hasher: ClientHasher, clock: Clock, paths: KnownPaths): RateLimitOptions {
   const windows = cacheBudget(deps.config.cacheMemoryMb).clientWindows;
   const rateLimits: RateLimitOptions = {
     limits: deps.config.rateLimits,
@@ -189,9 +221,8 @@ function registerLimits(app: App, deps: AppDeps, hasher: ClientHasher, clock: Cl
     onError: (error: unknown) => app.log.warn({ err: error }, 'rate limit store failed; request let through'),
   };
   registerRateLimit(app, rateLimits);
-  registerPreflight(app, tierConfig('general'));
-  registerNotFound(app, tierHook(rateLimits, 'general'));
-  registerBodyRefusal(app);
+  registerPreflight(app);
+  registerNotFound(app, tierHook(rateLimits, 'general'), (path) => paths.allowed(path));
   return rateLimits;
 }
 
@@ -211,8 +242,8 @@ function registerAdmission(app: App, config: Config, metrics: Metrics | undefine
 }
 
 /** The worker threads images are drawn in (render/pool.ts), ended on close. */
-function registerRenderPool(app: App, config: Config): RenderPool {
-  const renders = new RenderPool({ threads: config.renderThreads });
+function registerRenderPool(app: App, config: Config, tracer: Tracer): RenderPool {
+  const renders = new RenderPool({ threads: config.renderThreads, tracer });
   app.addHook('onClose', () => renders.close());
   return renders;
 }
@@ -245,7 +276,7 @@ function trustedPeer(config: Config): (address: string) => boolean {
 }
 
 /** Fastify with our logging, proxy trust, validation and routing options; nothing registered. */
-function createServer(deps: AppDeps, front: { fast: FastStatus | null }) {
+function createServer(deps: AppDeps, front: Front) {
   const { config } = deps;
   return Fastify({
     logger:
@@ -261,21 +292,23 @@ function createServer(deps: AppDeps, front: { fast: FastStatus | null }) {
     logController: new LogController({ disableRequestLogging: true }),
     childLoggerFactory: lazyChildLogger,
     trustProxy: trustProxyOf(config),
-    ajv: { customOptions: { coerceTypes: 'array', removeAdditional: false, useDefaults: true } },
+    ajv: { customOptions: { coerceTypes: false, removeAdditional: false, useDefaults: true } },
     schemaController: { compilersFactory: { buildSerializer: sharedSerializers() } },
     bodyLimit: config.http.bodyLimitBytes,
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 1000 },
     // A URL the router refuses (malformed percent-encoding, an over-long parameter) is answered
     // in the one error shape too, not in Fastify's own.
-    frameworkErrors: answerError,
+    frameworkErrors: answerFrameworkError,
+    // What Node and Fastify would answer in their own shapes, in ours (wire-errors.ts).
+    clientErrorHandler: answerClientError,
+    return503OnClosing: false,
     // Fastify's own HTTP/1 server, with the front (fast-status.ts) before its handler.
     serverFactory: (handler, fastifyOptions) => {
       const options = fastifyOptions as { connectionTimeout?: number };
-      const { inFlight } = deps;
-      const server = createHttpServer(serverTimeouts(config), (req, res) => {
-        inFlight?.track(res);
-        if (front.fast === null || !front.fast.handle(req, res)) handler(req, res);
-      });
+      const answer = guardRequests((req, res) => (front.fast === null || !front.fast.handle(req, res)) && handler(req, res), front);
+      // Within the request's span when traces are on (tracing.ts).
+      const server = createHttpServer({ ...serverTimeouts(config), ...WIRE_SERVER_OPTIONS }, tracedHandler(deps.tracer ?? NO_TRACER, answer));
+      ignoreUnknownExpectations(server, answer);
       server.keepAliveTimeout = config.http.keepAliveTimeoutMs;
       server.setTimeout(options.connectionTimeout ?? 0);
       limitConnectionsPerClient(server, config.http.maxConnectionsPerClient, trustedPeer(config));
@@ -285,9 +318,14 @@ function createServer(deps: AppDeps, front: { fast: FastStatus | null }) {
 }
 
 /** The one writer of status answers, for the route and the front alike (status-answer.ts). */
-function statusAnswers(app: App, config: Config, parts: { status: StatusLookup; hasher: ClientHasher; rateLimits: RateLimitOptions; admitPing: () => void }) {
-  const { status, hasher, rateLimits, admitPing } = parts;
+function statusAnswers(
+  app: App,
+  config: Config,
+  parts: { status: StatusLookup; hasher: ClientHasher; rateLimits: RateLimitOptions; admitPing: () => void; headers: readonly string[] },
+) {
+  const { status, hasher, rateLimits, admitPing, headers } = parts;
   return new StatusAnswers({
+    headers,
     status,
     hasher,
     clientAddress: clientAddress(trustProxyOf(config)),
@@ -298,47 +336,25 @@ function statusAnswers(app: App, config: Config, parts: { status: StatusLookup; 
 }
 
 /**
- * The front (fast-status.ts) in front of Fastify's handler, unless in maintenance, with an
- * access line per request, or with a request hook it does not stand in for (front-hooks.ts):
- * it opens once every hook is known, when the application is ready. Once closing, every
- * request goes to Fastify, which answers 503 on kept-alive connections.
+ * The front (fast-status.ts) in front of Fastify's handler, unless every request gets an
+ * access line: it opens when the application is ready. Once closing, every request goes to
+ * Fastify, which answers 503 on kept-alive connections.
  */
 function openFront(
   app: App,
   deps: AppDeps,
-  { front, hooks }: { front: { fast: FastStatus | null }; hooks: FrontHooks },
-  parts: { answers: StatusAnswers; health: () => string; record: RecordRequest | null },
+  front: Front,
+  parts: { answers: StatusAnswers; health: HealthAnswer; steps: RequestSteps },
 ) {
-  if (deps.config.maintenanceMode || requestLinesLogged(deps)) return;
+  if (requestLinesLogged(deps)) return;
   app.addHook('onReady', (done) => {
-    const unknown = hooks.unknown();
-    if (unknown.length > 0) {
-      app.log.warn({ hooks: unknown }, 'the fast path is off: these request hooks have no counterpart in it (src/http/front-hooks.ts)');
-    } else {
-      front.fast = new FastStatus({ ...parts, prefix: API_PREFIX, log: app.log, onError: (error) => app.log.error({ err: error }, 'unexpected error') });
-    }
+    front.fast = new FastStatus({ ...parts, prefix: API_PREFIX, log: app.log, onError: (error) => app.log.error({ err: error }, 'unexpected error') });
     done();
   });
   app.addHook('preClose', (done) => {
     front.fast = null;
     done();
   });
-}
-
-/** Every request Fastify answers is recorded (request-record.ts); the recorder, for the front's. */
-function registerRecording(app: App, deps: AppDeps): RecordRequest | null {
-  const { config, metrics } = deps;
-  const record = requestRecorder({
-    prefix: API_PREFIX,
-    store: deps.store,
-    metrics,
-    logging: deps.logger !== false,
-    logRequests: requestLinesLogged(deps),
-    slowRequestMs: deps.slowRequestMs ?? SLOW_REQUEST_MS,
-  });
-  if (record) registerRequestRecording(app, record);
-  if (metrics && config.metricsToken !== null) registerMetricsRoute(app, { metrics, token: config.metricsToken });
-  return record;
 }
 
 type App = ReturnType<typeof createServer>;
@@ -353,17 +369,20 @@ function warnOnOpenTrustProxy(app: App, config: Config): void {
 }
 
 /** MAINTENANCE_MODE: everything but health (and the operator's /metrics) answers 503. */
-function registerMaintenanceGate(app: App, config: Config): void {
-  app.addHook('onRequest', async (request) => {
-    if (request.method === 'OPTIONS') return;
-    const path = request.url.split('?')[0];
-    if (path === `${API_PREFIX}/status` || path === `${API_PREFIX}/status/`) return;
-    // Operators keep watching during maintenance (the route still needs its token).
-    if (path === '/metrics' && config.metricsToken !== null) return;
-    throw new ObserverError('maintenance', 503, 'The service is down for maintenance. Please retry later.', {
-      headers: { 'Retry-After': '300' },
-    });
-  });
+function maintenanceStep(config: Config): RequestStep {
+  return {
+    name: 'maintenance gate',
+    before(request) {
+      if (request.method === 'OPTIONS') return undefined;
+      const { path } = request;
+      if (path === `${API_PREFIX}/status` || path === `${API_PREFIX}/status/`) return undefined;
+      // Operators keep watching during maintenance (the route still needs its token).
+      if (path === '/metrics' && config.metricsToken !== null) return undefined;
+      return new ObserverError('maintenance', 503, 'The service is down for maintenance. Please retry later.', {
+        headers: { 'Retry-After': '300' },
+      });
+    },
+  };
 }
 
 /** The groups of operations, in the order the document lists them. */
@@ -390,7 +409,8 @@ async function registerDocs(app: App, config: Config): Promise<void> {
           'Keyless Minecraft server status API: Java, legacy Java and Bedrock status as JSON, ' +
           'icons, banners and embeddable widgets. Every error body is ' +
           '`{"status":"error","error":"<code>","message":"<sentence>"}`. 429 responses carry ' +
-          '`Retry-After`, `RateLimit-Policy` and `RateLimit` headers.',
+          '`Retry-After`, `RateLimit-Policy` and `RateLimit` headers. A path asked with a method it is not served with ' +
+          'answers 405 `method_not_allowed` with `Allow`.',
         license: { name: 'MIT', identifier: 'MIT' },
         contact: { name: 'The operator of this Observer instance', ...(config.publicUrl ? { url: config.publicUrl } : {}) },
       },
@@ -400,6 +420,7 @@ async function registerDocs(app: App, config: Config): Promise<void> {
       // A watch's management token (docs/api.md, "Watches").
       components: { securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer' } } },
     },
+    exposeHeadRoutes: true,
     transformObject: (documents) => contractDocument((documents as { openapiObject: object }).openapiObject),
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
   });

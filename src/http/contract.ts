@@ -9,7 +9,7 @@ import { Type, type TSchema } from 'typebox';
 
 /** Every `error` an error body can carry, by the status it comes with (docs/api.md, "Errors"). */
 export const API_ERRORS = {
-  bad_request: [400, 'a URL the router refuses (malformed percent-encoding), or a request Fastify refuses before the route'],
+  bad_request: [400, 'a request refused before any route: a malformed request line or header, no `Host`, a URL of malformed percent-encoding'],
   invalid_address: [400, 'the address is not a host name, IP or host:port Observer accepts'],
   invalid_query: [400, 'query flags that contradict each other (`legacy` with `bedrock`, `edition` with either)'],
   invalid_parameter: [400, 'a parameter or body field outside its schema (type, bounds, pattern, unknown field)'],
@@ -21,8 +21,10 @@ export const API_ERRORS = {
   webhook_not_found: [400, "a webhook URL whose host name has no DNS records"],
   unauthorized: [401, 'a watch route without the watch\'s management token'],
   not_found: [404, 'no such route, widget font or server history'],
+  method_not_allowed: [405, 'a path asked with a method it is not served with (`Allow` lists those it is)'],
   host_not_found: [404, 'the host name has no A, AAAA or SRV record'],
   watch_not_found: [404, 'no watch with this id'],
+  request_timeout: [408, 'a request not received within `HTTP_HEADERS_TIMEOUT_MS` (its head) or `HTTP_REQUEST_TIMEOUT_MS` (all of it)'],
   too_many_unverified: [409, 'the client already holds as many unverified watches as allowed'],
   too_many_watches: [409, 'the client already holds `WATCHES_PER_CLIENT` watches'],
   too_many_server_watches: [409, 'the server already has `WATCHES_PER_SERVER` verified watches'],
@@ -30,6 +32,7 @@ export const API_ERRORS = {
   body_too_large: [413, 'a request body over `HTTP_BODY_LIMIT_BYTES`'],
   body_not_allowed: [413, 'a request body sent to a route that takes none'],
   unsupported_media_type: [415, 'a request body not sent as `application/json`'],
+  headers_too_large: [431, 'a request line and headers over 16 KiB (a long URL included)'],
   rate_limited: [429, "the client's per-minute limit of the route's tier is spent"],
   target_rate_limited: [429, "the server IP has had its pings of the minute, and no recent success can stand in"],
   watch_capacity: [429, 'the instance holds as many verified watches as its check budget can look at (`WATCHES_MAX`)'],
@@ -152,12 +155,19 @@ export interface ErrorOptions {
 
 /**
  * Every error a route can answer, as JSON `ErrorResponse` with its headers. Besides `errors`,
- * every route can answer 500 `internal_error`, 503 `maintenance` (unless it answers during
- * maintenance) and 413 `body_not_allowed` (unless it takes a body).
+ * every route can answer what a request is refused with before any route (400 `bad_request`,
+ * 408 `request_timeout`, 431 `headers_too_large`: http/wire-errors.ts), 500 `internal_error`,
+ * 503 `maintenance` (unless it answers during maintenance) and 413 `body_not_allowed` (unless
+ * it takes a body).
  */
 export function errorResponses(errors: RouteErrors, options: ErrorOptions = {}) {
   const all: Record<number, ApiErrorCode[] | undefined> = { ...errors };
-  const add = (status: number, code: ApiErrorCode) => (all[status] = [...(all[status] ?? []), code]);
+  const add = (status: number, code: ApiErrorCode) => {
+    if (!all[status]?.includes(code)) all[status] = [...(all[status] ?? []), code];
+  };
+  add(400, 'bad_request');
+  add(408, 'request_timeout');
+  add(431, 'headers_too_large');
   if (!options.takesBody) add(413, 'body_not_allowed');
   add(500, 'internal_error');
   if (!options.duringMaintenance) add(503, 'maintenance');
@@ -190,8 +200,11 @@ interface OpenApiHeader {
 }
 
 interface OpenApiOperation {
+  operationId?: string;
+  summary?: string;
+  description?: string;
   parameters?: Array<{ in: string; required?: boolean; schema?: { default?: unknown } }>;
-  responses?: Record<string, { headers?: Record<string, OpenApiHeader> }>;
+  responses?: Record<string, { headers?: Record<string, OpenApiHeader>; content?: unknown }>;
 }
 
 interface OpenApiDocument {
@@ -199,13 +212,27 @@ interface OpenApiDocument {
 }
 
 /**
+ * A HEAD operation (every GET route serves one): the GET's answers without their bodies, named
+ * `head…` where the GET is `get…`.
+ */
+function headOperation(path: string, head: OpenApiOperation): void {
+  const id = head.operationId?.replace(/-head$/, '');
+  if (id !== undefined) head.operationId = id.startsWith('get') ? `head${id.slice(3)}` : `${id}Head`;
+  head.summary = `${head.summary ?? path} (headers only)`;
+  head.description = `What \`GET ${path}\` answers, headers only: the same statuses and headers, no body.`;
+  for (const response of Object.values(head.responses ?? {})) delete response.content;
+}
+
+/**
  * What @fastify/swagger cannot say from the route schemas, said once over the document:
  *  - a parameter the API defaults is one a client may leave out: the schemas list it as
  *    required so that validation fills the default in, but the document must not ask for it;
- *  - a header marked required by `headers()` gets the OpenAPI header's own `required: true`.
+ *  - a header marked required by `headers()` gets the OpenAPI header's own `required: true`;
+ *  - a HEAD operation answers without a body (headOperation).
  */
 export function contractDocument<T extends OpenApiDocument>(document: T): T {
-  for (const item of Object.values(document.paths ?? {})) {
+  for (const [path, item] of Object.entries(document.paths ?? {})) {
+    if (item.head) headOperation(path, item.head);
     for (const operation of Object.values(item)) {
       for (const parameter of operation.parameters ?? []) {
         if (parameter.in !== 'path' && parameter.schema?.default !== undefined) parameter.required = false;

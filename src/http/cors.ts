@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import type { RequestStep } from './request-steps.js';
 
 /**
  * CORS open to every origin (docs/api.md: every API response allows any origin). Every answer
@@ -8,24 +9,22 @@ import type { FastifyInstance } from 'fastify';
  * bearer token). No cookies are ever involved.
  *
  * Hand-written rather than @fastify/cors: with a fixed `*` policy there is nothing to decide
- * per request, so the headers are one static set, which the status answers and health also
- * write themselves (status-answer.ts, routes/health.ts).
+ * per request, so the headers are one static set: a request step's (request-steps.ts), written
+ * on every answer whichever entrance gives it.
  */
 export const CORS_HEADERS: Readonly<Record<string, string>> = {
   'access-control-allow-origin': '*',
-  'access-control-expose-headers': 'RateLimit, RateLimit-Policy, Retry-After, X-Cache, ETag',
+  'access-control-expose-headers': 'RateLimit, RateLimit-Policy, Retry-After, X-Cache, X-Render-Cache, ETag, Allow',
 };
 
-export function registerCors(app: FastifyInstance): void {
-  app.addHook('onRequest', function corsHeaders(_request, reply, done) {
-    reply.headers(CORS_HEADERS);
-    done();
-  });
-}
+export const corsStep: RequestStep = { name: 'cors headers', headers: CORS_HEADERS };
 
-/** Preflight answers, on any path; `config` puts them on a rate-limit tier. */
-export function registerPreflight(app: FastifyInstance, config: Record<string, unknown>): void {
-  app.options('*', { schema: { hide: true }, config }, (request, reply) => {
+/**
+ * Preflight answers, on any path, never rate-limited: a browser reads a refusal (a 429 and its
+ * `Retry-After`) only once its preflight succeeded, so the limit applies to the request itself.
+ */
+export function registerPreflight(app: FastifyInstance): void {
+  app.options('*', { schema: { hide: true } }, (request, reply) => {
     const requested = request.headers['access-control-request-headers'];
     if (requested) reply.header('access-control-allow-headers', requested);
     reply

@@ -1,5 +1,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, preHandlerHookHandler } from 'fastify';
 import { ObserverError, OverloadedError } from '../core/errors.js';
+import { CORS_HEADERS } from './cors.js';
+import { methodNotAllowed } from './method-not-allowed.js';
 
 /** The one error shape, {"status":"error","error":"<code>","message":"..."} (docs/api.md, "Errors"). */
 export function errorBody(code: string, message: string) {
@@ -93,14 +95,29 @@ export function answerError(error: FastifyError | ObserverError, request: Fastif
   return reply.code(answer.statusCode).headers(answer.headers).send(errorBody(answer.code, answer.message));
 }
 
+/**
+ * Fastify's `frameworkErrors`: a URL the router refuses (malformed percent-encoding, an
+ * over-long parameter) is answered before any hook, the CORS headers' included.
+ */
+export function answerFrameworkError(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
+  reply.headers(CORS_HEADERS);
+  return answerError(error, request, reply);
+}
+
 export function registerErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler(answerError);
 }
 
-/** 404 in the one error shape for unknown routes; `preHandler` charges them (a rate-limit tier). */
-export function registerNotFound(app: FastifyInstance, preHandler: preHandlerHookHandler): void {
+/**
+ * 404 in the one error shape for unknown routes, 405 with `Allow` for a known path asked with
+ * another method (`allowed`: the methods a path is served with, none when unknown);
+ * `preHandler` charges them (a rate-limit tier).
+ */
+export function registerNotFound(app: FastifyInstance, preHandler: preHandlerHookHandler, allowed: (path: string) => string[]): void {
   app.setNotFoundHandler({ preHandler }, (request, reply) => {
     const path = request.url.split('?')[0] ?? '';
+    const methods = allowed(path);
+    if (methods.length > 0) return answerError(methodNotAllowed(request.method, path, methods), request, reply);
     return reply
       .code(404)
       .send(errorBody('not_found', `No route ${request.method} ${path.slice(0, 200)}.`));

@@ -10,10 +10,10 @@
  */
 import type { Server } from 'node:http';
 import type { Socket } from 'node:net';
-import type { FastifyInstance } from 'fastify';
 import ipaddr from 'ipaddr.js';
 import type { Config } from '../config/index.js';
 import { ObserverError } from '../core/errors.js';
+import type { RequestStep } from './request-steps.js';
 
 /** How often the server looks for connections past their head or request timeout. */
 const TIMEOUT_CHECK_MS = 1_000;
@@ -34,22 +34,27 @@ export function isJsonMediaType(contentType: string | undefined): boolean {
 
 /**
  * 413 for a request that sends a body to a route that takes none; 415 for a body sent to one
- * that does in another media type than JSON, or with none (Fastify would otherwise read
- * `text/plain` as a string and refuse it as a 400).
+ * that does in another media type than JSON, or with none, and for a request to it that names
+ * another media type, even with an empty body (Fastify would otherwise read `text/plain` as a
+ * string and refuse it as a 400).
  */
-export function registerBodyRefusal(app: FastifyInstance): void {
-  app.addHook('onRequest', function refuseUnexpectedBody(request, reply, done) {
-    const takesBody = BODY_METHODS.has(request.method) && request.routeOptions.schema?.body !== undefined;
-    if (!announcesBody(request.headers)) return done();
-    if (takesBody) {
-      if (isJsonMediaType(request.headers['content-type'])) return done();
-      reply.header('connection', 'close');
-      return done(new ObserverError('unsupported_media_type', 415, 'The request body must be sent as application/json.'));
+export const bodyRefusalStep: RequestStep = {
+  name: 'body refusal',
+  before(request) {
+    const takesBody = BODY_METHODS.has(request.method) && request.takesBody;
+    const contentType = request.headers['content-type'];
+    if (!announcesBody(request.headers)) {
+      return takesBody && contentType !== undefined && !isJsonMediaType(contentType) ? unsupportedMediaType() : undefined;
     }
     // The unread body is not drained: the connection closes after this answer.
-    reply.header('connection', 'close');
-    done(new ObserverError('body_not_allowed', 413, `${request.method} ${request.routeOptions.url ?? 'this path'} takes no request body.`));
-  });
+    const close = { headers: { connection: 'close' } };
+    if (takesBody) return isJsonMediaType(contentType) ? undefined : unsupportedMediaType(close);
+    return new ObserverError('body_not_allowed', 413, `${request.method} ${request.route ?? 'this path'} takes no request body.`, close);
+  },
+};
+
+function unsupportedMediaType(options?: { headers: Record<string, string> }): ObserverError {
+  return new ObserverError('unsupported_media_type', 415, 'The request body must be sent as application/json.', options);
 }
 
 /** The server options the timeouts set (node:http createServer). */

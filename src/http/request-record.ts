@@ -1,12 +1,13 @@
 /**
- * What every answered request leaves behind, whichever entrance answered it (Fastify, or the
- * front in fast-status.ts): its count in /stats, its metrics, and a log line when it was slow
+ * What every answered request leaves behind, whichever entrance answered it (a request step,
+ * request-steps.ts): its count in /stats, its metrics, and a log line when it was slow
  * (or, with LOG_REQUESTS, always). One access line per request only with LOG_REQUESTS
  * (docs/configuration.md); errors and warnings are logged where they happen.
  */
-import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
+import type { FastifyBaseLogger } from 'fastify';
 import type { Metrics } from '../metrics/index.js';
 import type { Store } from '../store/types.js';
+import type { RequestStep } from './request-steps.js';
 
 /** One answered request: its route template (never the URL: no addresses in logs or labels), its path for /stats. */
 export type RecordRequest = (
@@ -53,12 +54,10 @@ export function requestRecorder(options: RequestRecordOptions): RecordRequest | 
   };
 }
 
-/** Records every request Fastify answers, once its answer is sent. */
-export function registerRequestRecording(app: FastifyInstance, record: RecordRequest): void {
-  app.addHook('onResponse', function recordRequest(request, reply, done) {
-    const url = request.url;
-    const query = url.indexOf('?');
-    record(request.routeOptions.url ?? null, request.method, query === -1 ? url : url.slice(0, query), reply.statusCode, reply.elapsedTime, request.log);
-    done();
-  });
+/** The request step that records every answered request. */
+export function recordStep(record: RecordRequest): RequestStep {
+  return {
+    name: 'record',
+    after: (request, statusCode, elapsedMs, log) => record(request.route, request.method, request.path, statusCode, elapsedMs, log),
+  };
 }

@@ -75,8 +75,8 @@ export const AddressParameter = Type.String({
 });
 
 /**
- * Boolean query flags: `true`/`false`, `1`/`0` and a bare `?flag` (true). Ajv coerces only
- * `true`/`false`; http/boolean-flags.ts normalises the other spellings before validation.
+ * Boolean query flags: `true`/`false`, `1`/`0` and a bare `?flag` (true), read by
+ * http/parameter-grammar.ts before validation; any other spelling is a 400.
  */
 export const BooleanFlag = (description: string, defaultValue = false) =>
   Type.Boolean({ default: defaultValue, description });

@@ -18,7 +18,6 @@ import { statusBody, statusBodyBytes } from '../status/cache.js';
 import { lookupEditions, parseEditionChoice, type EditionChoice } from '../status/editions.js';
 import type { QueryMode } from '../core/types.js';
 import type { CacheState, LookupOptions, QueryRequest, StatusAnswer, StatusLookup } from '../status/types.js';
-import { CORS_HEADERS } from './cors.js';
 import { errorBody, logsAsError } from './errors.js';
 import { WINDOW_MS, rateLimitError, rateLimitHeaders, type RateLimitStore, type WindowCount } from './rate-limit.js';
 
@@ -44,6 +43,8 @@ export interface StatusAnswersOptions {
   admitPing: () => void;
   /** Errors worth logging: a 5xx, an answer that could not be written. */
   onError: (error: unknown) => void;
+  /** Headers every answer carries, as flat pairs: the request steps' (request-steps.ts: CORS). */
+  headers: readonly string[];
 }
 
 export const JSON_TYPE = 'application/json; charset=utf-8';
@@ -68,14 +69,13 @@ export function statusLookupOptions(clientKey: string, admitPing: () => void, qu
 }
 
 export class StatusAnswers {
-  /** The headers every status answer starts with: CORS and the status tier's policy, as flat pairs. */
+  /** The headers every status answer starts with: the request steps' and the status tier's policy, as flat pairs. */
   private readonly fixed: readonly string[];
-  private readonly cors: readonly string[] = Object.entries(CORS_HEADERS).flat();
   private readonly policy: string;
 
   constructor(private readonly options: StatusAnswersOptions) {
     this.policy = rateLimitHeaders('status', options.rateLimit.limit, { count: 0, resetMs: 0 })['RateLimit-Policy'];
-    this.fixed = [...this.cors, 'ratelimit-policy', this.policy];
+    this.fixed = [...options.headers, 'ratelimit-policy', this.policy];
   }
 
   /**
@@ -163,7 +163,7 @@ export class StatusAnswers {
     if (counted !== null) headers.ratelimit = rateLimitHeaders('status', this.options.rateLimit.limit, counted).RateLimit;
     if (known) for (const [name, value] of Object.entries(error.headers)) headers[name.toLowerCase()] = value;
     const body = JSON.stringify(known ? errorBody(error.code, error.message) : errorBody('internal_error', 'An unexpected error occurred.'));
-    this.write(res, known ? error.statusCode : 500, [...this.cors, ...Object.entries(headers).flat()], body);
+    this.write(res, known ? error.statusCode : 500, [...this.options.headers, ...Object.entries(headers).flat()], body);
   }
 
   private write(res: ServerResponse, statusCode: number, headers: string[], body: string): void {
@@ -179,6 +179,6 @@ export class StatusAnswers {
       res.destroy();
       return;
     }
-    this.write(res, 500, [...this.cors], JSON.stringify(errorBody('internal_error', 'An unexpected error occurred.')));
+    this.write(res, 500, [...this.options.headers], JSON.stringify(errorBody('internal_error', 'An unexpected error occurred.')));
   }
 }

@@ -181,6 +181,17 @@ function registerHistoryMetrics(registry: Registry, sources: MetricsSources): vo
       droppedSeen = Math.max(droppedSeen, dropped);
     },
   });
+  let setAsideSeen = 0;
+  new Counter({
+    name: 'observer_history_dead_letter_total',
+    help: 'History batches the database kept refusing while it took other writes, set aside in the dead_batches table.',
+    registers: [registry],
+    collect() {
+      const setAside = readHistory()?.deadLettered ?? 0;
+      if (setAside > setAsideSeen) this.inc(setAside - setAsideSeen);
+      setAsideSeen = Math.max(setAsideSeen, setAside);
+    },
+  });
   registerDependencyState(registry, () => [
     ['database', readHistory()?.state ?? null],
     ['redis', sources.redis?.() ?? null],

@@ -17,7 +17,8 @@ import { ProbeError } from '../core/errors.js';
 import { cleanServerText, formatMotd } from '../motd/index.js';
 import { ByteReader, invalid } from './codec.js';
 import { probe, roundLatency, type ProbeOptions, type ProbeTarget } from './target.js';
-import { connectUdp, type DatagramConnection } from './transport.js';
+import { connectUdp } from './udp.js';
+import type { DatagramConnection } from './transport.js';
 
 /** RakNet's OFFLINE_MESSAGE_DATA_ID: marks offline messages. */
 export const OFFLINE_MESSAGE_MAGIC = Buffer.from('00ffff00fefefefefdfdfdfd12345678', 'hex');

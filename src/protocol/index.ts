@@ -22,9 +22,9 @@ export type { ProbeOptions, ProbeTarget } from './target.js';
 export type { ModInfo, ModListInfo, ModLoader } from './forge.js';
 export type { BedrockAdvertisement } from './bedrock.js';
 export type { LegacyStatus } from './legacy.js';
+export { connectTcp } from './tcp.js';
+export { connectUdp } from './udp.js';
 export {
-  connectTcp,
-  connectUdp,
   type DatagramConnection,
   type Endpoint,
   type StreamConnection,

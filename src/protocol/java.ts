@@ -30,7 +30,8 @@ import { acceptFavicon } from './favicon.js';
 import { isObject } from '../core/json.js';
 import { readModList } from './forge.js';
 import { probe, roundLatency, type HandshakeTarget, type ProbeOptions, type ProbeTarget } from './target.js';
-import { connectTcp, type StreamConnection } from './transport.js';
+import { connectTcp } from './tcp.js';
+import type { StreamConnection } from './transport.js';
 
 /**
  * Protocol version sent in the handshake. The wiki: "If the client is pinging to determine

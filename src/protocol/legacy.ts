@@ -21,7 +21,8 @@ import { withLatency, type PingResult } from '../core/types.js';
 import { cleanServerText, formatMotd } from '../motd/index.js';
 import { decodeUtf16BE, encodeUtf16BE, invalid, type StreamDecoderResult } from './codec.js';
 import { probe, roundLatency, type HandshakeTarget, type ProbeOptions, type ProbeTarget } from './target.js';
-import { connectTcp, type StreamConnection } from './transport.js';
+import { connectTcp } from './tcp.js';
+import type { StreamConnection } from './transport.js';
 
 /** 74 (0x4a) = 1.6.2, the value in the wiki's example; servers reply the same whatever it is. */
 export const LEGACY_PROTOCOL_VERSION = 74;

@@ -23,7 +23,8 @@ import { ProbeError } from '../core/errors.js';
 import { cleanServerText } from '../motd/index.js';
 import { invalid, tooLarge } from './codec.js';
 import { asProbeError, type ProbeOptions, type ProbeTarget } from './target.js';
-import { connectUdp, type DatagramConnection } from './transport.js';
+import { connectUdp } from './udp.js';
+import type { DatagramConnection } from './transport.js';
 
 const MAGIC = 0xfefd;
 const TYPE_HANDSHAKE = 0x09;

@@ -16,12 +16,15 @@ import type { BadgeContent } from './badge.js';
 import type { BadgeStyle } from './badge-options.js';
 import type { BannerOptions, IconOptions, MotdBannerOptions } from './options.js';
 import type { RenderTask } from './tasks.js';
+import { NO_TRACER, type Tracer } from '../core/tracing.js';
 
 export interface RenderPoolOptions {
   /** Worker threads drawing at once (RENDER_THREADS). */
   threads: number;
   /** How long an idle thread lives on (default 60 s). */
   idleTimeoutMs?: number;
+  /** A span for each image drawn (`render.<kind>`); none without it. */
+  tracer?: Tracer;
 }
 
 export class RenderPool {
@@ -58,12 +61,12 @@ export class RenderPool {
 
   /** A badge as SVG (./badge.ts), its text measured with the bundled font in the worker. */
   async badgeSvg(content: BadgeContent, style: BadgeStyle): Promise<string> {
-    return (await this.run({ kind: 'badge', content, style })) as string;
+    return (await this.traced({ kind: 'badge', content, style })) as string;
   }
 
   /**
    * Resolves once a thread is running, starting one if none is: loading canvas, sharp and the
-   * fonts takes a while (seconds on a busy machine, more through tsx), and the admission
+   * fonts takes a while (seconds on a busy machine), and the admission
    * control waits for it before a render takes a slot, so that renders queued behind the first
    * one are not refused for the thread's start.
    */
@@ -86,16 +89,23 @@ export class RenderPool {
     await pool?.destroy();
   }
 
-  private async image(task: RenderTask): Promise<Buffer> {
-    const bytes = (await this.run(task)) as Uint8Array;
+  private async image(task: Exclude<RenderTask, { kind: 'start' }>): Promise<Buffer> {
+    const bytes = (await this.traced(task)) as Uint8Array;
     return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  }
+
+  /** A drawing, in its span (`render.icon`, `render.banner`, ...) when traces are on. */
+  private traced(task: Exclude<RenderTask, { kind: 'start' }>): Promise<unknown> {
+    const tracer = this.options.tracer ?? NO_TRACER;
+    if (!tracer.enabled) return this.run(task);
+    return tracer.span(`render.${task.kind}`, () => this.run(task));
   }
 
   private run(task: RenderTask): Promise<unknown> {
     if (this.closed) return Promise.reject(new Error('the render pool is closed'));
     this.pool ??= new Tinypool({
-      filename: workerModule(import.meta.url, 'worker'),
-      // Not the flags of the main thread (--expose-gc, a test runner's).
+      filename: workerModule('render/worker').href,
+      // Not the flags of the main thread (a test runner's, say).
       execArgv: [],
       minThreads: 0,
       maxThreads: this.options.threads,

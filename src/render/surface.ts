@@ -2,8 +2,7 @@
  * Canvases reused from one image to the next, one per size. A canvas's pixel memory is not
  * given back to the system once the canvas is collected: 600 MOTD banners drawn on new
  * canvases grew a process by 330 MiB that a full collection did not return, against 9 MiB on
- * one canvas reused (the same drawing, measured on Node 20). The sizes are the few the images
- * come in, so the canvases kept are few.
+ * one canvas reused. The sizes are the few the images come in, so the canvases kept are few.
  *
  * A canvas is lent for one synchronous run, drawing and encoding together: the next image of
  * the same size takes the same canvas, reset to transparent pixels and a fresh state.

@@ -33,6 +33,7 @@ import type { QueryMode, SrvRecord } from '../core/types.js';
 import { defaultPort, parseDnsName, type ParsedAddress } from './address.js';
 import type { AddressGuard } from './guard.js';
 import type { AbortLike } from '../core/deadline.js';
+import { NO_TRACER, type Tracer } from '../core/tracing.js';
 
 export interface ResolvedTarget {
   /** Host name for the handshake: the SRV target when SRV was used, as the vanilla client does. */
@@ -60,6 +61,8 @@ export interface TargetResolverOptions {
   maxAddresses?: number;
   /** Bytes of names without records remembered at most (default NEGATIVE_CACHE_BYTES); part of CACHE_MEMORY_MB. */
   negativeCacheBytes?: number;
+  /** A `status.guard` span for each check of a name's addresses; none without it. */
+  tracer?: Tracer;
 }
 
 /** The most addresses of one name a look-up may try (LOOKUP_MAX_ADDRESSES allows 1 to this). */
@@ -90,9 +93,11 @@ export class TargetResolver {
   private readonly notFound: LRUCache<string, number>;
   /** The c-ares channel every look-up shares. */
   private readonly channel: dns.Resolver;
+  private readonly tracer: Tracer;
 
   constructor(opts: TargetResolverOptions) {
     this.guard = opts.guard;
+    this.tracer = opts.tracer ?? NO_TRACER;
     // A key is at most a DNS name and a prefix, two bytes a character, plus the cache's slot.
     this.notFound = new LRUCache({ maxSize: opts.negativeCacheBytes ?? NEGATIVE_CACHE_BYTES, sizeCalculation: (_expires, key) => 2 * key.length + 64 });
     this.timeoutMs = opts.timeoutMs ?? 2000;
@@ -258,6 +263,14 @@ export class TargetResolver {
 
   /** Every address must pass: one refused answer refuses the name (no partial use). */
   private check(ips: readonly string[]): void {
+    if (!this.tracer.enabled) return this.checkNow(ips);
+    this.tracer.spanSync('status.guard', (span) => {
+      span.set('observer.guard.addresses', ips.length);
+      this.checkNow(ips);
+    });
+  }
+
+  private checkNow(ips: readonly string[]): void {
     if (ips.some((ip) => !this.guard.isAllowed(ip))) throw new TargetRefusedError();
   }
 }

@@ -186,9 +186,7 @@ export function withBlockedFlag(inner: StatusLookup, blocklist: Blocklist | null
     if (known && known.version === version) return { ...answer, status: known.status };
     const s = answer.status;
     const blocked = blocklist ? blocklist.isBlocked(s.query.host, s.srvRecord?.target, s.ip_address ? javaHostAddress(s.ip_address) : null) : null;
-    // Object.assign, not a spread plus a property: that gives a hidden class per object on
-    // Node 20 (docs/performance.md, "Kept objects in one shape").
-    const status = Object.assign({}, s, { blocked });
+    const status = { ...s, blocked };
     memo.set(s, { version, status });
     return { ...answer, status };
   };

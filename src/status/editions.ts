@@ -47,6 +47,8 @@ export interface EditionsAnswer {
   body: string;
   cache: CacheState;
   maxAgeSeconds: number;
+  /** Each edition's answer, in the order of AUTO_EDITIONS (a name without records: offline, `dns_not_found`). */
+  answers: readonly StatusAnswer[];
 }
 
 type Outcome = { ok: true; answer: StatusAnswer } | { ok: false; error: unknown };
@@ -94,5 +96,6 @@ export async function lookupEditions(
     body: `${head.slice(0, -1)},${parts.join(',')}}`,
     cache: answers.some((a) => a.cache === 'MISS') ? 'MISS' : answers.some((a) => a.cache === 'STALE') ? 'STALE' : 'HIT',
     maxAgeSeconds: Math.min(...answers.map((a) => a.maxAgeSeconds)),
+    answers,
   };
 }

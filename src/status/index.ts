@@ -1,7 +1,7 @@
 /** The status service and its default wiring (real resolver, guard, protocol clients). */
 import type { Config } from '../config/index.js';
 import type { Clock } from '../core/clock.js';
-import { pingBedrock, pingJava, pingLegacy, queryServer } from '../protocol/index.js';
+import { connectTcp, connectUdp, pingBedrock, pingJava, pingLegacy, queryServer, type ProbeOptions } from '../protocol/index.js';
 import { AddressGuard, TargetResolver } from '../resolve/index.js';
 import type { Store } from '../store/types.js';
 import { MemoryStatusCache, type StatusCache } from './cache.js';
@@ -10,6 +10,8 @@ import { NewServerAllowance, TargetBudget } from './budgets.js';
 import type { WindowCounter } from '../core/rate-window.js';
 import { cacheBudget } from '../core/cache-budget.js';
 import type { AbortLike } from '../core/deadline.js';
+import { NO_TRACER, type Tracer } from '../core/tracing.js';
+import { TracedStatusService, tracedConnectors } from './tracing.js';
 
 export { StatusService, STALE_WHILE_REVALIDATE_MS, SATURATION_STALE_MS } from './service.js';
 export type { StatusServiceDeps, PingFunction, ProbeTarget, StatusObserver } from './service.js';
@@ -47,22 +49,30 @@ export interface StatusServiceOptions {
    * unset, neither is limited.
    */
   budgetCounter?: WindowCounter;
+  /** A span for each look-up and its steps (./tracing.ts); none without it. */
+  tracer?: Tracer;
 }
 
 export function createStatusService(options: StatusServiceOptions): StatusService {
   const { config, clock } = options;
+  const tracer = options.tracer ?? NO_TRACER;
   const guard = new AddressGuard(config.targetAllowlist);
   const budget = cacheBudget(config.cacheMemoryMb);
-  return new StatusService({
+  // With traces, the protocol clients connect through connectors that open a span each.
+  const probe: ProbeOptions | undefined = tracer.enabled ? tracedConnectors(tracer, { connectTcp, connectUdp }) : undefined;
+  const deps: StatusServiceDeps = {
     resolver: new TargetResolver({
       dnsServers: config.dnsServers,
       guard,
       now: () => clock.now(),
       maxAddresses: config.lookupMaxAddresses,
       negativeCacheBytes: budget.missingNames,
+      tracer,
     }),
-    ping: { java: pingJava, legacy: pingLegacy, bedrock: pingBedrock },
-    queryServer: (target) => queryServer(target),
+    ping: probe
+      ? { java: (target) => pingJava(target, probe), legacy: (target) => pingLegacy(target, probe), bedrock: (target) => pingBedrock(target, probe) }
+      : { java: pingJava, legacy: pingLegacy, bedrock: pingBedrock },
+    queryServer: (target) => queryServer(target, probe),
     ...(options.icmp ? { icmp: options.icmp } : {}),
     cache: options.cache ?? new MemoryStatusCache({ maxBytes: budget.statuses, now: () => clock.now() }),
     store: options.store ?? null,
@@ -74,7 +84,8 @@ export function createStatusService(options: StatusServiceOptions): StatusServic
     ...(options.onError ? { onError: options.onError } : {}),
     ...(options.observe ? { observe: options.observe } : {}),
     ...(options.budgetCounter ? budgets(options.budgetCounter, config, options.onError) : {}),
-  });
+  };
+  return tracer.enabled ? new TracedStatusService(deps, tracer) : new StatusService(deps);
 }
 
 function budgets(

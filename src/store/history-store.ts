@@ -22,7 +22,9 @@ import { hash } from 'node:crypto';
 import DataLoader from 'dataloader';
 import type { Kysely } from 'kysely';
 import { monotonicTime, type Clock } from '../core/clock.js';
+import { NO_TRACER, type Tracer } from '../core/tracing.js';
 import { serverAddress } from '../core/types.js';
+import { setBatchAside, unavailable } from './batch-ledger.js';
 import { MigratingError, StoreOpenError } from './errors.js';
 import { retentionCutoffs, type Maintenance, type Retention, type RetentionReport } from './maintenance.js';
 import { MigrationRunner, type MigrationEvent, type MigrationState } from './migration-runner.js';
@@ -58,6 +60,8 @@ export interface StoreOptions {
   migrationRowsPerStep?: number;
   /** A migration's statements and committed transactions (the service logs them). */
   onMigration?: (event: MigrationEvent) => void;
+  /** Spans for rows queued (`history.record`) and batches written (`history.write`); none without it. */
+  tracer?: Tracer;
 }
 
 const MINUTE = 60_000;
@@ -100,6 +104,8 @@ export interface StoreParts {
   readHistory: HistoryReader;
   /** Called once the schema is migrated (SQLite: reads outside a transaction go to the reader from then on). */
   migrated?: () => void;
+  /** The watch store (default: a WatchStore on `db`). */
+  watches?: (db: Kysely<Database>) => WatchStore;
 }
 
 export class KyselyHistoryStore implements HistoryStore {
@@ -140,6 +146,7 @@ export class KyselyHistoryStore implements HistoryStore {
   private pending: string[];
   /** Watches, their events and delivery log (watch-store.ts). */
   readonly watches: WatchStore;
+  private readonly tracer: Tracer;
 
   constructor(
     private readonly parts: StoreParts,
@@ -150,7 +157,8 @@ export class KyselyHistoryStore implements HistoryStore {
     this.elapsed = monotonicTime(clock);
     this.statsCacheMs = options.statsCacheMs ?? MINUTE;
     this.onError = options.onError ?? reportBackgroundError;
-    this.watches = new WatchStore(this.db);
+    this.watches = parts.watches?.(this.db) ?? new WatchStore(this.db);
+    this.tracer = options.tracer ?? NO_TRACER;
     const migrations = observerMigrations(parts.dialect, { rowsPerStep: options.migrationRowsPerStep });
     this.pending = migrations.map((m) => m.name);
     this.runner = new MigrationRunner(this.db as Kysely<unknown>, parts.dialect, migrations, {
@@ -161,7 +169,12 @@ export class KyselyHistoryStore implements HistoryStore {
     this.schemaReady.promise.catch(() => {});
     // Writes wait for the schema, outside the writer's hold: the migration's steps go on.
     const writer: BatchWriter = (batch) => (this.migrated ? parts.writer(batch) : this.schemaReady.promise.then(() => parts.writer(batch)));
-    this.queue = new WriteQueue(writer, { ...options.writes, onError: this.onError });
+    this.queue = new WriteQueue(tracedWriter(writer, this.tracer), {
+      ...options.writes,
+      onError: this.onError,
+      unavailable,
+      setAside: (batch, attempts, error) => setBatchAside(this.db, batch, attempts, error, clock.now()),
+    });
     this.reads = new ReadFallback({ deadlineMs: options.readDeadlineMs ?? 1000 });
     this.historyReads = new ReadFallback({ deadlineMs: options.readDeadlineMs ?? 1000, keepEveryMs: HISTORY_KEPT_EVERY_MS });
     this.trendReader = new TrendReader({
@@ -237,7 +250,11 @@ export class KyselyHistoryStore implements HistoryStore {
   }
 
   recordCheck(check: CheckRecord): void {
-    this.queue.enqueueCheck(check);
+    if (!this.tracer.enabled) this.queue.enqueueCheck(check);
+    else this.tracer.spanSync('history.record', (span) => {
+      span.set('observer.history.row', 'check');
+      this.queue.enqueueCheck(check);
+    });
   }
 
   count(increments: CounterIncrements): void {
@@ -248,7 +265,12 @@ export class KyselyHistoryStore implements HistoryStore {
     // Hashed again with the server id: the rows of one client under different servers
     // cannot be linked to each other, nor to the key the caller (or a rate limiter) used.
     const clientHash = hash('sha256', `${serverId}\0${clientKey}`, 'base64url').slice(0, 22);
-    this.queue.enqueueLookup({ server_id: serverId, client_hash: clientHash, seen_at: this.clock.now() });
+    const row = { server_id: serverId, client_hash: clientHash, seen_at: this.clock.now() };
+    if (!this.tracer.enabled) this.queue.enqueueLookup(row);
+    else this.tracer.spanSync('history.record', (span) => {
+      span.set('observer.history.row', 'lookup');
+      this.queue.enqueueLookup(row);
+    });
   }
 
   knowsServer(serverId: string): Promise<boolean> {
@@ -349,4 +371,20 @@ export class KyselyHistoryStore implements HistoryStore {
     })();
     return this.closing;
   }
+}
+
+/** The group commit's writer, each batch in its span (`history.write`) when traces are on. */
+function tracedWriter(writer: BatchWriter, tracer: Tracer): BatchWriter {
+  if (!tracer.enabled) return writer;
+  return (batch) =>
+    tracer.span(
+      'history.write',
+      async (span) => {
+        span.set('observer.history.checks', batch.checks.length);
+        span.set('observer.history.lookups', batch.lookups.length);
+        await writer(batch);
+      },
+      // A batch holds the rows of many look-ups: its own trace, not the first one's.
+      { root: true },
+    );
 }

@@ -3,8 +3,6 @@
  * thread) or PostgreSQL from the configuration and apply the migrations; retention starts in
  * the background afterwards, so opening never waits for it.
  */
-import { mkdirSync } from 'node:fs';
-import { dirname } from 'node:path';
 import { Kysely, PostgresDialect } from 'kysely';
 import type { Config } from '../config/index.js';
 import { systemClock, type Clock } from '../core/clock.js';
@@ -14,13 +12,8 @@ import { createPostgresBatchWriter } from './postgres/batch-writer.js';
 import { createPostgresPool } from './postgres/pool.js';
 import { postgresMaintenance } from './postgres/partitions.js';
 import type { Database } from './schema.js';
-import { sqliteBinding } from './sqlite/binding.js';
-import { createSqliteDialect } from './sqlite/dialect.js';
-import { sqliteMaintenance } from './sqlite/maintenance.js';
-import { SqliteWorker } from './sqlite/worker-client.js';
-import type { HistoryAnswer } from './sqlite/history-reader.js';
-import { bucketWindow } from './uptime-history.js';
 import { postgresHistoryReader } from './postgres/history-reader.js';
+import { openSqliteParts } from './sqlite/parts.js';
 import type { HistoryStore } from './types.js';
 
 export type {
@@ -75,7 +68,7 @@ export async function startStore(
   const onError = options.onError ?? reportBackgroundError;
   const retention = { checkDays: config.checkRetentionDays, rollupDays: config.rollupRetentionDays ?? DEFAULT_ROLLUP_RETENTION_DAYS };
   const { database } = config;
-  const parts = database.kind === 'sqlite' ? await sqliteParts(database.path, options, onError).catch(unreadable(database.path)) : postgresParts(database.url, onError);
+  const parts = database.kind === 'sqlite' ? await openSqliteParts(database.path, options, onError).catch(unreadable(database.path)) : postgresParts(database.url, onError);
   const store = new KyselyHistoryStore({ ...parts, retention }, clock, options);
   const release = async (error: unknown): Promise<never> => {
     await parts.db.destroy().catch(() => {});
@@ -95,29 +88,6 @@ function unreadable(location: string): (error: unknown) => never {
       throw new StoreOpenError(`${location} cannot be read as an SQLite database (${code}); it was left unchanged`, { cause: error });
     }
     throw error;
-  };
-}
-
-async function sqliteParts(path: string, options: StoreOptions, onError: (error: unknown) => void): Promise<Omit<StoreParts, 'retention'>> {
-  if (path !== ':memory:' && !path.startsWith('file:')) mkdirSync(dirname(path), { recursive: true });
-  const writer = await SqliteWorker.start(path, sqliteBinding(options.sqliteBinding), onError);
-  // An in-memory database is the writer's connection's own: another would open an empty one.
-  const inMemory = path === ':memory:' || /[?&]mode=memory(&|$)/.test(path);
-  const reader = inMemory ? writer : SqliteWorker.reader(writer);
-  const { dialect, withWriter, openReads, read } = createSqliteDialect(writer, reader);
-  return {
-    db: new Kysely<Database>({ dialect }),
-    dialect: 'sqlite',
-    location: path,
-    // Holding the writer, so a batch never lands inside a Kysely transaction (the watches').
-    writer: (batch) => withWriter((worker) => worker.request({ op: 'batch', batch })).then(() => {}),
-    maintenance: sqliteMaintenance(withWriter),
-    migrated: openReads,
-    readHistory: async (serverId, range, now) => {
-      const window = bucketWindow(range, now);
-      const { server, sums } = (await read((worker) => worker.request({ op: 'history', serverId, window }))) as HistoryAnswer;
-      return server && sums ? { server, range, window, sums } : null;
-    },
   };
 }
 

@@ -4,9 +4,11 @@
  * every row, in resumable steps. Append new entries; never edit one that has shipped.
  */
 import { sql, type CreateTableBuilder, type Kysely, type Migration, type MigrationProvider } from 'kysely';
+import { createBatchLedger } from './batch-ledger.js';
 import { addFourHourRollup, historyLayoutMigration } from './history-layout.js';
 import type { ObserverMigration } from './migration-runner.js';
 import type { Dialect } from './schema.js';
+import { WATCH_CREATION_LOCK } from './watch-rows.js';
 
 export interface MigrationOptions {
   /** Checks a step of a resumable copy aims at (default history-layout.ts's DEFAULT_ROWS_PER_STEP). */
@@ -130,6 +132,9 @@ function migrationDefinitions(dialect: Dialect): Record<string, Migration> {
     '0005_four_hour_rollup': {
       up: (db: Kysely<unknown>) => addFourHourRollup(db, dialect),
     },
+    '0006_batch_ledger': {
+      up: (db: Kysely<unknown>) => createBatchLedger(db),
+    },
   };
 }
 
@@ -246,6 +251,3 @@ async function addWatchBounds(db: Kysely<unknown>): Promise<void> {
   await sql`update watches set proof_seen_at = verified_at where verified_at is not null`.execute(db);
   await sql`insert into watch_keys (name, value) values (${WATCH_CREATION_LOCK}, '')`.execute(db);
 }
-
-/** The watch_keys row a creation locks (an UPDATE) while it counts and inserts. */
-export const WATCH_CREATION_LOCK = 'creation-lock';

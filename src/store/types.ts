@@ -89,6 +89,8 @@ export interface StoreHealth {
   buffered: number;
   /** Rows dropped because the buffer (HISTORY_BUFFER_MAX) was full, since start. */
   dropped: number;
+  /** Batches the database kept refusing, set aside in the dead_batches table, since start. */
+  deadLettered?: number;
 }
 
 export interface Store {

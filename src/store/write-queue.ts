@@ -6,13 +6,19 @@
  * - Enqueueing is synchronous and never waits: a request only appends to an array.
  * - The queue is bounded (`maxRows`: checks + look-ups, written or not yet confirmed); past
  *   that, new rows are dropped, counted and logged (at most once per `dropLogMs`).
- * - A failed write (database unreachable, disk full) puts the batch back in front of the
- *   queue, in order, and retries with exponential backoff (`retryMinMs` … `retryMaxMs`);
- *   meanwhile the queue keeps buffering, so the database works as a catch-up store.
+ * - A failed write (database unreachable, disk full) keeps its batch, which is retried whole
+ *   (the same id, so a retry of a batch whose commit went through counts once:
+ *   batch-ledger.ts) before anything queued later, with exponential backoff (`retryMinMs` …
+ *   `retryMaxMs`); meanwhile the queue keeps buffering, so the database works as a catch-up
+ *   store.
+ * - A batch refused `ATTEMPTS_BEFORE_SET_ASIDE` times while the database takes a write of
+ *   nothing (so not an outage) is set aside (`setAside`: the dead-letter table), counted and
+ *   reported, and the rows behind it flow.
  * - After a backlog (an outage), rows are written `catchUpRows` per transaction, oldest first.
  * - A SIGKILL loses what is queued: at most one window (the last `windowMs`, or at most
  *   `windowRows` rows); `drain()` on a graceful stop writes everything.
  */
+import { randomUUID } from 'node:crypto';
 import type { CheckRecord, CounterIncrements } from './types.js';
 
 export const COUNTER_NAMES = ['totalRequests', 'apiRequests', 'serverQueries', 'totalChecks'] as const;
@@ -26,11 +32,15 @@ export interface BufferedLookup {
 
 /** One transaction's worth of writes, in the order they were queued. */
 export interface WriteBatch {
+  /** A UUID, the same at every attempt to write this batch. */
+  id: string;
   checks: CheckRecord[];
   counters: Map<CounterName, number>;
   lookups: BufferedLookup[];
   /** Delete look-ups older than this (ms since the epoch) in the same transaction; null: not now. */
   expireBefore: number | null;
+  /** Ids of this queue's earlier batches known to be committed: the ledger may forget them. */
+  settled: string[];
 }
 
 /** Writes one batch in one transaction: all of it or nothing. */
@@ -43,6 +53,8 @@ export interface QueueHealth {
   buffered: number;
   /** Rows dropped because the buffer was full, since start. */
   dropped: number;
+  /** Batches set aside because the database kept refusing them, since start. */
+  deadLettered: number;
 }
 
 export interface WriteQueueOptions {
@@ -63,9 +75,33 @@ export interface WriteQueueOptions {
   dropLogMs?: number;
   /** Monotonic milliseconds (default performance.now()): backoff and drop reports are durations. */
   now?: () => number;
+  /** Keeps a batch the database refuses while it takes other writes; without it, such a batch is retried for ever. */
+  setAside?: (batch: WriteBatch, attempts: number, error: unknown) => Promise<void>;
+  /** Whether a failure says the database cannot write now, whatever the batch (it never counts against one). */
+  unavailable?: (error: unknown) => boolean;
 }
 
 const MINUTE = 60_000;
+/** Refused attempts of one batch before the queue asks whether the database takes other writes. */
+export const ATTEMPTS_BEFORE_SET_ASIDE = 5;
+/** Committed batch ids remembered for the ledger at most (more are left to its age limit). */
+const SETTLED_MAX = 64;
+
+/** A batch the database kept refusing, set aside so that the rows behind it are written. */
+export class BatchSetAsideError extends Error {
+  constructor(
+    readonly batchId: string,
+    readonly rows: number,
+    readonly attempts: number,
+    cause: unknown,
+  ) {
+    super(
+      `history batch ${batchId} (${rows} checks and look-ups) set aside in dead_batches after ${attempts} refused attempts: ${cause instanceof Error ? cause.message : String(cause)}`,
+      { cause },
+    );
+    this.name = 'BatchSetAsideError';
+  }
+}
 
 export class HistoryBufferFullError extends Error {
   constructor(readonly dropped: number) {
@@ -79,10 +115,13 @@ export class WriteQueue {
   private counters = new Map<CounterName, number>();
   private lookups = new Map<string, BufferedLookup>();
   private expireBefore: number | null = null;
-  /** Rows taken by the write in progress (still counted against the bound). */
-  private inFlightRows = 0;
-  /** Checks taken by the write in progress. */
-  private inFlightChecks: CheckRecord[] = [];
+  /** The batch taken and not yet committed: being written, or waiting for its retry (counted against the bound). */
+  private held: WriteBatch | null = null;
+  /** Attempts of `held` the database refused (failures that say it is unavailable excepted). */
+  private refusals = 0;
+  /** Ids of committed batches the ledger may forget, sent with the next batch. */
+  private settled: string[] = [];
+  private setAsideTotal = 0;
   private writing: Promise<void> | null = null;
   private timer: NodeJS.Timeout | null = null;
   private failures = 0;
@@ -102,6 +141,8 @@ export class WriteQueue {
   private readonly dropLogMs: number;
   private readonly now: () => number;
   private readonly onError: (error: unknown) => void;
+  private readonly setAside: WriteQueueOptions['setAside'];
+  private readonly unavailable: (error: unknown) => boolean;
 
   constructor(
     private readonly writer: BatchWriter,
@@ -116,6 +157,8 @@ export class WriteQueue {
     this.dropLogMs = options.dropLogMs ?? 10_000;
     this.now = options.now ?? (() => performance.now());
     this.onError = options.onError ?? (() => {});
+    this.setAside = options.setAside;
+    this.unavailable = options.unavailable ?? (() => false);
   }
 
   /**
@@ -129,19 +172,19 @@ export class WriteQueue {
 
   /** Whether rows or an expiry wait to be written. */
   get holdsRows(): boolean {
-    return this.checks.length > 0 || this.lookups.size > 0 || this.expireBefore !== null || this.inFlightRows > 0;
+    return this.checks.length > 0 || this.lookups.size > 0 || this.expireBefore !== null || this.held !== null;
   }
 
   /** Rows queued or being written. */
   get buffered(): number {
-    return this.checks.length + this.lookups.size + this.inFlightRows;
+    return this.checks.length + this.lookups.size + (this.held ? this.held.checks.length + this.held.lookups.length : 0);
   }
 
   health(): QueueHealth {
     let state: QueueHealth['state'] = 'ok';
     if (this.failures > 0) state = 'down';
     else if (this.buffered > this.catchUpRows || this.now() - this.lastDropAt < MINUTE) state = 'degraded';
-    return { state, buffered: this.buffered, dropped: this.droppedTotal };
+    return { state, buffered: this.buffered, dropped: this.droppedTotal, deadLettered: this.setAsideTotal };
   }
 
   enqueueCheck(check: CheckRecord): void {
@@ -192,8 +235,10 @@ export class WriteQueue {
    */
   async drain(deadlineMs = 5000): Promise<void> {
     const until = this.now() + deadlineMs;
+    const late = () => new Error(`the history writes did not finish within ${deadlineMs} ms`);
     for (;;) {
-      if (this.writing) await this.writing;
+      // A write that hangs (a database that stopped answering) is waited for until the deadline.
+      if (this.writing && !(await settlesWithin(this.writing, until - this.now()))) throw late();
       if (!this.pending()) return;
       const wait = this.retryAt - this.now();
       if (wait > 0) {
@@ -201,16 +246,19 @@ export class WriteQueue {
         await new Promise((resolve) => setTimeout(resolve, wait));
         continue;
       }
-      await this.writeOnce().catch((error: unknown) => {
-        if (this.now() >= until) throw error;
+      let failure: unknown = null;
+      const write = this.writeOnce().catch((error: unknown) => {
+        failure = error;
       });
+      if (!(await settlesWithin(write, until - this.now()))) throw late();
+      if (failure !== null && this.now() >= until) throw failure;
     }
   }
 
   /** Whether a check of `serverId` is queued or being written (not yet in the database). */
   holdsCheck(serverId: string): boolean {
     const of = (check: CheckRecord) => check.serverId === serverId;
-    return this.inFlightChecks.some(of) || this.checks.some(of);
+    return (this.held?.checks.some(of) ?? false) || this.checks.some(of);
   }
 
   /** One write of what is queued now, unless writes are backing off; never rejects. */
@@ -227,6 +275,7 @@ export class WriteQueue {
     } finally {
       this.stopped = true;
       this.clearTimer();
+      this.held = null;
       this.checks = [];
       this.lookups.clear();
       this.counters.clear();
@@ -247,7 +296,7 @@ export class WriteQueue {
   }
 
   private pending(): boolean {
-    return this.checks.length > 0 || this.lookups.size > 0 || this.counters.size > 0 || this.expireBefore !== null;
+    return this.held !== null || this.checks.length > 0 || this.lookups.size > 0 || this.counters.size > 0 || this.expireBefore !== null;
   }
 
   /** Makes sure a write will happen: at once for a full window, else at the end of this one. */
@@ -280,10 +329,74 @@ export class WriteQueue {
     this.timer = null;
   }
 
-  /** Takes the oldest rows (up to a catch-up transaction's worth) and writes them. */
+  /** Writes the batch held for a retry, else the oldest rows (up to a catch-up transaction's worth). */
   private writeOnce(): Promise<void> {
     if (this.writing) return this.writing;
     if (!this.pending()) return Promise.resolve();
+    const batch = (this.held ??= this.take());
+    batch.settled = this.settled;
+    const run = (async () => {
+      try {
+        await null; // the write starts on the next tick, after `this.writing` is set
+        await this.writer(batch);
+        this.settled = [batch.id];
+        this.cleared();
+      } catch (error) {
+        await this.failed(batch, error);
+      } finally {
+        this.writing = null;
+        if (!this.stopped && this.pending()) this.scheduled();
+      }
+    })();
+    this.writing = run.catch(() => {});
+    return run;
+  }
+
+  /** The held batch is written or set aside: the next write takes new rows at once. */
+  private cleared(): void {
+    this.held = null;
+    this.refusals = 0;
+    this.failures = 0;
+    this.lastError = null;
+    this.retryAt = 0;
+  }
+
+  /** Sets the batch aside if the database refuses it alone, else backs off and rethrows. */
+  private async failed(batch: WriteBatch, error: unknown): Promise<void> {
+    this.failures += 1;
+    this.lastError = error;
+    if (!this.unavailable(error)) this.refusals += 1;
+    if (this.setAside && this.refusals >= ATTEMPTS_BEFORE_SET_ASIDE && (await this.takesWrites())) {
+      const rows = batch.checks.length + batch.lookups.length;
+      const attempts = this.refusals;
+      // A batch that cannot even be set aside is lost; it is reported all the same.
+      await this.setAside(batch, attempts, error).catch(() => {});
+      this.setAsideTotal += 1;
+      this.cleared();
+      this.onError(new BatchSetAsideError(batch.id, rows, attempts, error));
+      return;
+    }
+    const backoff = Math.min(this.retryMaxMs, this.retryMinMs * 2 ** Math.min(20, this.failures - 1));
+    this.retryAt = this.now() + backoff * (0.75 + Math.random() * 0.5);
+    // The first failure of a streak, then every tenth: an outage is not a log flood.
+    if (this.failures === 1 || this.failures % 10 === 0) this.onError(error);
+    throw error;
+  }
+
+  /** Whether the database commits a batch of nothing now: if so, a batch it refuses is the batch's fault. */
+  private async takesWrites(): Promise<boolean> {
+    const probe: WriteBatch = { id: randomUUID(), checks: [], lookups: [], counters: new Map(), expireBefore: null, settled: [] };
+    try {
+      await this.writer(probe);
+    } catch {
+      return false;
+    }
+    this.settled = [...this.settled, probe.id].slice(-SETTLED_MAX);
+    return true;
+  }
+
+  /** Takes the oldest rows, up to a catch-up transaction's worth, with the counters and expiry queued. */
+  private take(): WriteBatch {
     const checks = this.checks.length <= this.catchUpRows ? this.checks : this.checks.slice(0, this.catchUpRows);
     this.checks = checks === this.checks ? [] : this.checks.slice(checks.length);
     let lookups: BufferedLookup[];
@@ -299,53 +412,22 @@ export class WriteQueue {
         this.lookups.delete(key);
       }
     }
-    const batch: WriteBatch = { checks, lookups, counters: this.counters, expireBefore: this.expireBefore };
+    const batch: WriteBatch = { id: randomUUID(), checks, lookups, counters: this.counters, expireBefore: this.expireBefore, settled: [] };
     this.counters = new Map();
     this.expireBefore = null;
-    this.inFlightRows = checks.length + lookups.length;
-    this.inFlightChecks = checks;
-
-    const run = (async () => {
-      try {
-        await null; // the write starts on the next tick, after `this.writing` is set
-        await this.writer(batch);
-        this.failures = 0;
-        this.lastError = null;
-        this.retryAt = 0;
-      } catch (error) {
-        this.putBack(batch);
-        this.failures += 1;
-        this.lastError = error;
-        const backoff = Math.min(this.retryMaxMs, this.retryMinMs * 2 ** Math.min(20, this.failures - 1));
-        this.retryAt = this.now() + backoff * (0.75 + Math.random() * 0.5);
-        // The first failure of a streak, then every tenth: an outage is not a log flood.
-        if (this.failures === 1 || this.failures % 10 === 0) this.onError(error);
-        throw error;
-      } finally {
-        this.inFlightRows = 0;
-        this.inFlightChecks = [];
-        this.writing = null;
-        if (!this.stopped && this.pending()) this.scheduled();
-      }
-    })();
-    this.writing = run.catch(() => {});
-    return run;
+    return batch;
   }
+}
 
-  /** A failed batch goes back in front of what was queued since, so rows stay in order. */
-  private putBack(batch: WriteBatch): void {
-    this.checks = batch.checks.length === 0 ? this.checks : batch.checks.concat(this.checks);
-    if (batch.lookups.length > 0) {
-      const newer = this.lookups;
-      this.lookups = new Map();
-      for (const lookup of batch.lookups) this.lookups.set(`${lookup.server_id}\0${lookup.client_hash}`, lookup);
-      for (const [key, lookup] of newer) {
-        const older = this.lookups.get(key);
-        if (older) older.seen_at = Math.max(older.seen_at, lookup.seen_at);
-        else this.lookups.set(key, lookup);
-      }
-    }
-    for (const [name, n] of batch.counters) this.counters.set(name, (this.counters.get(name) ?? 0) + n);
-    if (batch.expireBefore !== null) this.expireBefore = Math.max(this.expireBefore ?? batch.expireBefore, batch.expireBefore);
+/** Whether `promise` settles within `ms` (it is not cancelled when it does not). */
+async function settlesWithin(promise: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<false>((resolve) => {
+    timer = setTimeout(() => resolve(false), Math.max(0, ms));
+  });
+  try {
+    return await Promise.race([promise.then(() => true, () => true), timeout]);
+  } finally {
+    clearTimeout(timer);
   }
 }

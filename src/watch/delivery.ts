@@ -18,6 +18,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Clock } from '../core/clock.js';
 import { ObserverError } from '../core/errors.js';
+import { NO_TRACER, type Tracer, type TraceSpan } from '../core/tracing.js';
 import { rateLimitFields, secondsLeft, type WindowCounter } from '../core/rate-window.js';
 import type { DeliveryAttempt, DueEvent, WatchRow, WatchStore } from '../store/watch-store.js';
 import type { WatchKeys } from './keys.js';
@@ -29,6 +30,7 @@ import {
   postWebhook,
   resolveWebhook,
   retryable,
+  webhookPort,
   type AttemptResult,
   type WebhookAllowlist,
   type WebhookResolver,
@@ -61,6 +63,8 @@ export interface DeliveryOptions {
   /** Time between two dispatches (default 1 s). */
   tickMs?: number;
   onError?: (error: unknown, context: string) => void;
+  /** A `webhook.deliver` span for each attempt; none without it. */
+  tracer?: Tracer;
 }
 
 /** Attempts kept in a watch's delivery log. */
@@ -236,8 +240,32 @@ export class DeliveryLoop {
     }
   }
 
+  /**
+   * One attempt, in its span when traces are on: the webhook's host and port, never its URL
+   * (a Discord webhook's path is its secret).
+   */
+  private send(watch: WatchRow, body: string, id: string, stop: AbortSignal): Promise<WebhookResult> {
+    const tracer = this.options.tracer ?? NO_TRACER;
+    if (!tracer.enabled) return this.sendNow(watch, body, id, stop);
+    const work = async (span: TraceSpan) => {
+      span.set('http.request.method', 'POST');
+      span.set('observer.webhook.kind', watch.webhook_kind);
+      const url = URL.parse(watch.webhook_url);
+      if (url) {
+        span.set('server.address', url.hostname);
+        span.set('server.port', webhookPort(url));
+      }
+      const result = await this.sendNow(watch, body, id, stop);
+      if (result.statusCode !== null) span.set('http.response.status_code', result.statusCode);
+      span.set('observer.webhook.result', result.result);
+      if (result.result !== 'delivered') span.fail(result.result);
+      return result;
+    };
+    return tracer.span('webhook.deliver', work, { kind: 'client' });
+  }
+
   /** POSTs an event body in the watch's format; DNS and the guard are consulted anew each time. */
-  private async send(watch: WatchRow, body: string, id: string, stop: AbortSignal): Promise<WebhookResult> {
+  private async sendNow(watch: WatchRow, body: string, id: string, stop: AbortSignal): Promise<WebhookResult> {
     const { resolver, allowlist, keys, settings } = this.options;
     let target;
     try {

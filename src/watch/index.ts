@@ -16,6 +16,7 @@ import { ServerLook } from './look.js';
 import { WatchScheduler } from './scheduler.js';
 import { WatchService } from './service.js';
 import { WatchVerifier } from './verification.js';
+import type { Tracer } from '../core/tracing.js';
 
 export { WatchService, type NewWatchRequest, type WebhookKind } from './service.js';
 export { WatchScheduler } from './scheduler.js';
@@ -45,6 +46,8 @@ export interface WatchParts {
   counter: WindowCounter;
   timing?: WatchTiming;
   onError?: (error: unknown, context: string) => void;
+  /** Spans for webhook deliveries (src/core/tracing.ts). */
+  tracer?: Tracer;
 }
 
 /** Time the loops get to finish on a stop, so that the history still buffered is written in time after them. */
@@ -155,6 +158,7 @@ function deliveryLoop(
     ...(timing.retryBaseMs !== undefined ? { retryBaseMs: timing.retryBaseMs } : {}),
     ...(timing.deliveryTickMs !== undefined ? { tickMs: timing.deliveryTickMs } : {}),
     ...(onError ? { onError } : {}),
+    ...(parts.tracer ? { tracer: parts.tracer } : {}),
   });
 }
 

@@ -21,6 +21,7 @@ describe('loadConfig', () => {
       icmp: 'auto',
       historyBufferMax: 100_000,
       cacheMemoryMb: 32,
+      probeEnabled: true,
     });
     expect(Object.isFrozen(config)).toBe(true);
   });
@@ -43,6 +44,7 @@ describe('loadConfig', () => {
       ICMP: 'OFF',
       HISTORY_BUFFER_MAX: '5000',
       CACHE_MEMORY_MB: '256',
+      PROBE_ENABLED: 'false',
     });
     expect(config).toMatchObject({
       port: 9000,
@@ -58,6 +60,7 @@ describe('loadConfig', () => {
       pingTimeoutMs: 1500,
       icmp: 'off',
       historyBufferMax: 5000,
+      probeEnabled: false,
       cacheMemoryMb: 256,
     });
     expect(loadConfig({ DATABASE_URL: 'sqlite:/tmp/x.db' }).database).toEqual({ kind: 'sqlite', path: '/tmp/x.db' });
@@ -103,6 +106,7 @@ describe('loadConfig', () => {
     ['TRUST_PROXY', '10.0.0.0/8/1'],
     ['TRUST_PROXY', 'proxy.example'],
     ['MAINTENANCE_MODE', 'yes please'],
+    ['PROBE_ENABLED', 'sometimes'],
     ['RATE_LIMIT_STATUS', '0'],
     ['RATE_LIMIT_GENERAL', '1.5'],
     ['RATE_LIMIT_MEDIA', 'lots'],
@@ -361,5 +365,48 @@ describe('loadConfig: watches (docs/api.md, "Watches")', () => {
     for (const value of ['observer.example.net', 'ftp://observer.example.net', 'https://observer.example.net/?a=1', 'https://u@observer.example.net']) {
       expect(() => loadConfig({ PUBLIC_URL: value })).toThrow(/^Invalid PUBLIC_URL=/);
     }
+  });
+});
+
+describe('loadConfig: traces (OTEL_* variables, docs/operations.md "Traces")', () => {
+  it('leaves tracing off without an endpoint, or with OTEL_SDK_DISABLED=true', () => {
+    expect(loadConfig({}).tracing).toBeNull();
+    expect(loadConfig({ OTEL_SERVICE_NAME: 'x', OTEL_TRACES_SAMPLER: 'always_on' }).tracing).toBeNull();
+    expect(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318', OTEL_SDK_DISABLED: 'true' }).tracing).toBeNull();
+  });
+
+  it('appends v1/traces to the base endpoint, and takes the traces endpoint as it is', () => {
+    expect(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318' }).tracing).toEqual({
+      tracesUrl: 'http://collector:4318/v1/traces',
+      serviceName: 'observer',
+      sampler: 'parentbased_always_on',
+      ratio: 1,
+    });
+    expect(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'https://otel.example.net/otlp/' }).tracing?.tracesUrl).toBe('https://otel.example.net/otlp/v1/traces');
+    const both = loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://a:4318', OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://b:4318/custom/path' });
+    expect(both.tracing?.tracesUrl).toBe('http://b:4318/custom/path');
+  });
+
+  it('reads the service name and the sampler', () => {
+    const config = loadConfig({
+      OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318',
+      OTEL_SERVICE_NAME: 'observer-eu',
+      OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
+      OTEL_TRACES_SAMPLER_ARG: '0.25',
+    });
+    expect(config.tracing).toMatchObject({ serviceName: 'observer-eu', sampler: 'parentbased_traceidratio', ratio: 0.25 });
+  });
+
+  it.each([
+    ['OTEL_EXPORTER_OTLP_ENDPOINT', 'collector:4318'],
+    ['OTEL_EXPORTER_OTLP_TRACES_ENDPOINT', 'ftp://collector/'],
+    ['OTEL_TRACES_SAMPLER', 'jaeger_remote'],
+    ['OTEL_TRACES_SAMPLER_ARG', '1.5'],
+    ['OTEL_TRACES_SAMPLER_ARG', 'half'],
+    ['OTEL_EXPORTER_OTLP_PROTOCOL', 'grpc'],
+    ['OTEL_SDK_DISABLED', 'maybe'],
+  ])('refuses %s=%s, with a message naming it', (name, value) => {
+    expect(() => loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318', [name]: value })).toThrow(ConfigError);
+    expect(() => loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318', [name]: value })).toThrow(name);
   });
 });

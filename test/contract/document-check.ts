@@ -66,7 +66,7 @@ export class DocumentCheck {
    * Every operation, with a URL whose path parameters are the document's examples, and, for an
    * operation with path parameters, that URL with the last one replaced by `broken`.
    */
-  operations(broken: string): Array<{ method: 'GET' | 'POST' | 'DELETE'; path: string; url: string; brokenUrl: string | null; takesBody: boolean }> {
+  operations(broken: string): Array<{ method: 'GET' | 'HEAD' | 'POST' | 'DELETE'; path: string; url: string; brokenUrl: string | null; takesBody: boolean }> {
     return Object.entries(this.doc.paths).flatMap(([path, item]) =>
       Object.entries(item).map(([method, operation]) => {
         const example = (name: string) => {
@@ -77,7 +77,7 @@ export class DocumentCheck {
         const url = path.replace(/\{(\w+)\}/g, (_match, name: string) => example(name));
         const last = path.lastIndexOf('{');
         const brokenUrl = last < 0 ? null : path.slice(0, last).replace(/\{(\w+)\}/g, (_match, name: string) => example(name)) + broken + path.slice(path.indexOf('}', last) + 1);
-        return { method: method.toUpperCase() as 'GET' | 'POST' | 'DELETE', path, url, brokenUrl, takesBody: operation.requestBody !== undefined };
+        return { method: method.toUpperCase() as 'GET' | 'HEAD' | 'POST' | 'DELETE', path, url, brokenUrl, takesBody: operation.requestBody !== undefined };
       }),
     );
   }
@@ -88,6 +88,17 @@ export class DocumentCheck {
     const response = this.operation(method, path).responses[String(answer.status)];
     if (!response) return [`${where}: status not documented`];
     return [...this.bodyProblems(where, response, answer), ...this.headerProblems(where, response, answer.headers)];
+  }
+
+  /** Problems of a body that must be an `ErrorResponse` (an answer to a method the document has no operation for). */
+  errorBodyProblems(where: string, body: Buffer): string[] {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(body.toString('utf8'));
+    } catch {
+      return [`${where}: body is not JSON`];
+    }
+    return this.schemaProblems(`${where} body`, { $ref: '#/components/schemas/ErrorResponse' }, parsed);
   }
 
   private bodyProblems(where: string, response: ResponseObject, answer: Answer): string[] {

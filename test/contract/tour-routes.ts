@@ -28,6 +28,10 @@ export interface TourInstances {
 export const NOT_BROUGHT_ABOUT: RegExp[] = [
   // 500 internal_error: an unexpected error in Observer; the error handler's own tests cover its shape.
   / 500$/,
+  // 408 request_timeout: a client stalling past HTTP_HEADERS_TIMEOUT_MS, at least a second each (test/http/wire-errors.test.ts).
+  / 408$/,
+  // HEAD: a GET's answer without its body; test/contract/fuzz.test.ts asks every HEAD operation.
+  /^HEAD /,
 ];
 
 /** Error codes the tour does not bring about, each with why (every other one it must). */
@@ -38,6 +42,8 @@ export const CODES_NOT_BROUGHT_ABOUT: Record<string, string> = {
   migrating: 'needs a schema migration running (test/store/migration-crash.test.ts)',
   webhook_dns_failure: "needs the DNS server failing for the webhook's name (test/watch)",
   shutting_down: 'needs a test delivery asked for while the instance stops (test/watch/shutdown.test.ts)',
+  request_timeout: 'needs a client stalling past HTTP_HEADERS_TIMEOUT_MS (test/http/wire-errors.test.ts)',
+  method_not_allowed: 'answers a method the document has no operation for (test/http/wire-errors.test.ts, test/contract/fuzz.test.ts)',
 };
 
 const JSON_TYPE = { 'content-type': 'application/json' };
@@ -48,6 +54,7 @@ export async function tourEverything(log: TourLog, instances: TourInstances, ser
   await log.run(main, { path: '/status', url: '/status', status: 200 });
   await tourStatus(log, main, server, limit);
   await tourBulk(log, main, server, limit);
+  await tourProbe(log, main, server, limit);
   await tourImages(log, main, server, limit);
   await tourWidget(log, main, server, limit);
   await tourReads(log, main, server, limit);
@@ -71,6 +78,17 @@ async function tourStatus(log: TourLog, main: Instance, server: string, limit: n
   await log.run(main, { path, url: '/status/10.0.0.1', status: 400, error: 'target_refused' });
   await log.run(main, { path, url: '/status/missing.observer.test', status: 404, error: 'host_not_found' });
   await log.untilLimited(main, { path, url: `/status/${server}` }, limit);
+}
+
+async function tourProbe(log: TourLog, main: Instance, server: string, limit: number): Promise<void> {
+  const path = '/probe';
+  await log.run(main, { path, url: `/probe?target=${server}`, status: 200 });
+  await log.run(main, { path, url: `/probe?target=${server}&edition=auto&query=true`, headers: { accept: 'application/openmetrics-text; version=1.0.0' }, status: 200 });
+  await log.run(main, { path, url: '/probe?target=missing.observer.test', status: 200 });
+  await log.run(main, { path, url: '/probe', status: 400, error: 'invalid_parameter' });
+  await log.run(main, { path, url: '/probe?target=a..b', status: 400, error: 'invalid_address' });
+  await log.run(main, { path, url: '/probe?target=10.0.0.1&edition=bedrock', status: 400, error: 'target_refused' });
+  await log.untilLimited(main, { path, url: `/probe?target=${server}` }, limit);
 }
 
 async function tourBulk(log: TourLog, main: Instance, server: string, limit: number): Promise<void> {
@@ -247,12 +265,16 @@ async function tourBusy(log: TourLog, busy: Instance, server: string): Promise<v
 /**
  * Every operation of the document, its path parameters filled with the document's examples:
  * with a path parameter of malformed percent-encoding (400 `bad_request`) or over the router's
- * 1,000 characters (400 `invalid_parameter`), with a body where it takes none (413
+ * 1,000 characters (400 `invalid_parameter`), without `Host` (400 `bad_request`), with a URL
+ * over 16 KiB (431 `headers_too_large`), with a body where it takes none (413
  * `body_not_allowed`) or a body over the limit (413 `body_too_large`), and in maintenance (503
  * `maintenance`, health excepted).
  */
 async function tourEveryOperation(log: TourLog, instances: TourInstances): Promise<void> {
   for (const { method, path, url, brokenUrl, takesBody } of log.operations('%E0%A4%A')) {
+    if (method === 'HEAD') continue;
+    await log.run(instances.main, { method, path, url, noHost: true, status: 400, error: 'bad_request' });
+    await log.run(instances.main, { method, path, url: `${url}?pad=${'x'.repeat(20_000)}`, status: 431, error: 'headers_too_large' });
     if (brokenUrl !== null) {
       await log.run(instances.main, { method, path, url: brokenUrl, status: 400, error: 'bad_request' });
       const long = brokenUrl.replace('%E0%A4%A', 'x'.repeat(1001));

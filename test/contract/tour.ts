@@ -8,7 +8,7 @@ import { request } from 'node:http';
 import type { DocumentCheck, Answer } from './document-check.js';
 
 export interface Step {
-  method?: 'GET' | 'POST' | 'DELETE';
+  method?: 'GET' | 'HEAD' | 'POST' | 'DELETE';
   /** The operation's path template in the document, e.g. `/status/{address}`. */
   path: string;
   /** The request's path below the API prefix, query included. */
@@ -20,6 +20,8 @@ export interface Step {
   error?: string;
   /** The client it is charged to (X-Forwarded-For); default: a new one. */
   client?: string;
+  /** Sent without a Host header (a malformed HTTP/1.1 request). */
+  noHost?: boolean;
 }
 
 /** One instance the tour talks to: its origin and API prefix. */
@@ -41,7 +43,7 @@ export function send(instance: Instance, step: Step): Promise<Answer> {
   const headers: Record<string, string> = { 'x-forwarded-for': step.client ?? newClient(), connection: 'close', ...step.headers };
   if (body) headers['content-length'] = String(body.length);
   return new Promise((resolve, reject) => {
-    const req = request(`${instance.origin}${instance.prefix}${step.url}`, { method: step.method ?? 'GET', headers }, (res) => {
+    const req = request(`${instance.origin}${instance.prefix}${step.url}`, { method: step.method ?? 'GET', headers, setHost: !step.noHost }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (chunk: Buffer) => chunks.push(chunk));
       res.on('end', () => {

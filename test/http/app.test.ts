@@ -44,11 +44,12 @@ describe('errors', () => {
     expect(res.json()).toEqual({ status: 'error', error: 'not_found', message: 'No route GET /api/v1/nothing-here.' });
   });
 
-  it('a method that is not served is a 404 in the error shape too', async () => {
+  it('a method a known path is not served with is a 405 with Allow, in the error shape too', async () => {
     app = await testApp();
     const res = await app.inject({ method: 'POST', url: '/api/v1/status' });
-    expect(res.statusCode).toBe(404);
-    expect(res.json().status).toBe('error');
+    expect(res.statusCode).toBe(405);
+    expect(res.headers.allow).toBe('GET, HEAD, OPTIONS');
+    expect(res.json()).toMatchObject({ status: 'error', error: 'method_not_allowed' });
   });
 });
 

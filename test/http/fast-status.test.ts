@@ -20,6 +20,7 @@ import { ObserverError } from '../../src/core/errors.js';
 import { clientAddress } from '../../src/http/client-key.js';
 import { FastStatus } from '../../src/http/fast-status.js';
 import { MemoryRateLimitStore } from '../../src/http/rate-limit.js';
+import { RequestSteps } from '../../src/http/request-steps.js';
 import { StatusAnswers } from '../../src/http/status-answer.js';
 import { createStatusService, type StatusLookup } from '../../src/status/index.js';
 import { logCapture, testConfig } from '../support/app.js';
@@ -304,12 +305,13 @@ describe('the front when its own answer fails', () => {
       rateLimit: { store: new MemoryRateLimitStore(), limit: 100, onError: (error) => errors.push(error) },
       onError: (error) => errors.push(error),
       admitPing: () => {},
+      headers: [],
     });
     const fast = new FastStatus({
       answers,
       prefix: '/api/v1',
-      health: () => '{}',
-      record,
+      health: (res) => res.end('{}'),
+      steps: new RequestSteps([{ name: 'record', after: record }]),
       log: pino({ enabled: false }),
       onError: (error) => errors.push(error),
     });

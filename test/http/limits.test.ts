@@ -1,6 +1,6 @@
 /**
  * HTTP limits over real sockets: bodies, the head timeout, connections per client, and the
- * general tier on 404s and preflights.
+ * general tier on 404s and 405s, and preflights answered whatever the limits.
  */
 import { connect, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -111,15 +111,33 @@ describe('connections per client', () => {
   });
 });
 
-describe('unknown paths and preflights draw on the general tier', () => {
+describe('unknown paths and wrong methods draw on the general tier; preflights on none', () => {
   it.each([
-    ['GET', '/no/such/path'],
-    ['OPTIONS', '/api/v1/status/example.com'],
-  ])('%s %s: 429 once the general limit is spent', async (method, url) => {
+    ['GET', '/no/such/path', 404],
+    ['PUT', '/api/v1/status/example.com', 405],
+  ])('%s %s: 429 once the general limit is spent', async (method, url, status) => {
     const { app } = await listening({ RATE_LIMIT_GENERAL: '2' });
     const codes = [];
     for (let i = 0; i < 3; i++) codes.push((await app.inject({ method: method as 'GET', url, headers: { origin: 'https://a.example' } })).statusCode);
-    expect(codes.slice(0, 2)).toEqual([method === 'GET' ? 404 : 204, method === 'GET' ? 404 : 204]);
-    expect(codes[2]).toBe(429);
+    expect(codes).toEqual([status, status, 429]);
+  });
+
+  it('answers a preflight as CORS requires once every limit is spent, so the browser can read the 429 that follows', async () => {
+    const { app } = await listening({ RATE_LIMIT_GENERAL: '1', RATE_LIMIT_STATUS: '1' });
+    const origin = { origin: 'https://a.example' };
+    await app.inject({ url: '/no/such/path', headers: origin });
+    expect((await app.inject({ url: '/no/such/path', headers: origin })).statusCode).toBe(429);
+    const preflight = { 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type', ...origin };
+    for (const url of ['/api/v1/status/bulk', '/api/v1/trends', '/no/such/path']) {
+      const res = await app.inject({ method: 'OPTIONS', url, headers: preflight });
+      expect(res.statusCode, url).toBe(204);
+      expect(res.headers['access-control-allow-origin']).toBe('*');
+      expect(res.headers['access-control-allow-methods']).toContain('POST');
+      expect(res.headers['access-control-allow-headers']).toBe('content-type');
+    }
+    const refused = await app.inject({ url: '/api/v1/trends', headers: origin });
+    expect(refused.statusCode).toBe(429);
+    expect(refused.headers['access-control-allow-origin']).toBe('*');
+    expect(String(refused.headers['access-control-expose-headers'])).toContain('Retry-After');
   });
 });

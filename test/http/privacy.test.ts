@@ -1,6 +1,6 @@
 /**
  * Privacy, end to end: the whole app (status with and without `?query=true`, bulk, history,
- * images, widget, trends, stats, the pages and their files) on a real SQLite file, with a log
+ * images, widget, trends, stats, Prometheus probes, the pages and their files) on a real SQLite file, with a log
  * file at trace level with an access line per request, and with the real Redis (shared cache,
  * rate limits, the day's secret). Requests carry a distinctive client address
  * (X-Forwarded-For with TRUST_PROXY on) and user agent; afterwards neither appears in any byte
@@ -91,6 +91,10 @@ describe('privacy', () => {
         ['/api/v1/trends', 200],
         ['/api/v1/stats', 200],
         ['/api/v1/status', 200],
+        // Prometheus probes.
+        [`/probe?target=${target}`, 200],
+        [`/api/v1/probe?target=${target}&edition=auto&query=true`, 200],
+        ['/probe', 400],
         // The pages and everything they load from the service.
         ['/', 200],
         [`/server/${encodeURIComponent(target)}`, 200],

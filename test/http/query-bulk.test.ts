@@ -275,7 +275,7 @@ describe('POST /status/bulk', () => {
   it('documents its answers in the OpenAPI document, 415 included', async () => {
     const doc = (await get('/api/v1/openapi.json')).json();
     const responses = doc.paths['/status/bulk'].post.responses;
-    expect(Object.keys(responses).sort()).toEqual(['200', '400', '413', '415', '429', '500', '503']);
+    expect(Object.keys(responses).sort()).toEqual(['200', '400', '408', '413', '415', '429', '431', '500', '503']);
     expect(JSON.stringify(responses['415'])).toContain('ErrorResponse');
   });
 

@@ -3,7 +3,9 @@ import { getEventListeners } from 'node:events';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ProbeError } from '../../src/core/errors.js';
 import { MAX_RESPONSE_BYTES } from '../../src/protocol/codec.js';
-import { connectTcp, connectUdp, probeErrorFromSocketError } from '../../src/protocol/transport.js';
+import { probeErrorFromSocketError } from '../../src/protocol/transport.js';
+import { connectTcp } from '../../src/protocol/tcp.js';
+import { connectUdp } from '../../src/protocol/udp.js';
 import { startHostileTcp, type HostileTcpServer } from './hostile.js';
 
 const servers: HostileTcpServer[] = [];

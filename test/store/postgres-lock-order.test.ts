@@ -4,7 +4,7 @@
  * arrival order is built by hand, with a third connection holding the first row and
  * pg_stat_activity showing who waits, so nothing depends on timing.
  */
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import { afterAll, expect, it } from 'vitest';
@@ -34,7 +34,7 @@ function batch(ids: string[], checkedAt: number): WriteBatch {
     serverId, edition: 'java', host: `${serverId.slice(0, 4)}.example`, port: 25565, checkedAt,
     online: true, playersOnline: 1, playersMax: 10, latencyMs: 5,
   });
-  return { checks: ids.map(check), counters: new Map(), lookups: [], expireBefore: null };
+  return { id: randomUUID(), checks: ids.map(check), counters: new Map(), lookups: [], expireBefore: null, settled: [] };
 }
 
 it('two batches with the same servers in opposite orders do not deadlock', async () => {

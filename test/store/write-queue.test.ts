@@ -40,22 +40,25 @@ describe('WriteQueue', () => {
     await vi.waitFor(() => expect(batches.flatMap((b) => b.checks)).toHaveLength(250), { timeout: 2000, interval: 10 });
     expect(batches.map((b) => b.checks.length)).toEqual([100, 150]);
     expect(batches.flatMap((b) => b.checks.map((c) => c.host))).toEqual(Array.from({ length: 250 }, (_, i) => `s${i}.example.com`));
-    expect(queue.health()).toEqual({ state: 'ok', buffered: 0, dropped: 0 });
+    expect(queue.health()).toEqual({ state: 'ok', buffered: 0, dropped: 0, deadLettered: 0 });
     await queue.stop();
   });
 
   it('retries a refusing database with growing, bounded pauses, in order, and never blocks the caller', async () => {
     const attempts: number[] = [];
     const written: string[] = [];
+    const setAside: WriteBatch[] = [];
     let refuse = true;
     const queue = new WriteQueue(
       (batch) => {
-        attempts.push(Date.now());
+        // Attempts of the rows, not the writes of nothing that ask whether the database takes any.
+        if (batch.checks.length > 0) attempts.push(Date.now());
         if (refuse) return Promise.reject(new Error('connection refused'));
         for (const c of batch.checks) written.push(c.host);
         return Promise.resolve();
       },
-      { windowMs: 5, retryMinMs: 20, retryMaxMs: 80, onError: () => {} },
+      // The database refuses every write, a batch of nothing too: an outage, never a batch to set aside.
+      { windowMs: 5, retryMinMs: 20, retryMaxMs: 80, onError: () => {}, setAside: async (batch) => void setAside.push(batch) },
     );
     for (let i = 0; i < 20; i++) queue.enqueueCheck(check(i)); // returns at once: nothing awaits the database
     await vi.waitFor(() => expect(attempts.length).toBeGreaterThanOrEqual(6), { timeout: 5000, interval: 10 });
@@ -69,7 +72,8 @@ describe('WriteQueue', () => {
     refuse = false;
     await vi.waitFor(() => expect(written).toHaveLength(30), { timeout: 5000, interval: 10 });
     expect(written).toEqual(Array.from({ length: 30 }, (_, i) => `s${i}.example.com`));
-    expect(queue.health()).toEqual({ state: 'ok', buffered: 0, dropped: 0 });
+    expect(setAside).toEqual([]);
+    expect(queue.health()).toEqual({ state: 'ok', buffered: 0, dropped: 0, deadLettered: 0 });
     await queue.stop();
   });
 
@@ -104,6 +108,14 @@ describe('WriteQueue', () => {
     await expect(queue.stop(200)).rejects.toThrow('down');
     queue.enqueueCheck(check(2)); // after stop: ignored, not buffered
     expect(queue.health().buffered).toBe(0);
+  });
+
+  it('gives up a drain after its deadline when a write never answers', async () => {
+    const queue = new WriteQueue(() => new Promise<void>(() => {}));
+    queue.enqueueCheck(check(1));
+    await expect(queue.drain(200)).rejects.toThrow('did not finish within 200 ms');
+    // And again while that write still hangs.
+    await expect(queue.drain(100)).rejects.toThrow('did not finish within 100 ms');
   });
 });
 

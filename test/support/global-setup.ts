@@ -1,5 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
+import { buildServiceIfStale } from '../../scripts/build-if-stale.mjs';
 
 /**
  * Builds the web front (dist/web) when it is missing or older than any file it was built
@@ -25,4 +26,6 @@ function buildWebIfStale(): void {
 export default function setup(): void {
   execFileSync('bash', ['scripts/services.sh', 'up'], { stdio: ['ignore', 'ignore', 'inherit'] });
   buildWebIfStale();
+  // Worker threads (the SQLite store's, the render pool's) run the built modules.
+  buildServiceIfStale();
 }

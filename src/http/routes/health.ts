@@ -4,7 +4,6 @@ import type { Clock } from '../../core/clock.js';
 import { SERVICE_NAME, SERVICE_VERSION } from '../../core/service-info.js';
 import { Type } from 'typebox';
 import { errorResponses, headers, json } from '../contract.js';
-import { CORS_HEADERS } from '../cors.js';
 
 export type DependencyState = 'ok' | 'degraded' | 'down';
 
@@ -45,17 +44,25 @@ export function healthBody(clock: Clock, dependencies?: () => DependencyHealth):
   };
 }
 
-/** Header pairs, flat: writeHead takes an array as is. */
-const HEALTH_HEADERS = [...Object.entries(CORS_HEADERS).flat(), 'cache-control', 'no-store', 'content-type', 'application/json; charset=utf-8'];
+/** Writes a health answer on a raw response. */
+export type HealthAnswer = (res: ServerResponse) => void;
 
-/** The one writer of health answers, for the route and the front (fast-status.ts) alike. */
-export function writeHealth(res: ServerResponse, body: string): void {
-  res.writeHead(200, [...HEALTH_HEADERS, 'content-length', String(Buffer.byteLength(body))]);
-  res.end(body);
+/**
+ * The one writer of health answers, for the route and the front (fast-status.ts) alike:
+ * `body`'s health, with the request steps' headers (`headerPairs`, request-steps.ts).
+ */
+export function healthAnswer(body: () => string, headerPairs: readonly string[]): HealthAnswer {
+  // Header pairs, flat: writeHead takes an array as is.
+  const fixed = [...headerPairs, 'cache-control', 'no-store', 'content-type', 'application/json; charset=utf-8'];
+  return (res) => {
+    const text = body();
+    res.writeHead(200, [...fixed, 'content-length', String(Buffer.byteLength(text))]);
+    res.end(text);
+  };
 }
 
 /** GET /status: health for uptime monitors. Never rate-limited, never cached. */
-export const healthRoutes: FastifyPluginAsyncTypebox<{ body: () => string }> = async (app, { body }) => {
+export const healthRoutes: FastifyPluginAsyncTypebox<{ answer: HealthAnswer }> = async (app, { answer }) => {
   app.get(
     '/status',
     {
@@ -73,6 +80,6 @@ export const healthRoutes: FastifyPluginAsyncTypebox<{ body: () => string }> = a
         },
       },
     },
-    (_request, reply) => writeHealth(reply.hijack().raw, body()),
+    (_request, reply) => answer(reply.hijack().raw),
   );
 };

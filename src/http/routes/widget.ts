@@ -18,6 +18,7 @@ import { SERVER_IMAGE_ERRORS } from './images.js';
 import { tierConfig } from '../rate-limit.js';
 import { binary, errorResponses, headers, text, withPathParameters } from '../contract.js';
 import { BooleanFlag } from '../schemas.js';
+import type { Tracer } from '../../core/tracing.js';
 
 const require = createRequire(import.meta.url);
 
@@ -105,6 +106,7 @@ interface WidgetRouteOptions {
   config: Config;
   lookupOptions: MediaLookupOptions;
   renderGate: RenderGate;
+  tracer: Tracer;
 }
 
 type WidgetApp = Parameters<FastifyPluginAsyncTypebox>[0];
@@ -136,7 +138,7 @@ async function widgetSource(status: StatusLookup, address: string, mode: QueryMo
 }
 
 /** GET /widget/{size}/{address}: the embeddable page. */
-function registerWidgetPage(app: WidgetApp, { status, lookupOptions, renderGate }: WidgetRouteOptions): void {
+function registerWidgetPage(app: WidgetApp, { status, lookupOptions, renderGate, tracer }: WidgetRouteOptions): void {
   app.get(
     '/widget/:size/:address',
     {
@@ -167,7 +169,7 @@ function registerWidgetPage(app: WidgetApp, { status, lookupOptions, renderGate 
       // with a trailing slash), whatever prefix a proxy put in front of it.
       const path = request.url.split('?')[0] ?? '';
       const basePath = path.endsWith('/') ? '../../..' : '../..';
-      const html = await renderGate(request, async () => widget.renderWidget(source, options, { basePath }));
+      const html = await renderGate(request, async () => tracer.spanSync('render.widget', () => widget.renderWidget(source, options, { basePath })));
       return reply
         .type('text/html; charset=utf-8')
         .header('Content-Security-Policy', widget.widgetContentSecurityPolicy())

@@ -9,6 +9,7 @@
  * would apply: earliest first_seen, newest check as the latest, highest record.
  */
 import { sql, type Kysely, type Transaction } from 'kysely';
+import { claimBatch } from '../batch-ledger.js';
 import { checkRow, HOUR_MS, type CheckRow } from '../check-row.js';
 import { SCORE_SCALE } from '../ranking.js';
 import type { Database } from '../schema.js';
@@ -73,6 +74,9 @@ async function lockServers(trx: Transaction<Database>, ids: string[]): Promise<v
 export function createPostgresBatchWriter(db: Kysely<Database>): BatchWriter {
   return (batch: WriteBatch) =>
     db.transaction().execute(async (trx) => {
+      // Recorded first: a retry of a batch committed already stops here, and one running at
+      // the same time as its earlier attempt waits on the id's row instead of writing twice.
+      if (!(await claimBatch(trx, batch))) return;
       const rows = batch.checks.map(checkRow);
       // Server rows are locked in id order, whatever order the checks came in: two instances
       // writing batches that share servers then wait for each other instead of deadlocking.

@@ -15,6 +15,11 @@
  * throughout) are kept, dropped and filled around in the same way. DDL waits at most a short
  * lock timeout, so it never queues requests behind it for long; what it could not do is done
  * on the next pass.
+ *
+ * Several instances share one database: a pass runs only while its instance holds an advisory
+ * lock (an instance that finds it taken leaves the pass to the holder), and DDL that loses a
+ * race anyway (an instance without the lock, or the migration's partitions) is checked against
+ * the catalog afterwards: a partition another instance made or dropped first is what was wanted.
  */
 import { sql, type Kysely } from 'kysely';
 import type { Maintenance, Removed, RetentionCutoffs } from '../maintenance.js';
@@ -29,6 +34,14 @@ const DAYS_BEHIND = 1;
 const LOCK_TIMEOUT = '500ms';
 /** PostgreSQL's SQLSTATE for a lock timeout. */
 const LOCK_NOT_AVAILABLE = '55P03';
+/**
+ * What DDL racing another session's raises: the table exists (42P07; its row type 42710, or
+ * 23505 on the catalog's unique indexes when both create it at once), it overlaps a partition
+ * attached meanwhile (42P17), it is attached already (42809), it is gone (42P01).
+ */
+const LOST_RACE = new Set(['42P07', '42710', '23505', '42P17', '42809', '42P01']);
+/** The advisory lock key of a maintenance pass ('observ' in ASCII), the same on every instance. */
+const PASS_LOCK = 0x6f6273657276;
 /** Servers forgotten per statement. */
 const SERVERS_PER_DELETE = 1_000;
 /** 1970-01-05, the first Monday since the epoch (days): spans start at it (a week: on Mondays). */
@@ -89,7 +102,7 @@ async function createPartition<DB>(db: Kysely<DB>, table: PartitionedTable, firs
   const from = sql.lit(firstDay * table.perDay);
   const to = sql.lit(endDay * table.perDay);
   await inTransaction(db, async (trx) => {
-    await sql`CREATE TABLE ${name} (LIKE ${parent} INCLUDING DEFAULTS INCLUDING CONSTRAINTS)`.execute(trx);
+    await sql`CREATE TABLE IF NOT EXISTS ${name} (LIKE ${parent} INCLUDING DEFAULTS INCLUDING CONSTRAINTS)`.execute(trx);
     await sql`WITH moved AS (DELETE FROM ${fallback} WHERE ${column} >= ${from} AND ${column} < ${to} RETURNING *)
       INSERT INTO ${name} SELECT * FROM moved`.execute(trx);
     await sql`ALTER TABLE ${parent} ATTACH PARTITION ${name} FOR VALUES FROM (${from}) TO (${to})`.execute(trx);
@@ -130,8 +143,17 @@ export async function ensurePartitions<DB>(
       const spanEnd = spanStart(table, day) + table.spanDays;
       let gapEnd = day + 1;
       while (gapEnd < spanEnd && !covered(gapEnd)) gapEnd++;
-      await createPartition(db, table, day, gapEnd);
-      have.push({ name: '', from: day * table.perDay, to: gapEnd * table.perDay });
+      try {
+        await createPartition(db, table, day, gapEnd);
+        have.push({ name: '', from: day * table.perDay, to: gapEnd * table.perDay });
+      } catch (error) {
+        const code = sqlState(error);
+        if (db.isTransaction || (code !== LOCK_NOT_AVAILABLE && !LOST_RACE.has(code))) throw error;
+        // Another session made a partition here first: fine if the days are covered now. A
+        // lock not had in time: the next pass makes it.
+        have.splice(0, have.length, ...(await partitionsOf(db, table)));
+        if (!covered(day) && code !== LOCK_NOT_AVAILABLE) throw error;
+      }
       day = gapEnd;
     }
   }
@@ -145,11 +167,13 @@ async function dropOldPartitions<DB>(db: Kysely<DB>, cutoffs: RetentionCutoffs):
     for (const partition of await partitionsOf(db, table)) {
       if (partition.to > cutoff) continue;
       try {
-        await inTransaction(db, (trx) => sql`DROP TABLE ${sql.id(partition.name)}`.execute(trx).then(() => {}));
+        await inTransaction(db, (trx) => sql`DROP TABLE IF EXISTS ${sql.id(partition.name)}`.execute(trx).then(() => {}));
         dropped += 1;
       } catch (error) {
-        // A long query held the table past the lock timeout: the next pass drops it.
-        if ((error as { code?: unknown }).code !== LOCK_NOT_AVAILABLE) throw error;
+        // A long query held the table past the lock timeout: the next pass drops it. Another
+        // session dropped it first: gone, as wanted.
+        const code = sqlState(error);
+        if (code !== LOCK_NOT_AVAILABLE && code !== '42P01') throw error;
       }
     }
     await sql`DELETE FROM ${sql.id(`${table.name}_default`)} WHERE ${sql.id(table.column)} < ${cutoff}`.execute(db);
@@ -157,21 +181,50 @@ async function dropOldPartitions<DB>(db: Kysely<DB>, cutoffs: RetentionCutoffs):
   return dropped;
 }
 
+function sqlState(error: unknown): string {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' ? code : '';
+}
+
+/**
+ * Runs `pass` on one connection while it holds the pass's advisory lock; null when another
+ * session holds it (its pass does the same work). A session lock, so the pass's transactions
+ * run inside it; it goes with the connection if that breaks.
+ */
+async function whileLocked<T>(db: Kysely<Database>, pass: (conn: Kysely<Database>) => Promise<T>): Promise<T | null> {
+  return db.connection().execute(async (conn) => {
+    const { rows } = await sql<{ locked: boolean }>`SELECT pg_try_advisory_lock(${PASS_LOCK}) AS locked`.execute(conn);
+    if (!rows[0]?.locked) return null;
+    try {
+      return await pass(conn);
+    } finally {
+      await sql`SELECT pg_advisory_unlock(${PASS_LOCK})`.execute(conn);
+    }
+  });
+}
+
 export function postgresMaintenance(db: Kysely<Database>): Maintenance {
   return {
     async run(cutoffs: RetentionCutoffs, now: number, signal: AbortSignal): Promise<Removed> {
-      const today = Math.floor(now / DAY_MS);
-      await ensurePartitions(db, today - DAYS_BEHIND, today + DAYS_AHEAD);
-      const removed = { partitions: await dropOldPartitions(db, cutoffs), servers: 0 };
-      while (!signal.aborted) {
-        const result = await db
-          .deleteFrom('servers')
-          .where('sid', 'in', (eb) => eb.selectFrom('servers').select('sid').where('last_seen', '<', cutoffs.serversBefore).limit(SERVERS_PER_DELETE))
-          .executeTakeFirst();
-        removed.servers += Number(result.numDeletedRows);
-        if (Number(result.numDeletedRows) < SERVERS_PER_DELETE) break;
-      }
-      return removed;
+      // Another instance's pass is running: it does the same work.
+      const removed = await whileLocked(db, (conn) => maintain(conn, cutoffs, now, signal));
+      return removed ?? { skipped: 1 };
     },
   };
+}
+
+/** One pass: partitions ahead, then partitions and servers past retention. */
+async function maintain(db: Kysely<Database>, cutoffs: RetentionCutoffs, now: number, signal: AbortSignal): Promise<Removed> {
+  const today = Math.floor(now / DAY_MS);
+  await ensurePartitions(db, today - DAYS_BEHIND, today + DAYS_AHEAD);
+  const removed = { partitions: await dropOldPartitions(db, cutoffs), servers: 0 };
+  while (!signal.aborted) {
+    const result = await db
+      .deleteFrom('servers')
+      .where('sid', 'in', (eb) => eb.selectFrom('servers').select('sid').where('last_seen', '<', cutoffs.serversBefore).limit(SERVERS_PER_DELETE))
+      .executeTakeFirst();
+    removed.servers += Number(result.numDeletedRows);
+    if (Number(result.numDeletedRows) < SERVERS_PER_DELETE) break;
+  }
+  return removed;
 }

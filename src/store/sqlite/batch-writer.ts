@@ -8,6 +8,7 @@
  * `clients_24h` = its number of look-up rows, with the trend score in step. A check new to
  * the raw table (one per server and millisecond) adds to its hour's rollup row.
  */
+import { sqliteBatchClaim } from '../batch-ledger.js';
 import { checkRow } from '../check-row.js';
 import { SCORE_SCALE } from '../ranking.js';
 import type { WriteBatch } from '../write-queue.js';
@@ -70,21 +71,36 @@ function lookupStatements(database: SqliteConnection) {
   };
 }
 
-/** Writes one batch in one transaction, or none of it. */
-export function createSqliteBatchWriter(database: SqliteConnection): (batch: WriteBatch) => void {
+/** Writes one batch in one transaction, or none of it; `beforeCommit` may still refuse it (by throwing). */
+export function createSqliteBatchWriter(database: SqliteConnection, beforeCommit: () => void): (batch: WriteBatch) => void {
+  let write = prepareBatch(database, beforeCommit);
+  return (batch) => {
+    try {
+      write.immediate(batch);
+    } catch (error) {
+      // libsql leaves a statement whose get() failed failing at every later call: the next
+      // batch gets statements prepared anew.
+      write = prepareBatch(database, beforeCommit);
+      throw error;
+    }
+  };
+}
+
+function prepareBatch(database: SqliteConnection, beforeCommit: () => void) {
   const servers = serverStatements(database);
   const lookups = lookupStatements(database);
   const addCounter = database.prepare(
     'INSERT INTO counters (name, value) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET value = counters.value + excluded.value',
   );
 
-  const write = database.transaction((batch: WriteBatch) => {
+  const claim = sqliteBatchClaim(database);
+
+  return database.transaction((batch: WriteBatch) => {
+    // A retry of a batch committed already (its answer lost with the worker) changes nothing.
+    if (!claim(batch)) return;
     for (const check of batch.checks) {
       const row = checkRow(check);
       const { sid } = servers.upsert.get(row) as { sid: number };
-      // Each statement gets a literal of its own parameters, which the binding reads by name: a
-      // spread of the row plus properties gives a hidden class per object on Node 20
-      // (docs/performance.md, "Kept objects in one shape").
       const inserted = servers.insertCheck.run({
         sid,
         checkedAt: row.checkedAt,
@@ -114,8 +130,6 @@ export function createSqliteBatchWriter(database: SqliteConnection): (batch: Wri
       for (const [id, n] of gone) lookups.removeClients.run({ id, n });
     }
     for (const [name, n] of batch.counters) addCounter.run(name, n);
+    beforeCommit();
   });
-  return (batch) => {
-    write.immediate(batch);
-  };
 }

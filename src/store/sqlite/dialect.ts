@@ -10,9 +10,18 @@
  * that finished before the query was sent, so what a flush wrote is read back at once. The
  * reader's thread starts with the first such SELECT after `openReads()` (the store calls it once
  * migrated); until it is up, the writer runs them, so that no read waits for a thread to start.
+ *
+ * A transaction belongs to the writer's thread it began on: should that thread stop, the rest
+ * of the transaction fails (SQLite rolled it back) rather than run in autocommit on the next
+ * thread, and the caller sees the error that stopped it. A query through the database (not the
+ * transaction) inside a transaction's callback would wait forever for the writer the
+ * transaction holds: it throws instead (see `kysely()`).
  */
+import { AsyncLocalStorage } from 'node:async_hooks';
 import {
   CompiledQuery,
+  Kysely,
+  TransactionBuilder,
   SelectQueryNode,
   SqliteAdapter,
   SqliteIntrospector,
@@ -21,11 +30,24 @@ import {
   type DatabaseIntrospector,
   type Dialect,
   type Driver,
-  type Kysely,
   type QueryResult,
 } from 'kysely';
 import type { QueryAnswer } from './protocol.js';
-import type { SqliteWorker } from './worker-client.js';
+import type { RequestOptions, SqliteWorker } from './worker-client.js';
+
+/** Longest a statement may run before the schema is migrated: a migration copies whole tables. */
+const MIGRATION_DEADLINE_MS = 60 * 60_000;
+
+/** A query through the database inside one of its transactions on SQLite. */
+export class SqliteReentrantUseError extends Error {
+  readonly code = 'SQLITE_REENTRANT_USE';
+  constructor() {
+    super(
+      'a query through the database inside one of its transactions would wait forever for the SQLite writer that transaction holds: use the transaction (trx), not the database',
+    );
+    this.name = 'SqliteReentrantUseError';
+  }
+}
 
 /** A first-come, first-served lock. */
 class FairLock {
@@ -57,8 +79,8 @@ class FairLock {
   }
 }
 
-async function run<R>(worker: SqliteWorker, compiled: CompiledQuery): Promise<QueryResult<R>> {
-  const answer = (await worker.request({ op: 'query', sql: compiled.sql, params: compiled.parameters })) as QueryAnswer;
+async function run<R>(worker: SqliteWorker, compiled: CompiledQuery, options: RequestOptions): Promise<QueryResult<R>> {
+  const answer = (await worker.request({ op: 'query', sql: compiled.sql, params: compiled.parameters }, options)) as QueryAnswer;
   return {
     rows: answer.rows as R[],
     ...(answer.changes === undefined ? {} : { numAffectedRows: BigInt(answer.changes) }),
@@ -71,18 +93,42 @@ async function run<R>(worker: SqliteWorker, compiled: CompiledQuery): Promise<Qu
  * lock only when it needs the writer, and keeps it until released.
  */
 class RoutedConnection implements DatabaseConnection {
-  inTransaction = false;
+  /** The generation of the writer's thread the open transaction began on; null: none open. */
+  private transaction: number | null = null;
   private holding = false;
 
   constructor(private readonly stores: SqliteStores) {}
 
   async executeQuery<R>(compiled: CompiledQuery): Promise<QueryResult<R>> {
-    if (!this.inTransaction && SelectQueryNode.is(compiled.query)) {
-      const reader = readerNow(this.stores);
-      if (reader) return run<R>(reader, compiled);
+    const { stores } = this;
+    const deadline = { deadlineMs: stores.readsOpen ? stores.writer.deadlineMs : MIGRATION_DEADLINE_MS };
+    if (this.transaction === null) {
+      if (stores.scope.getStore()?.open) throw new SqliteReentrantUseError();
+      if (SelectQueryNode.is(compiled.query)) {
+        const reader = readerNow(stores);
+        if (reader) return run<R>(reader, compiled, deadline);
+      }
     }
     await this.holdWriter();
-    return run<R>(this.stores.writer, compiled);
+    return run<R>(stores.writer, compiled, this.transaction === null ? deadline : { ...deadline, generation: this.transaction });
+  }
+
+  /** Begins a transaction on the writer's current thread, and binds the connection to it. */
+  async begin(): Promise<void> {
+    await this.holdWriter();
+    this.transaction = await this.stores.writer.generation();
+    await this.executeQuery(CompiledQuery.raw('begin'));
+  }
+
+  /** Rolls back, unless the thread the transaction began on is gone: SQLite rolled it back then. */
+  async rollback(): Promise<void> {
+    const generation = this.transaction;
+    if (generation === null || this.stores.writer.running !== generation) return;
+    await this.executeQuery(CompiledQuery.raw('rollback'));
+  }
+
+  ended(): void {
+    this.transaction = null;
   }
 
   async holdWriter(): Promise<void> {
@@ -111,19 +157,24 @@ class WorkerDriver implements Driver {
   }
 
   async beginTransaction(connection: DatabaseConnection): Promise<void> {
-    (connection as RoutedConnection).inTransaction = true;
-    await connection.executeQuery(CompiledQuery.raw('begin'));
+    await (connection as RoutedConnection).begin();
   }
 
   async commitTransaction(connection: DatabaseConnection): Promise<void> {
     await connection.executeQuery(CompiledQuery.raw('commit'));
+    (connection as RoutedConnection).ended();
   }
 
   async rollbackTransaction(connection: DatabaseConnection): Promise<void> {
-    await connection.executeQuery(CompiledQuery.raw('rollback'));
+    try {
+      await (connection as RoutedConnection).rollback();
+    } finally {
+      (connection as RoutedConnection).ended();
+    }
   }
 
   async releaseConnection(connection: DatabaseConnection): Promise<void> {
+    (connection as RoutedConnection).ended();
     (connection as RoutedConnection).release();
   }
 
@@ -145,12 +196,18 @@ function readerNow(stores: SqliteStores): SqliteWorker | null {
   return null;
 }
 
-/** The two connections, the writer's lock, and whether reads go to the reader yet. */
+/** Marks the code a transaction's callback runs (and what it starts) while the transaction is open. */
+interface TransactionScope {
+  open: boolean;
+}
+
+/** The two connections, the writer's lock, whether reads go to the reader yet, and the transactions' scope. */
 export interface SqliteStores {
   writer: SqliteWorker;
   reader: SqliteWorker;
   lock: FairLock;
   readsOpen: boolean;
+  scope: AsyncLocalStorage<TransactionScope>;
 }
 
 export interface SqliteDialect {
@@ -161,11 +218,35 @@ export interface SqliteDialect {
   openReads(): void;
   /** Runs a read (a history's sums) on the reader once it is up, on the writer until then. */
   read<T>(work: (worker: SqliteWorker) => Promise<T>): Promise<T>;
+  /** A Kysely on this dialect whose transactions detect re-entrant use (`SqliteReentrantUseError`). */
+  kysely<DB>(): Kysely<DB>;
+}
+
+/** Wraps a transaction builder so that its callback runs in an open `scope`, closed when the transaction ends. */
+function scoped<DB>(builder: TransactionBuilder<DB>, scope: AsyncLocalStorage<TransactionScope>): TransactionBuilder<DB> {
+  return new Proxy(builder, {
+    get(target, property) {
+      const value: unknown = Reflect.get(target, property, target);
+      if (property === 'execute') {
+        return <T>(callback: (trx: Parameters<Parameters<TransactionBuilder<DB>['execute']>[0]>[0]) => Promise<T>) => {
+          const mark: TransactionScope = { open: true };
+          return target.execute((trx) => scope.run(mark, () => callback(trx))).finally(() => {
+            mark.open = false;
+          });
+        };
+      }
+      if (typeof value !== 'function') return value;
+      return (...args: unknown[]) => {
+        const result: unknown = (value as (...a: unknown[]) => unknown).apply(target, args);
+        return result instanceof TransactionBuilder ? scoped(result as TransactionBuilder<DB>, scope) : result;
+      };
+    },
+  });
 }
 
 export function createSqliteDialect(writer: SqliteWorker, reader: SqliteWorker = writer): SqliteDialect {
-  const stores: SqliteStores = { writer, reader, lock: new FairLock(), readsOpen: false };
-  return {
+  const stores: SqliteStores = { writer, reader, lock: new FairLock(), readsOpen: false, scope: new AsyncLocalStorage() };
+  const sqlite: SqliteDialect = {
     dialect: {
       createDriver: () => new WorkerDriver(stores),
       createQueryCompiler: () => new SqliteQueryCompiler(),
@@ -180,5 +261,12 @@ export function createSqliteDialect(writer: SqliteWorker, reader: SqliteWorker =
       const reader = readerNow(stores);
       return reader ? work(reader) : stores.lock.with(() => work(writer));
     },
+    kysely<DB>() {
+      const db = new Kysely<DB>({ dialect: sqlite.dialect });
+      const transaction = db.transaction.bind(db);
+      db.transaction = () => scoped(transaction(), stores.scope);
+      return db;
+    },
   };
+  return sqlite;
 }

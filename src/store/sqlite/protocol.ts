@@ -5,6 +5,7 @@
  */
 import type { WriteBatch } from '../write-queue.js';
 import type { HistoryRequest } from './history-reader.js';
+import type { WatchRequest } from './watch-ops.js';
 
 /** What the worker is started with. */
 export interface SqliteWorkerData {
@@ -13,6 +14,8 @@ export interface SqliteWorkerData {
   path: string;
   /** `writer`: sets the file up (WAL, auto-vacuum) and runs everything; `reader`: SELECTs only. */
   role: 'writer' | 'reader';
+  /** Shared with the main thread: see commit-gate.ts. */
+  gate: Int32Array;
 }
 
 /** One maintenance step: retention over the servers after `afterSid`, for at most `budgetMs`. */
@@ -33,11 +36,17 @@ export interface PruneStepResult {
   checks: number;
   hours: number;
   servers: number;
+  /** The most rows one of the step's DELETEs removed. */
+  mostPerStatement: number;
+  /** How long the step held the connection, its commit included (ms). */
+  ms: number;
 }
 
 export type SqliteRequest =
   | { op: 'query'; sql: string; params: readonly unknown[] }
   | { op: 'batch'; batch: WriteBatch }
+  /** One watch transaction, BEGIN to COMMIT (watch-ops.ts). */
+  | ({ op: 'watch' } & WatchRequest)
   | { op: 'prune'; step: PruneStep }
   /** A server's history, summed by bucket (history-reader.ts). */
   | ({ op: 'history' } & HistoryRequest)

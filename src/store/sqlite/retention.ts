@@ -2,8 +2,10 @@
  * Retention on SQLite, run in the store's worker thread one short step at a time. The raw and
  * hourly tables are clustered by (server, time), so a server's old rows are one range at the
  * front of its part of the table: a step walks servers in sid order and deletes each one's
- * range, within a time budget, in one transaction. Between steps the connection serves
- * reads and group commits (the store releases it), so retention never holds either for long.
+ * range in one transaction, at most ROWS_PER_STATEMENT rows a statement and ROWS_PER_STEP a
+ * step, and ends early once its time budget is spent; a step that ends inside a server's range
+ * leaves the rest to the next. Between steps the connection serves reads and group commits (the
+ * store releases it), so retention never holds either for long, whatever the backlog.
  */
 import { performance } from 'node:perf_hooks';
 import { pragmaValue, type SqliteConnection } from './binding.js';
@@ -11,36 +13,86 @@ import type { PruneStep, PruneStepResult } from './protocol.js';
 
 /** Servers read per round of a step; a step goes on while its budget lasts. */
 const SERVERS_PER_ROUND = 64;
+/** Rows one DELETE removes at most. */
+export const ROWS_PER_STATEMENT = 500;
+/** Rows one step removes at most. */
+export const ROWS_PER_STEP = 2_000;
 
-export function createSqlitePruner(database: SqliteConnection): (step: PruneStep) => PruneStepResult {
+/**
+ * Deletes the oldest rows of a server before a cutoff, at most ?3 of them: those before the
+ * (?3 + 1)-th oldest such row, or all of them when there are no more than ?3.
+ */
+function boundedDelete(table: 'checks' | 'check_hours', time: 'checked_at' | 'hour'): string {
+  return `DELETE FROM ${table} WHERE server = ?1 AND ${time} < coalesce(
+    (SELECT ${time} FROM ${table} WHERE server = ?1 AND ${time} < ?2 ORDER BY ${time} LIMIT 1 OFFSET ?3), ?2)`;
+}
+
+/** A retention step; `beforeCommit` may still refuse it (by throwing), and then nothing of it is removed. */
+export function createSqlitePruner(database: SqliteConnection, beforeCommit: () => void): (step: PruneStep) => PruneStepResult {
   const next = database.prepare('SELECT sid, last_seen FROM servers WHERE sid > ? ORDER BY sid LIMIT ?');
-  const checks = database.prepare('DELETE FROM checks WHERE server = ? AND checked_at < ?');
-  const hours = database.prepare('DELETE FROM check_hours WHERE server = ? AND hour < ?');
+  const checks = database.prepare(boundedDelete('checks', 'checked_at'));
+  const hours = database.prepare(boundedDelete('check_hours', 'hour'));
   const server = database.prepare('DELETE FROM servers WHERE sid = ?');
 
   const run = database.transaction((step: PruneStep): PruneStepResult => {
-    const result: PruneStepResult = { lastSid: step.afterSid, checks: 0, hours: 0, servers: 0 };
+    const result: PruneStepResult = { lastSid: step.afterSid, checks: 0, hours: 0, servers: 0, mostPerStatement: 0, ms: 0 };
     const until = performance.now() + step.budgetMs;
-    do {
+    let removed = 0;
+    const spent = () => removed >= ROWS_PER_STEP || performance.now() >= until;
+    /** Deletes a range a statement at a time; false when the step ended before the range did. */
+    const range = (statement: typeof checks, sid: number, before: number, kind: 'checks' | 'hours'): boolean => {
+      for (;;) {
+        const limit = Math.min(ROWS_PER_STATEMENT, ROWS_PER_STEP - removed);
+        const n = statement.run(sid, before, limit).changes;
+        removed += n;
+        result[kind] += n;
+        result.mostPerStatement = Math.max(result.mostPerStatement, n);
+        if (n < limit) return true;
+        if (spent()) return false;
+      }
+    };
+    for (;;) {
       const rows = next.all(result.lastSid, SERVERS_PER_ROUND) as Array<{ sid: number; last_seen: number }>;
       for (const { sid, last_seen: lastSeen } of rows) {
         // A server not checked since serversBefore has no row left after its two ranges.
         const forget = lastSeen < step.serversBefore;
-        result.checks += checks.run(sid, forget ? Number.MAX_SAFE_INTEGER : step.checksBefore).changes;
-        result.hours += hours.run(sid, forget ? Number.MAX_SAFE_INTEGER : step.hoursBefore).changes;
+        const done =
+          range(checks, sid, forget ? Number.MAX_SAFE_INTEGER : step.checksBefore, 'checks') &&
+          range(hours, sid, forget ? Number.MAX_SAFE_INTEGER : step.hoursBefore, 'hours');
+        if (!done) {
+          // The next step starts at this server again.
+          result.lastSid = sid - 1;
+          beforeCommit();
+          return result;
+        }
         if (forget) result.servers += server.run(sid).changes;
+        result.lastSid = sid;
+        if (spent()) {
+          beforeCommit();
+          return result;
+        }
       }
-      if (rows.length < SERVERS_PER_ROUND) return { ...result, lastSid: null };
-      result.lastSid = rows[rows.length - 1]!.sid;
-    } while (performance.now() < until);
-    return result;
+      if (rows.length < SERVERS_PER_ROUND) {
+        beforeCommit();
+        return { ...result, lastSid: null };
+      }
+    }
   });
-  return (step) => run.immediate(step);
+  return (step) => {
+    const started = performance.now();
+    const result = run.immediate(step);
+    return { ...result, ms: performance.now() - started };
+  };
 }
 
 /** Gives up to `pages` free pages back to the file system; returns how many stay free. */
-export function vacuumStep(database: SqliteConnection, pages: number): number {
-  // exec, not run(): the pragma frees one page per step of its statement.
-  database.exec(`PRAGMA incremental_vacuum(${Math.max(1, Math.floor(pages))})`);
+export function vacuumStep(database: SqliteConnection, pages: number, beforeCommit: () => void): number {
+  database
+    .transaction(() => {
+      // exec, not run(): the pragma frees one page per step of its statement.
+      database.exec(`PRAGMA incremental_vacuum(${Math.max(1, Math.floor(pages))})`);
+      beforeCommit();
+    })
+    .immediate();
   return Number(pragmaValue(database, 'freelist_count'));
 }

@@ -1,12 +1,21 @@
 /**
  * The main thread's end of the SQLite worker (worker.ts): requests with ids, answers matched
- * back. The worker keeps the process alive only while a request waits for it. Should it stop
- * (an uncaught error), the requests in flight fail, as a lost connection's would, and the
- * next request starts a new one on the same file.
+ * back. The worker keeps the process alive only while a request waits for it.
+ *
+ * Every request has a deadline. A worker that has not answered by then is stopped: the
+ * requests in flight fail, saying so, and none of them commits (commit-gate.ts: the one that
+ * had already begun to commit is answered instead); the thread closes its connection once its
+ * current statement returns, which rolls back what it had open. A thread is never terminated
+ * from outside: a native binding interrupted inside a call can take the process down with it.
+ * Should a thread stop (stopped, or an uncaught error), the next request starts a new one on
+ * the same file, after a pause that doubles with each stop in a row. Each thread is a new
+ * generation: a request bound to one (a statement of a transaction begun there) fails rather
+ * than run on a later one, where it would run outside its transaction.
  */
 import type { Worker } from 'node:worker_threads';
 import { startModuleWorker } from '../../core/module-worker.js';
 import type { SqliteBinding } from './binding.js';
+import { newCommitGate, requestTag, stopGate, type CommitGate } from './commit-gate.js';
 import { checkSqliteFile } from './connection.js';
 import type { SqliteRequest, SqliteResponse, SqliteWorkerData, WorkerError } from './protocol.js';
 
@@ -20,25 +29,56 @@ export class SqliteWorkerError extends Error {
   }
 }
 
+/** The worker stopped, or was stopped, before it answered: nothing of the request was committed. */
+export class SqliteWorkerStoppedError extends SqliteWorkerError {
+  constructor(message: string) {
+    super({ name: 'SqliteWorkerStoppedError', message, code: 'SQLITE_WORKER_STOPPED' });
+  }
+}
+
 interface Pending {
   resolve: (value: unknown) => void;
   reject: (error: Error) => void;
+  timer: NodeJS.Timeout;
+  /** The thread it was sent to. */
+  worker: Worker;
 }
+
+export interface RequestOptions {
+  /** Only on this generation of the thread (a transaction's statements); fails on any other. */
+  generation?: number;
+  /** Longest wait for the answer (default: the worker's `deadlineMs`). */
+  deadlineMs?: number;
+}
+
+/** Longest a request waits for its answer unless told otherwise. */
+export const REQUEST_DEADLINE_MS = 30_000;
+/** Pause before a new thread after a stop, doubling with each stop in a row up to the maximum. */
+const RESTART_MIN_MS = 100;
+const RESTART_MAX_MS = 5_000;
 
 /** The worker's heap holds one batch or one answer at a time. */
 const RESOURCE_LIMITS = { maxYoungGenerationSizeMb: 4, maxOldGenerationSizeMb: 256 };
 
 export class SqliteWorker {
   private worker: Worker | null = null;
+  private gate: CommitGate | null = null;
   private ready: Promise<void> | null = null;
   /** The thread has started and opened its connection: a request now waits for no start. */
   private answering = false;
   private readonly pending = new Map<number, Pending>();
   private nextId = 1;
   private closed = false;
+  /** Threads started so far: the current one's generation. */
+  private started = 0;
+  /** Stops in a row (no answer since), and when the next thread may start. */
+  private stops = 0;
+  private restartAt = 0;
+  /** Default deadline of a request (ms). */
+  deadlineMs = REQUEST_DEADLINE_MS;
 
   private constructor(
-    private readonly data: SqliteWorkerData,
+    private readonly data: Omit<SqliteWorkerData, 'gate'>,
     private readonly onError: (error: unknown) => void,
   ) {}
 
@@ -71,15 +111,68 @@ export class SqliteWorker {
     if (this.worker === null && !this.closed) this.spawn().catch(() => {});
   }
 
-  async request(request: SqliteRequest): Promise<unknown> {
+  /** The generation of the thread that runs now; null while none does. */
+  get running(): number | null {
+    return this.worker === null ? null : this.started;
+  }
+
+  /** The generation of the running thread, started (after its pause, if one stopped) if none runs. */
+  async generation(): Promise<number> {
     if (this.closed) throw new SqliteWorkerError({ name: 'Error', message: 'the SQLite store is closed' });
-    if (!this.worker) await this.spawn();
-    else await this.ready;
+    if (!this.worker) {
+      const pause = this.restartAt - Date.now();
+      if (pause > 0) await new Promise((resolve) => setTimeout(resolve, pause));
+      if (!this.worker) await this.spawn();
+      else await this.ready;
+    } else await this.ready;
+    return this.started;
+  }
+
+  async request(request: SqliteRequest, options: RequestOptions = {}): Promise<unknown> {
+    const bound = options.generation;
+    if (bound !== undefined && this.running !== bound) throw lostTransaction();
+    let worker: Worker | null = null;
+    while (worker === null) {
+      const generation = await this.generation();
+      if (bound !== undefined && generation !== bound) throw lostTransaction();
+      // Null when the thread stopped while this request waited for it to start.
+      if (this.started === generation) worker = this.worker;
+    }
     const id = this.nextId++;
-    const answer = new Promise<unknown>((resolve, reject) => this.pending.set(id, { resolve, reject }));
-    if (this.pending.size === 1) this.worker!.ref();
-    this.worker!.postMessage({ id, request });
+    const deadlineMs = options.deadlineMs ?? this.deadlineMs;
+    const answer = new Promise<unknown>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        if (this.worker !== worker) return; // stopped already; its thread answers or exits
+        this.stop(new SqliteWorkerStoppedError(`the SQLite worker did not answer a ${request.op} within ${deadlineMs} ms: it was stopped, and nothing of it was committed`));
+      }, deadlineMs);
+      timer.unref();
+      this.pending.set(id, { resolve, reject, timer, worker });
+    });
+    worker.ref();
+    worker.postMessage({ id, request });
     return answer;
+  }
+
+  /**
+   * Stops the thread, as a crash would but without interrupting a call into SQLite: the
+   * requests in flight fail with `error` and commit nothing (but the one that had begun to
+   * commit, which is answered), the thread closes its connection once its current statement
+   * returns, rolling back what it had open, and the next request starts a new thread.
+   */
+  stop(error: Error): void {
+    const worker = this.worker;
+    if (!worker) return;
+    const committing = stopGate(this.gate!);
+    this.lost();
+    for (const [id, waiting] of this.pending) {
+      if (waiting.worker !== worker || requestTag(id) === committing) continue;
+      this.pending.delete(id);
+      clearTimeout(waiting.timer);
+      waiting.reject(error);
+    }
+    this.unrefIfIdle(worker);
+    // Wakes the thread if it waits for a request: it finds itself stopped and closes.
+    worker.postMessage({ id: 0, request: { op: 'close' } });
   }
 
   /** Closes the connection and waits for the thread to end: only then is the file let go (its log checkpointed and removed). */
@@ -96,9 +189,23 @@ export class SqliteWorker {
     this.closed = true;
   }
 
+  /** The thread is gone: the next one starts after a pause that grows with each stop in a row. */
+  private lost(): void {
+    this.worker = null;
+    this.gate = null;
+    this.answering = false;
+    if (this.closed) return;
+    this.stops += 1;
+    this.restartAt = Date.now() + Math.min(RESTART_MAX_MS, RESTART_MIN_MS * 2 ** Math.min(16, this.stops - 1));
+  }
+
   private spawn(): Promise<void> {
-    const worker = startModuleWorker(import.meta.url, 'worker', { workerData: this.data, resourceLimits: RESOURCE_LIMITS });
+    const gate = newCommitGate();
+    const workerData: SqliteWorkerData = { ...this.data, gate };
+    const worker = startModuleWorker('store/sqlite/worker', { workerData, resourceLimits: RESOURCE_LIMITS });
     this.worker = worker;
+    this.gate = gate;
+    this.started += 1;
     worker.unref();
     this.ready = new Promise<void>((resolve, reject) => {
       let started = false;
@@ -115,12 +222,9 @@ export class SqliteWorker {
         if (started && !this.closed) this.onError(error);
       });
       worker.once('exit', (code) => {
-        if (this.worker === worker) {
-          this.worker = null;
-          this.answering = false;
-        }
         reject(new Error(`the SQLite worker exited (${code}) before it was ready`));
-        this.failPending(new SqliteWorkerError({ name: 'Error', message: `the SQLite worker stopped (exit code ${code})` }));
+        if (this.worker === worker) this.lost();
+        this.failPending(worker, new SqliteWorkerStoppedError(`the SQLite worker stopped (exit code ${code}): nothing it had not committed was kept`));
       });
     });
     return this.ready;
@@ -130,14 +234,29 @@ export class SqliteWorker {
     const waiting = this.pending.get(response.id);
     if (!waiting) return;
     this.pending.delete(response.id);
-    if (this.pending.size === 0) this.worker?.unref();
+    clearTimeout(waiting.timer);
+    this.unrefIfIdle(waiting.worker);
+    this.stops = 0;
     if (response.ok) waiting.resolve(response.value);
     else waiting.reject(new SqliteWorkerError(response.error));
   }
 
-  private failPending(error: Error): void {
-    const waiting = [...this.pending.values()];
-    this.pending.clear();
-    for (const { reject } of waiting) reject(error);
+  /** A thread waited on by no request does not keep the process alive. */
+  private unrefIfIdle(worker: Worker): void {
+    for (const waiting of this.pending.values()) if (waiting.worker === worker) return;
+    worker.unref();
   }
+
+  private failPending(worker: Worker, error: Error): void {
+    for (const [id, waiting] of this.pending) {
+      if (waiting.worker !== worker) continue;
+      this.pending.delete(id);
+      clearTimeout(waiting.timer);
+      waiting.reject(error);
+    }
+  }
+}
+
+function lostTransaction(): SqliteWorkerStoppedError {
+  return new SqliteWorkerStoppedError('the SQLite worker stopped during this transaction: none of it was committed, and it cannot go on');
 }

@@ -12,6 +12,8 @@ import type { QueryAnswer, SqliteRequest, SqliteResponse, SqliteWorkerData, Work
 import { createSqlitePruner, vacuumStep } from './retention.js';
 import { configureConnection } from './connection.js';
 import { createHistoryReader } from './history-reader.js';
+import { beginCommit, COMMIT_STATEMENT, DATA_CHANGE_STATEMENT, isStopped, requestTag } from './commit-gate.js';
+import { createWatchRunner } from './watch-ops.js';
 
 /** Prepared statements kept; the store uses a few dozen texts. */
 const STATEMENT_CACHE_SIZE = 256;
@@ -34,6 +36,26 @@ const statements = new LRUCache<string, Statement>({ max: STATEMENT_CACHE_SIZE }
 let writeBatch: ReturnType<typeof createSqliteBatchWriter> | null = null;
 let prune: ReturnType<typeof createSqlitePruner> | null = null;
 let readHistory: ReturnType<typeof createHistoryReader> | null = null;
+let watchRunner: ReturnType<typeof createWatchRunner> | null = null;
+
+/** The tag (commit-gate.ts) of the request being handled. */
+let tag = 0;
+/** Called by every transaction of the writer just before it commits: throws once the main thread stopped this worker. */
+const beforeCommit = () => beginCommit(data.gate, tag);
+
+
+function run(statement: Statement, params: readonly unknown[]): QueryAnswer {
+  if (statement.reader) return { rows: statement.all(params) as Record<string, unknown>[] };
+  const { changes, lastInsertRowid } = statement.run(params);
+  return { rows: [], changes, lastInsertRowid: Number(lastInsertRowid) };
+}
+
+/** A change in autocommit, run in a transaction of its own so that its commit passes the gate. */
+const runGated = database.transaction((statement: Statement, params: readonly unknown[]) => {
+  const answer = run(statement, params);
+  beforeCommit();
+  return answer;
+});
 
 function query(sql: string, params: readonly unknown[]): QueryAnswer {
   let statement = statements.get(sql);
@@ -41,9 +63,12 @@ function query(sql: string, params: readonly unknown[]): QueryAnswer {
     statement = database.prepare(sql);
     statements.set(sql, statement);
   }
-  if (statement.reader) return { rows: statement.all(params) as Record<string, unknown>[] };
-  const { changes, lastInsertRowid } = statement.run(params);
-  return { rows: [], changes, lastInsertRowid: Number(lastInsertRowid) };
+  if (data.role === 'reader') return run(statement, params);
+  if (database.inTransaction) {
+    if (COMMIT_STATEMENT.test(sql)) beforeCommit();
+    return run(statement, params);
+  }
+  return DATA_CHANGE_STATEMENT.test(sql) ? runGated(statement, params) : run(statement, params);
 }
 
 function handle(request: SqliteRequest): unknown {
@@ -51,13 +76,15 @@ function handle(request: SqliteRequest): unknown {
     case 'query':
       return query(request.sql, request.params);
     case 'batch':
-      return (writeBatch ??= createSqliteBatchWriter(database))(request.batch);
+      return (writeBatch ??= createSqliteBatchWriter(database, beforeCommit))(request.batch);
     case 'prune':
-      return (prune ??= createSqlitePruner(database))(request.step);
+      return (prune ??= createSqlitePruner(database, beforeCommit))(request.step);
+    case 'watch':
+      return (watchRunner ??= createWatchRunner(database, beforeCommit)).then((run) => run(request));
     case 'history':
       return (readHistory ??= createHistoryReader(database))(request);
     case 'vacuum':
-      return vacuumStep(database, request.pages);
+      return vacuumStep(database, request.pages, beforeCommit);
     case 'checkpoint':
       database.pragma('wal_checkpoint(PASSIVE)');
       return null;
@@ -75,13 +102,30 @@ function asWorkerError(error: unknown): WorkerError {
   return { name: error.name, message: error.message, ...(typeof code === 'string' ? { code } : {}) };
 }
 
-parentPort!.on('message', ({ id, request }: { id: number; request: SqliteRequest }) => {
+async function answer({ id, request }: { id: number; request: SqliteRequest }): Promise<void> {
+  if (isStopped(data.gate)) {
+    // Stopped by the main thread, which failed this request: nothing more runs here. Closing
+    // rolls back a transaction left open.
+    if (database.open) {
+      statements.clear();
+      database.close();
+      parentPort!.close();
+    }
+    return;
+  }
+  tag = requestTag(id);
   let response: SqliteResponse;
   try {
-    response = { id, ok: true, value: handle(request) };
+    response = { id, ok: true, value: await handle(request) };
   } catch (error) {
     response = { id, ok: false, error: asWorkerError(error) };
   }
   parentPort!.postMessage(response);
+}
+
+// One request at a time, in order, a watch transaction (which awaits) included.
+let answered: Promise<void> = Promise.resolve();
+parentPort!.on('message', (message: { id: number; request: SqliteRequest }) => {
+  answered = answered.then(() => answer(message));
 });
 parentPort!.postMessage({ id: 0, ok: true, value: 'ready' } satisfies SqliteResponse);

@@ -1,0 +1,61 @@
+/**
+ * The SQLite store's parts (history-store.ts, StoreParts): a writer and a reader, each a
+ * worker thread on the file, Kysely on them, and the paths that bypass Kysely (group commits,
+ * retention steps, history reads), each one request to a worker.
+ */
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import type { StoreOptions, StoreParts } from '../history-store.js';
+import type { Kysely } from 'kysely';
+import type { Database } from '../schema.js';
+import { WatchStore } from '../watch-store.js';
+import { bucketWindow } from '../uptime-history.js';
+import { sqliteBinding } from './binding.js';
+import { createSqliteDialect } from './dialect.js';
+import type { HistoryAnswer } from './history-reader.js';
+import { sqliteMaintenance } from './maintenance.js';
+import { WATCH_OPERATIONS, type WatchRequest } from './watch-ops.js';
+import { SqliteWorker } from './worker-client.js';
+
+/** The SQLite store's parts, and its threads (which tests stop as a crash would). */
+export type SqliteParts = Omit<StoreParts, 'retention'> & { threads: { writer: SqliteWorker; reader: SqliteWorker } };
+
+export async function openSqliteParts(path: string, options: StoreOptions, onError: (error: unknown) => void): Promise<SqliteParts> {
+  if (path !== ':memory:' && !path.startsWith('file:')) mkdirSync(dirname(path), { recursive: true });
+  const writer = await SqliteWorker.start(path, sqliteBinding(options.sqliteBinding), onError);
+  // An in-memory database is the writer's connection's own: another would open an empty one.
+  const inMemory = path === ':memory:' || /[?&]mode=memory(&|$)/.test(path);
+  const reader = inMemory ? writer : SqliteWorker.reader(writer);
+  const sqlite = createSqliteDialect(writer, reader);
+  const { withWriter, openReads, read } = sqlite;
+  return {
+    threads: { writer, reader },
+    db: sqlite.kysely<Database>(),
+    dialect: 'sqlite',
+    location: path,
+    // Holding the writer, so a batch never lands inside a Kysely transaction (the watches').
+    writer: (batch) => withWriter((worker) => worker.request({ op: 'batch', batch })).then(() => {}),
+    maintenance: sqliteMaintenance(withWriter),
+    migrated: openReads,
+    // Each watch transaction is one request, run whole in the writer's thread.
+    watches: (db) => new SqliteWatchStore(db, (request) => withWriter((worker) => worker.request({ op: 'watch', ...request }))),
+    readHistory: async (serverId, range, now) => {
+      const window = bucketWindow(range, now);
+      const { server, sums } = (await read((worker) => worker.request({ op: 'history', serverId, window }))) as HistoryAnswer;
+      return server && sums ? { server, range, window, sums } : null;
+    },
+  };
+}
+
+/** A WatchStore whose transactions (and reads in a transaction) run whole in the writer's thread. */
+export class SqliteWatchStore extends WatchStore {
+  constructor(
+    db: Kysely<Database>,
+    private readonly send: (request: WatchRequest) => Promise<unknown>,
+  ) {
+    super(db);
+    for (const method of WATCH_OPERATIONS) {
+      Object.defineProperty(this, method, { value: (...args: unknown[]) => this.send({ method, args }) });
+    }
+  }
+}

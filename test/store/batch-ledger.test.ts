@@ -1,0 +1,247 @@
+/**
+ * The group commit's ledger (batch-ledger.ts) on both databases: a batch the database keeps
+ * refusing is set aside in `dead_batches`, counted in a metric and logged, and the rows behind
+ * it are written; a batch retried after its commit went through but its answer was lost (the
+ * connection cut right after COMMIT, by a proxy in front of the real PostgreSQL) counts once.
+ */
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import net from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import { afterAll, describe, expect, it } from 'vitest';
+import { createMetrics } from '../../src/metrics/index.js';
+import { openStore, type HistoryStore } from '../../src/store/index.js';
+import { sqliteBinding } from '../../src/store/sqlite/binding.js';
+import { createSqliteBatchWriter } from '../../src/store/sqlite/batch-writer.js';
+import type { CheckRecord } from '../../src/store/types.js';
+import { BatchSetAsideError, type WriteBatch } from '../../src/store/write-queue.js';
+import { FakeClock } from '../support/clock.js';
+import { parseExposition, value } from '../support/prometheus.js';
+import { createTestDatabase, type TestDatabase } from '../support/postgres-databases.js';
+
+const T0 = Date.parse('2026-11-22T12:00:00.000Z');
+const dir = mkdtempSync(join(tmpdir(), 'observer-ledger-'));
+const databases: TestDatabase[] = [];
+afterAll(async () => {
+  rmSync(dir, { recursive: true, force: true });
+  for (const database of databases) await database.drop();
+});
+
+function check(serverId: string, at = T0, host = 'mc.example.com'): CheckRecord {
+  return { serverId, edition: 'java', host, port: 25565, checkedAt: at, online: true, playersOnline: 4, playersMax: 20, latencyMs: 3 };
+}
+
+interface Target {
+  config: Parameters<typeof openStore>[0];
+  rows(table: string): Promise<Record<string, unknown>[]>;
+}
+
+const targets: Array<[string, () => Promise<Target>]> = [
+  [
+    'SQLite',
+    async () => {
+      const path = join(dir, `${randomUUID()}.db`);
+      return {
+        config: { database: { kind: 'sqlite', path }, checkRetentionDays: 30 },
+        async rows(table) {
+          const db = sqliteBinding().open(path, { readonly: true });
+          try {
+            return db.prepare(`SELECT * FROM ${table}`).all() as Record<string, unknown>[];
+          } finally {
+            db.close();
+          }
+        },
+      };
+    },
+  ],
+  [
+    'PostgreSQL',
+    async () => {
+      const database = await createTestDatabase('observer_ledger');
+      databases.push(database);
+      return {
+        config: { database: { kind: 'postgres', url: database.url }, checkRetentionDays: 30 },
+        async rows(table) {
+          const client = new pg.Client({ connectionString: database.url });
+          await client.connect();
+          try {
+            return (await client.query(`SELECT * FROM ${table}`)).rows as Record<string, unknown>[];
+          } finally {
+            await client.end();
+          }
+        },
+      };
+    },
+  ],
+];
+
+describe.each(targets)('%s', (_name, create) => {
+  it('sets a batch the database keeps refusing aside, counts and logs it, and writes the rows behind it', async () => {
+    const target = await create();
+    const errors: unknown[] = [];
+    const store = await openStore(target.config, new FakeClock(T0), {
+      onError: (error) => errors.push(error),
+      writes: { retryMinMs: 5, retryMaxMs: 20 },
+      pruneDelayMs: 3_600_000,
+    });
+    const metrics = createMetrics({ history: () => store.health() });
+    try {
+      const [refused, before, after] = [randomUUID(), randomUUID(), randomUUID()];
+      // A check without a host breaks a NOT NULL constraint on either database: every attempt fails.
+      store.recordCheck({ ...check(refused), host: null as unknown as string });
+      store.recordCheck(check(before));
+      store.count({ totalChecks: 2 });
+      await store.flush();
+      store.recordCheck(check(after, T0 + 1));
+      store.count({ totalChecks: 1 });
+      await store.flush();
+
+      // The refused batch, whole, is in the dead-letter table; the check queued after it is written.
+      const dead = await target.rows('dead_batches');
+      expect(dead).toHaveLength(1);
+      expect(Number(dead[0]!.attempts)).toBeGreaterThanOrEqual(5);
+      const body = JSON.parse(String(dead[0]!.body)) as { checks: CheckRecord[]; counters: Record<string, number> };
+      expect(body.checks.map((c) => c.serverId)).toEqual([refused, before]);
+      expect(body.counters).toEqual({ totalChecks: 2 });
+      expect((await store.history(after, '24h'))?.checks).toBe(1);
+      expect(await store.history(before, '24h')).toBeNull();
+      expect((await store.stats()).totalChecks).toBe(1);
+
+      expect(store.health()).toMatchObject({ state: 'ok', buffered: 0, deadLettered: 1 });
+      expect(value(parseExposition(await metrics.scrape()), 'observer_history_dead_letter_total')).toBe(1);
+      const setAside = errors.filter((e): e is BatchSetAsideError => e instanceof BatchSetAsideError);
+      expect(setAside).toHaveLength(1);
+      expect(setAside[0]!.message).toContain(String(dead[0]!.id));
+    } finally {
+      await store.close();
+    }
+  });
+});
+
+/**
+ * A TCP proxy in front of PostgreSQL that, once armed, cuts the connection when the server
+ * answers a COMMIT (its CommandComplete message) instead of passing that answer on.
+ */
+async function commitCutter(upstream: URL): Promise<{ url: string; arm(): void; cuts(): number; close(): Promise<void> }> {
+  let armed = false;
+  let cuts = 0;
+  const sockets = new Set<net.Socket>();
+  const server = net.createServer((client) => {
+    const db = net.connect(Number(upstream.port), upstream.hostname);
+    sockets.add(client).add(db);
+    client.on('close', () => db.destroy());
+    db.on('close', () => client.destroy());
+    client.on('error', () => {});
+    db.on('error', () => {});
+    client.pipe(db);
+    let pending = Buffer.alloc(0);
+    db.on('data', (chunk: Buffer) => {
+      pending = Buffer.concat([pending, chunk]);
+      // Server messages: a type byte, a length (which counts itself), the body.
+      while (pending.length >= 5) {
+        const length = pending.readUInt32BE(1);
+        if (pending.length < 1 + length) break;
+        const message = pending.subarray(0, 1 + length);
+        pending = pending.subarray(1 + length);
+        if (armed && message[0] === 0x43 && message.subarray(5, 11).toString() === 'COMMIT') {
+          armed = false;
+          cuts += 1;
+          client.destroy();
+          db.destroy();
+          return;
+        }
+        client.write(message);
+      }
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const url = new URL(upstream);
+  url.host = `127.0.0.1:${(server.address() as net.AddressInfo).port}`;
+  return {
+    url: url.toString(),
+    arm: () => void (armed = true),
+    cuts: () => cuts,
+    close: () =>
+      new Promise((resolve) => {
+        for (const socket of sockets) socket.destroy();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+it('counts a batch once on PostgreSQL when the connection drops after its COMMIT and the batch is retried', async () => {
+  const database = await createTestDatabase('observer_ledger');
+  databases.push(database);
+  const proxy = await commitCutter(new URL(database.url));
+  let store: HistoryStore | null = null;
+  try {
+    const errors: unknown[] = [];
+    store = await openStore({ database: { kind: 'postgres', url: proxy.url }, checkRetentionDays: 30 }, new FakeClock(T0), {
+      onError: (error) => errors.push(error),
+      writes: { retryMinMs: 5, retryMaxMs: 20 },
+      pruneDelayMs: 3_600_000,
+    });
+    const id = randomUUID();
+    proxy.arm();
+    store.recordCheck(check(id));
+    store.recordLookup(id, 'client-a');
+    store.count({ totalChecks: 1, serverQueries: 1, totalRequests: 1 });
+    await store.flush();
+    expect(proxy.cuts()).toBe(1);
+    // The first attempt's answer was lost: the queue saw a failure and wrote the batch again.
+    expect(errors.length).toBeGreaterThanOrEqual(1);
+    const stats = await store.stats();
+    expect(stats).toMatchObject({ totalChecks: 1, serverQueries: 1, totalRequests: 1 });
+    expect((await store.history(id, '24h'))?.checks).toBe(1);
+    expect((await store.trends(10, null)).data.map((s) => [s.server_id, s.trend_score > 0])).toEqual([[id, true]]);
+    const client = new pg.Client({ connectionString: database.url });
+    await client.connect();
+    try {
+      const { rows } = await client.query('SELECT clients_24h FROM servers WHERE id = $1', [id]);
+      expect(rows).toEqual([{ clients_24h: 1 }]);
+      const hours = await client.query('SELECT sum(checks)::int AS checks FROM check_hours');
+      expect(hours.rows).toEqual([{ checks: 1 }]);
+      // The next batch forgets the first one's id: the ledger holds only the last batch's.
+      store.recordCheck(check(randomUUID()));
+      await store.flush();
+      expect((await client.query('SELECT count(*)::int AS n FROM applied_batches')).rows).toEqual([{ n: 1 }]);
+    } finally {
+      await client.end();
+    }
+  } finally {
+    await store?.close();
+    await proxy.close();
+  }
+});
+
+it('counts a batch written twice by the SQLite writer once, and forgets the ids its queue settled', async () => {
+  const path = join(dir, `${randomUUID()}.db`);
+  const store = await openStore({ database: { kind: 'sqlite', path }, checkRetentionDays: 30 }, new FakeClock(T0), { pruneDelayMs: 3_600_000 });
+  await store.close();
+  const database = sqliteBinding().open(path);
+  try {
+    const write = createSqliteBatchWriter(database, () => undefined);
+    const id = randomUUID();
+    const batch: WriteBatch = {
+      id: randomUUID(),
+      checks: [check(id)],
+      lookups: [{ server_id: id, client_hash: 'h1', seen_at: T0 }],
+      counters: new Map([['totalChecks', 1]]),
+      expireBefore: null,
+      settled: [],
+    };
+    write(batch);
+    write(batch);
+    const one = (text: string) => database.prepare(text).get() as Record<string, unknown>;
+    expect(one("SELECT value FROM counters WHERE name = 'totalChecks'")).toMatchObject({ value: 1 });
+    expect(one('SELECT clients_24h, record_players FROM servers')).toMatchObject({ clients_24h: 1, record_players: 4 });
+    expect(one('SELECT sum(checks) AS checks FROM check_hours')).toMatchObject({ checks: 1 });
+    // The next batch of the same queue says the first is settled: its ledger row goes.
+    write({ ...batch, id: randomUUID(), checks: [], lookups: [], counters: new Map(), settled: [batch.id] });
+    expect((database.prepare('SELECT id FROM applied_batches').all() as Array<{ id: string }>).map((r) => r.id)).not.toContain(batch.id);
+  } finally {
+    database.close();
+  }
+});

@@ -1,0 +1,275 @@
+/**
+ * An SQLite worker stopped (as a missed deadline stops it) inside each kind of operation: a
+ * group commit, each watch transaction, a retention pass, a history read. Each time, the
+ * operation either happened whole and answered, or failed saying the worker stopped and left
+ * nothing behind; and the next operation works on a new thread. A transaction whose thread stopped
+ * never goes on in autocommit on the next one, and its caller sees its own error; a query
+ * through the database inside one of its transactions throws instead of waiting forever.
+ */
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setImmediate as turn } from 'node:timers/promises';
+import { sql } from 'kysely';
+import { afterAll, describe, expect, it } from 'vitest';
+import { systemClock } from '../../src/core/clock.js';
+import { KyselyHistoryStore } from '../../src/store/history-store.js';
+import { SqliteReentrantUseError } from '../../src/store/sqlite/dialect.js';
+import { openSqliteParts, type SqliteParts } from '../../src/store/sqlite/parts.js';
+import { SqliteWorkerStoppedError, type SqliteWorker } from '../../src/store/sqlite/worker-client.js';
+import type { WriteBatch } from '../../src/store/write-queue.js';
+import { watchRow } from '../support/watch-rows.js';
+import { sampleCheck } from './sample-check.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'observer-worker-stop-'));
+const cleanups: Array<() => Promise<void>> = [];
+afterAll(async () => {
+  for (const cleanup of cleanups.reverse()) await cleanup();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+async function open(): Promise<{ store: KyselyHistoryStore; parts: SqliteParts }> {
+  const parts = await openSqliteParts(join(dir, `${cleanups.length}.db`), {}, () => {});
+  const store = new KyselyHistoryStore({ ...parts, retention: { checkDays: 1, rollupDays: 30 } }, systemClock);
+  cleanups.push(() => store.close());
+  await store.migrate();
+  return { store, parts };
+}
+
+const stopped = () => new SqliteWorkerStoppedError('the SQLite worker stopped (by the test)');
+
+type Outcome<T> = { ok: true; value: T } | { ok: false; error: unknown };
+
+/** Runs `operation`, and stops the writer's thread after `turns` turns of the event loop. */
+async function stopDuring<T>(thread: SqliteWorker, turns: number, operation: () => Promise<T>): Promise<Outcome<T>> {
+  const outcome = operation().then(
+    (value): Outcome<T> => ({ ok: true, value }),
+    (error: unknown): Outcome<T> => ({ ok: false, error }),
+  );
+  for (let i = 0; i < turns; i++) await turn();
+  thread.stop(stopped());
+  return outcome;
+}
+
+/**
+ * Tries `operation` with the stop a turn later each time, until it failed `failures` times
+ * (and at most `tries` times); `check` says after each what the database holds.
+ */
+async function stopRepeatedly<T>(
+  thread: SqliteWorker,
+  operation: (i: number) => Promise<T>,
+  check: (i: number, outcome: Outcome<T>) => Promise<void>,
+  { failures = 3, tries = 40 } = {},
+): Promise<number> {
+  let failed = 0;
+  for (let i = 0; i < tries && failed < failures; i++) {
+    const outcome = await stopDuring(thread, i % 8, () => operation(i));
+    if (!outcome.ok) {
+      failed += 1;
+      expect(outcome.error).toBeInstanceOf(SqliteWorkerStoppedError);
+      expect(String(outcome.error)).toMatch(/SQLite worker (stopped|did not answer)/);
+    }
+    await check(i, outcome);
+  }
+  return failed;
+}
+
+function batchOf(i: number, n: number): WriteBatch {
+  const checks = Array.from({ length: n }, (_, j) => ({ ...sampleCheck(i * n + j) }));
+  return { id: randomUUID(), settled: [], checks, lookups: [], counters: new Map([['totalChecks', n]]), expireBefore: null };
+}
+
+describe('a transaction on SQLite', () => {
+  it('fails whole when its thread stops, never going on in autocommit, and its caller sees its own error', async () => {
+    const { parts } = await open();
+    const { db } = parts;
+    let second: unknown = null;
+    const failed = db.transaction().execute(async (trx) => {
+      await trx.insertInto('counters').values({ name: 'first', value: 1 }).execute();
+      parts.threads.writer.stop(stopped());
+      try {
+        await trx.insertInto('counters').values({ name: 'second', value: 1 }).execute();
+      } catch (error) {
+        second = error;
+      }
+      throw new Error('the caller’s own error');
+    });
+    await expect(failed).rejects.toThrow('the caller’s own error');
+    expect(second).toBeInstanceOf(SqliteWorkerStoppedError);
+    expect(String(second)).toMatch(/stopped during this transaction/);
+    // Neither row was committed, and the next statement runs on a new thread.
+    await db.insertInto('counters').values({ name: 'third', value: 1 }).execute();
+    expect((await db.selectFrom('counters').select('name').execute()).map((row) => row.name)).toEqual(['third']);
+  });
+
+  it('throws on a query through the database inside one of its transactions, instead of waiting forever', async () => {
+    const { parts } = await open();
+    const { db } = parts;
+    await expect(
+      db.transaction().execute(async (trx) => {
+        await trx.insertInto('counters').values({ name: 'inside', value: 1 }).execute();
+        await db.insertInto('counters').values({ name: 'beside', value: 1 }).execute();
+      }),
+    ).rejects.toThrow(SqliteReentrantUseError);
+    // Nothing of it committed, and the database works after it.
+    await db.insertInto('counters').values({ name: 'after', value: 1 }).execute();
+    expect((await db.selectFrom('counters').select('name').execute()).map((row) => row.name)).toEqual(['after']);
+  });
+});
+
+describe('a request to an SQLite worker', () => {
+  it('fails past its deadline, stopping the worker, and the next request runs on a new thread', async () => {
+    const { parts } = await open();
+    const { db } = parts;
+    const writer = parts.threads.writer;
+    const generation = await writer.generation();
+    writer.deadlineMs = 50;
+    // Counts to 5 million: far longer than the deadline.
+    const slow = db.transaction().execute((trx) =>
+      sql`WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 5000000) SELECT count(*) AS n FROM c`.execute(trx),
+    );
+    await expect(slow).rejects.toThrow(/did not answer a query within 50 ms: it was stopped/);
+    expect(writer.running).toBeNull();
+    writer.deadlineMs = 30_000;
+    await db.insertInto('counters').values({ name: 'after', value: 1 }).execute();
+    expect(await db.selectFrom('counters').select('name').execute()).toEqual([{ name: 'after' }]);
+    expect(writer.running).toBe(generation + 1);
+  });
+});
+
+describe('the SQLite writer stopped inside an operation', () => {
+  it('a group commit: all of a batch or none of it, and the next one is written', async () => {
+    const { parts } = await open();
+    const n = 500;
+    let committed = 0;
+    const failed = await stopRepeatedly(
+      parts.threads.writer,
+      (i) => Promise.resolve(parts.writer(batchOf(i, n))),
+      async (_i, outcome) => {
+        const checks = Number((await parts.db.selectFrom('checks').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n);
+        const counter = await parts.db.selectFrom('counters').select('value').where('name', '=', 'totalChecks').executeTakeFirst();
+        expect(checks).toBe(outcome.ok ? committed + n : committed);
+        expect(Number(counter?.value ?? 0)).toBe(checks);
+        committed = checks;
+      },
+    );
+    expect(failed).toBeGreaterThan(0);
+    await parts.writer(batchOf(1000, n));
+    const checks = await parts.db.selectFrom('checks').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+    expect(Number(checks.n)).toBe(committed + n);
+  });
+
+  it('a saved observation: the watch row and its event together or neither', async () => {
+    const { store, parts } = await open();
+    const { watches } = store;
+    await watches.insert(watchRow('w', { verified_at: 1 }));
+    let sequence = 0;
+    const failed = await stopRepeatedly(
+      parts.threads.writer,
+      async (i) => {
+        const watch = (await watches.get('w'))!;
+        return watches.saveObservation(watch, { state: i % 2 ? 'online' : 'offline', failures: 0, fail_since: null, above: 0, last_checked_at: i }, { kind: 'change', body: '{}', now: i });
+      },
+      async (_i, outcome) => {
+        const watch = (await watches.get('w'))!;
+        expect(watch.sequence).toBe(sequence + (outcome.ok ? 1 : 0));
+        sequence = watch.sequence;
+        const events = await parts.db.selectFrom('watch_events').select('sequence').where('watch_id', '=', 'w').execute();
+        expect(events.map((event) => event.sequence).sort((a, b) => a - b)).toEqual(Array.from({ length: watch.sequence }, (_, k) => k + 1));
+      },
+    );
+    expect(failed).toBeGreaterThan(0);
+    const before = (await watches.get('w'))!;
+    expect(await watches.saveObservation(before, { state: 'online', failures: 0, fail_since: null, above: 0, last_checked_at: 99 }, { kind: 'change', body: '{}', now: 99 })).toBe(true);
+    expect((await watches.get('w'))!.sequence).toBe(before.sequence + 1);
+  });
+
+  it('a creation within the caps: the watch whole or not at all, the caps still counted', async () => {
+    const { store, parts } = await open();
+    const { watches } = store;
+    const caps = { unverifiedPerClient: 1000, perClient: 1000, perServer: 1000, max: 1000 };
+    const created = new Set<string>();
+    const failed = await stopRepeatedly(
+      parts.threads.writer,
+      (i) => watches.insertWithinCaps(watchRow(`c${i}`), caps),
+      async (i, outcome) => {
+        if (outcome.ok) created.add(`c${i}`);
+        const rows = await parts.db.selectFrom('watches').select('id').execute();
+        expect(new Set(rows.map((row) => row.id))).toEqual(created);
+      },
+    );
+    expect(failed).toBeGreaterThan(0);
+    expect(await watches.insertWithinCaps(watchRow('last'), caps)).toBeNull();
+    expect(await watches.get('last')).toBeDefined();
+  });
+
+  it('a finished delivery attempt: the event moved on and the attempt logged together or neither', async () => {
+    const { store, parts } = await open();
+    const { watches } = store;
+    await watches.insert(watchRow('d', { verified_at: 1 }));
+    let sequence = 0;
+    const failed = await stopRepeatedly(
+      parts.threads.writer,
+      async (i) => {
+        const watch = (await watches.get('d'))!;
+        sequence = watch.sequence + 1;
+        await watches.saveObservation(watch, { state: 'online', failures: 0, fail_since: null, above: 0, last_checked_at: i }, { kind: 'online', body: '{}', now: 1 });
+        const event = (await parts.db.selectFrom('watch_events').selectAll().where('watch_id', '=', 'd').where('sequence', '=', watch.sequence + 1).executeTakeFirstOrThrow());
+        expect(await watches.leaseEvent(event, 10, 1_000, `t${i}`)).toBe(true);
+        return watches.finishAttempt({ watch_id: 'd', sequence: event.sequence, kind: 'online', attempt: 1, at: 20, status_code: 204, error: null }, { outcome: 'delivered' }, 1000, `t${i}`);
+      },
+      async (_i, outcome) => {
+        const events = await parts.db.selectFrom('watch_events').select(['sequence', 'outcome']).where('watch_id', '=', 'd').orderBy('sequence').execute();
+        const logged = new Set((await watches.deliveries('d', 1000)).map((row) => row.sequence));
+        for (const event of events) expect(logged.has(event.sequence)).toBe(event.outcome === 'delivered');
+        const attempted = events.find((event) => event.sequence === sequence);
+        if (outcome.ok) expect(attempted?.outcome).toBe('delivered');
+        else expect(attempted?.outcome ?? null).toBeNull();
+      },
+      { failures: 3, tries: 60 },
+    );
+    expect(failed).toBeGreaterThan(0);
+  });
+
+  it('a retention pass: what it removed stays removed, and the next pass finishes it', async () => {
+    const { store, parts } = await open();
+    const old = Date.now() - 3 * 24 * 3600_000;
+    const checks = Array.from({ length: 400 }, (_, j) => ({ ...sampleCheck(j % 20), checkedAt: old + j * 1000 }));
+    await parts.writer({ id: randomUUID(), settled: [], checks, lookups: [], counters: new Map(), expireBefore: null });
+    const count = async () =>
+      Number((await parts.db.selectFrom('checks').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n);
+    let left = await count();
+    const failed = await stopRepeatedly(
+      parts.threads.writer,
+      () => store.prune(),
+      async () => {
+        const now = await count();
+        expect(now).toBeLessThanOrEqual(left);
+        left = now;
+      },
+      { failures: 1, tries: 8 },
+    );
+    expect(failed).toBeGreaterThan(0);
+    await store.prune();
+    expect(await count()).toBe(0);
+  });
+
+  it('a history read: answered or failed, and the next one answers', async () => {
+    const { parts } = await open();
+    await parts.writer(batchOf(0, 1));
+    // The first read starts the reader's thread (the writer answers it meanwhile).
+    await parts.readHistory('s0', '24h', Date.now());
+    while (!parts.threads.reader.up) await turn();
+    const failed = await stopRepeatedly(
+      parts.threads.reader,
+      () => parts.readHistory('s0', '24h', Date.now()),
+      async (_i, outcome) => {
+        if (outcome.ok) expect(outcome.value?.server.id).toBe('s0');
+      },
+      { failures: 1, tries: 16 },
+    );
+    expect(failed).toBeGreaterThan(0);
+    expect((await parts.readHistory('s0', '24h', Date.now()))?.server.id).toBe('s0');
+  });
+});
