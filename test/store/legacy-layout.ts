@@ -38,18 +38,24 @@ export interface LegacyCheck {
   version: string | null;
 }
 
-export async function openLegacy(database: LegacyDatabase): Promise<Kysely<unknown>> {
-  const dialect: Dialect = database.kind;
-  // That version made its files without auto-vacuum: a table made first fixes the mode.
+/**
+ * A connection to `database` as an earlier Observer opened it. Earlier versions made their
+ * SQLite files without auto-vacuum: a table made first fixes the mode.
+ */
+export async function connectLegacy(database: LegacyDatabase): Promise<Kysely<unknown>> {
   if (database.kind === 'sqlite') {
     const file = sqliteBinding().open(database.path);
     file.exec('CREATE TABLE made_before (x); DROP TABLE made_before;');
     file.close();
   }
-  const db =
-    database.kind === 'sqlite'
-      ? new Kysely<unknown>({ dialect: createSqliteDialect(await SqliteWorker.start(database.path, sqliteBinding(), () => {})).dialect })
-      : new Kysely<unknown>({ dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: database.url, max: 2 }) }) });
+  return database.kind === 'sqlite'
+    ? new Kysely<unknown>({ dialect: createSqliteDialect(await SqliteWorker.start(database.path, sqliteBinding(), () => {})).dialect })
+    : new Kysely<unknown>({ dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: database.url, max: 2 }) }) });
+}
+
+export async function openLegacy(database: LegacyDatabase): Promise<Kysely<unknown>> {
+  const dialect: Dialect = database.kind;
+  const db = await connectLegacy(database);
   const all = await migrationProvider(dialect).getMigrations();
   const provider = { getMigrations: async () => ({ '0001_history': all['0001_history']!, '0002_watches': all['0002_watches']! }) };
   const { error } = await new Migrator({ db, provider }).migrateToLatest();

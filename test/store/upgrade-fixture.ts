@@ -5,15 +5,11 @@
  * the layout of before migration 0003 (carried over by the later migrations when `version`
  * is past it). The migration crash test and the upgrade bench start from it.
  */
-import { Kysely, PostgresDialect, sql } from 'kysely';
-import pg from 'pg';
+import { type Kysely, sql } from 'kysely';
 import { serverId } from '../../src/status/server-id.js';
 import { MigrationRunner } from '../../src/store/migration-runner.js';
 import { observerMigrations } from '../../src/store/migrations.js';
-import { sqliteBinding } from '../../src/store/sqlite/binding.js';
-import { createSqliteDialect } from '../../src/store/sqlite/dialect.js';
-import { SqliteWorker } from '../../src/store/sqlite/worker-client.js';
-import type { LegacyDatabase } from './legacy-layout.js';
+import { connectLegacy, type LegacyDatabase } from './legacy-layout.js';
 
 export interface HistoryShape {
   servers: number;
@@ -34,16 +30,7 @@ export const MIGRATION_NAMES = observerMigrations('sqlite').map((m) => m.name);
 
 export async function buildDatabase(database: LegacyDatabase, version: number, shape: HistoryShape): Promise<void> {
   if (version === 0) return;
-  if (database.kind === 'sqlite') {
-    // Earlier versions made their files without auto-vacuum: a table made first fixes the mode.
-    const file = sqliteBinding().open(database.path);
-    file.exec('CREATE TABLE made_before (x); DROP TABLE made_before;');
-    file.close();
-  }
-  const db =
-    database.kind === 'sqlite'
-      ? new Kysely<unknown>({ dialect: createSqliteDialect(await SqliteWorker.start(database.path, sqliteBinding(), () => {})).dialect })
-      : new Kysely<unknown>({ dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: database.url, max: 2 }) }) });
+  const db = await connectLegacy(database);
   try {
     const runner = new MigrationRunner(db, database.kind, observerMigrations(database.kind));
     await runner.run(MIGRATION_NAMES[0]);
