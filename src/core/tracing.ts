@@ -2,7 +2,7 @@
  * Traces (docs/operations.md, "Traces"): the tracer every part of Observer is handed. Without
  * an OTLP endpoint it is NO_TRACER, whose spans are one shared object that records nothing and
  * whose `enabled` lets callers skip even that; OpenTelemetry is then never loaded. With one,
- * createTracer loads ./otel-tracer.ts, which exports spans over OTLP/HTTP.
+ * createTracer (create-tracer.ts) loads ./otel-tracer.ts, which exports spans over OTLP/HTTP.
  *
  * A span is the child of the span current where it starts: the current span follows the work
  * across awaits (AsyncLocalStorage, in the OpenTelemetry tracer only). Attributes follow
@@ -10,7 +10,6 @@
  * address or user agent.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { TracingConfig } from '../config/tracing.js';
 
 export type SpanValue = string | number | boolean;
 
@@ -76,13 +75,6 @@ export const NO_TRACER: Tracer = {
   flush: async () => {},
   close: async () => {},
 };
-
-/** The tracer the configuration asks for; OpenTelemetry is imported only when traces are exported. */
-export async function createTracer(config: TracingConfig | null, onError?: (error: unknown) => void): Promise<Tracer> {
-  if (config === null) return NO_TRACER;
-  const { openTelemetryTracer } = await import('./otel-tracer.js');
-  return openTelemetryTracer(config, onError);
-}
 
 /**
  * What a span's `error.type` says about a failure: the stable code of our errors (ProbeError,
