@@ -207,8 +207,7 @@ export class KyselyHistoryStore implements HistoryStore {
 
   /**
    * Refuses a database a newer Observer wrote, before anything is changed, and notes the
-   * migrations to apply; true when they upgrade a database that holds an earlier schema (a new
-   * database's take no time).
+   * migrations to apply; true when there is one.
    */
   async checkSchema(): Promise<boolean> {
     const known = observerMigrations(this.parts.dialect).map((m) => m.name);
@@ -222,7 +221,7 @@ export class KyselyHistoryStore implements HistoryStore {
     // With none pending, what remains is the work after the last one's commit (a vacuum).
     const pending = known.filter((name) => !applied.includes(name));
     this.pending = pending.length > 0 ? pending : known.slice(-1);
-    return pending.length > 0 && applied.length > 0;
+    return pending.length > 0;
   }
 
   /** Applies the migrations (checkSchema() first); rejects with MigrationStoppedError when close() stops them. */

@@ -74,13 +74,12 @@ export async function startStore(
     await parts.db.destroy().catch(() => {});
     return unreadable(parts.location)(error);
   };
-  const upgrade = await store.checkSchema().catch(release);
+  const pending = await store.checkSchema().catch(release);
   let migrated: Promise<void> | null = null;
   const migrate = () => (migrated ??= store.migrate().then(() => store.start(), release));
-  // A new database, or one already current, is ready before the service listens: a first start
-  // or a restart answers /history, /trends and /stats from its first request, not 503
-  // `migrating`; only an upgrade migrates while the service answers.
-  if (!upgrade) await migrate();
+  // A database already current is ready before the service listens: a restart answers
+  // /history, /trends and /stats from its first request, not 503 `migrating`.
+  if (!pending) await migrate();
   return { store, migrate };
 }
 
