@@ -19,12 +19,12 @@ export const ROWS_PER_STATEMENT = 500;
 export const ROWS_PER_STEP = 2_000;
 
 /**
- * Deletes the oldest rows of a server before a cutoff, at most ?3 of them: those before the
- * (?3 + 1)-th oldest such row, or all of them when there are no more than ?3.
+ * Deletes the oldest rows of a server before a cutoff, at most @limit of them: those before the
+ * (@limit + 1)-th oldest such row, or all of them when there are no more than @limit.
  */
 function boundedDelete(table: 'checks' | 'check_hours', time: 'checked_at' | 'hour'): string {
-  return `DELETE FROM ${table} WHERE server = ?1 AND ${time} < coalesce(
-    (SELECT ${time} FROM ${table} WHERE server = ?1 AND ${time} < ?2 ORDER BY ${time} LIMIT 1 OFFSET ?3), ?2)`;
+  return `DELETE FROM ${table} WHERE server = @server AND ${time} < coalesce(
+    (SELECT ${time} FROM ${table} WHERE server = @server AND ${time} < @before ORDER BY ${time} LIMIT 1 OFFSET @limit), @before)`;
 }
 
 /** A retention step; `beforeCommit` may still refuse it (by throwing), and then nothing of it is removed. */
@@ -43,7 +43,7 @@ export function createSqlitePruner(database: SqliteConnection, beforeCommit: () 
     const range = (statement: typeof checks, sid: number, before: number, kind: 'checks' | 'hours'): boolean => {
       for (;;) {
         const limit = Math.min(ROWS_PER_STATEMENT, ROWS_PER_STEP - removed);
-        const n = statement.run(sid, before, limit).changes;
+        const n = statement.run({ server: sid, before, limit }).changes;
         removed += n;
         result[kind] += n;
         result.mostPerStatement = Math.max(result.mostPerStatement, n);
