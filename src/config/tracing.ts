@@ -1,5 +1,5 @@
 /**
- * Traces (docs/operations.md, "Traces"): OpenTelemetry's own environment variables, read here
+ * Traces (docs/monitoring.md, "Traces"): OpenTelemetry's own environment variables, read here
  * like every other setting. Without an OTLP endpoint tracing is off, and nothing of
  * OpenTelemetry is loaded (src/core/tracing.ts).
  *

@@ -1,5 +1,5 @@
 /**
- * Traces (docs/operations.md, "Traces"): the tracer every part of Observer is handed. Without
+ * Traces (docs/monitoring.md, "Traces"): the tracer every part of Observer is handed. Without
  * an OTLP endpoint it is NO_TRACER, whose spans are one shared object that records nothing and
  * whose `enabled` lets callers skip even that; OpenTelemetry is then never loaded. With one,
  * createTracer (create-tracer.ts) loads ./otel-tracer.ts, which exports spans over OTLP/HTTP.

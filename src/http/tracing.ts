@@ -1,5 +1,5 @@
 /**
- * HTTP requests in traces (docs/operations.md, "Traces"): each request is answered within its
+ * HTTP requests in traces (docs/monitoring.md, "Traces"): each request is answered within its
  * server span (the tracer's `serve`, around the server's handler, so that the front in
  * fast-status.ts and Fastify alike answer inside it), named after its route by a request step
  * (request-steps.ts), which both entrances run once the route is known.

@@ -1,5 +1,5 @@
 /**
- * The answer of `GET /probe` (docs/operations.md, "Probing Minecraft servers from Prometheus"):
+ * The answer of `GET /probe` (docs/monitoring.md, "Probing Minecraft servers from Prometheus"):
  * one server's look-up as Prometheus series, in the text exposition format 0.0.4 or in
  * OpenMetrics 1.0 when the scraper asks for it. Pure: a probe's outcome in, text out.
  *

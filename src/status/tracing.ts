@@ -1,5 +1,5 @@
 /**
- * A look-up in traces (docs/operations.md, "Traces"): `status.lookup`, and within it the steps
+ * A look-up in traces (docs/monitoring.md, "Traces"): `status.lookup`, and within it the steps
  * the service takes, each the span of the dependency that does it:
  *
  *   status.lookup

@@ -368,7 +368,7 @@ describe('loadConfig: watches (docs/api.md, "Watches")', () => {
   });
 });
 
-describe('loadConfig: traces (OTEL_* variables, docs/operations.md "Traces")', () => {
+describe('loadConfig: traces (OTEL_* variables, docs/monitoring.md "Traces")', () => {
   it('leaves tracing off without an endpoint, or with OTEL_SDK_DISABLED=true', () => {
     expect(loadConfig({}).tracing).toBeNull();
     expect(loadConfig({ OTEL_SERVICE_NAME: 'x', OTEL_TRACES_SAMPLER: 'always_on' }).tracing).toBeNull();

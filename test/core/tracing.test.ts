@@ -1,5 +1,5 @@
 /**
- * Traces (docs/operations.md, "Traces"), end to end: the real process (src/main.ts through
+ * Traces (docs/monitoring.md, "Traces"), end to end: the real process (src/main.ts through
  * tsx) with OTEL_EXPORTER_OTLP_ENDPOINT pointing at an OTLP/HTTP receiver in this test, one
  * uncached look-up of a real Java server (minecraft-protocol) by a name the test DNS server
  * answers, then a graceful stop, which sends the spans. And the same process without the

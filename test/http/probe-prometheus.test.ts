@@ -4,7 +4,7 @@
  * Observer's address replaced by the test's), probing a Java server (minecraft-protocol) and a
  * Bedrock server (bedrock-protocol) through an Observer instance, and the test reads what
  * Prometheus stored through its query API: the players and success series, and after the Java
- * server stops, its failure and why. The queries and the alerting rule docs/operations.md shows
+ * server stops, its failure and why. The queries and the alerting rule docs/monitoring.md shows
  * are run and checked against the same Prometheus.
  */
 import { execFileSync } from 'node:child_process';
@@ -113,14 +113,14 @@ it('stores the players and success of both servers, by instance, and the Java se
   expect(await until(down), prometheus.output()).toEqual(down);
 }, 180_000);
 
-/** The fenced blocks of docs/operations.md's probing section in `language`. */
+/** The fenced blocks of docs/monitoring.md's probing section in `language`. */
 function documented(language: string): string[] {
-  const docs = readFileSync(new URL('../../docs/operations.md', import.meta.url), 'utf8');
+  const docs = readFileSync(new URL('../../docs/monitoring.md', import.meta.url), 'utf8');
   const section = docs.slice(docs.indexOf('## Probing Minecraft servers from Prometheus'), docs.indexOf('## Logs and privacy'));
   return [...section.matchAll(new RegExp('```' + language + '\\n([\\s\\S]*?)```', 'g'))].map((m) => m[1] ?? '');
 }
 
-it('answers every query the docs show, and promtool accepts the alerting rule of docs/operations.md', async () => {
+it('answers every query the docs show, and promtool accepts the alerting rule of docs/monitoring.md', async () => {
   const queries = documented('promql').flatMap((block) => block.split('\n').filter((line) => line.trim() !== '' && !line.startsWith('#')));
   expect(queries.length).toBeGreaterThanOrEqual(5);
   // docs/api.md's uptime that counts only fresh answers.

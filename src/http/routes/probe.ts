@@ -22,7 +22,7 @@ export interface ProbeRouteOptions {
 
 const DESCRIPTION =
   'One server\'s status as Prometheus series, for the multi-target exporter pattern: Prometheus scrapes ' +
-  '`/probe?target=<address>` once per server, the targets set by relabelling (docs/operations.md). Served at `/probe` ' +
+  '`/probe?target=<address>` once per server, the targets set by relabelling (docs/monitoring.md). Served at `/probe` ' +
   'and at `/api/v1/probe`. The answer is the text exposition format 0.0.4, or OpenMetrics 1.0 when `Accept` asks for ' +
   '`application/openmetrics-text`. Series: `probe_success`, `probe_duration_seconds`, and with an `edition` label ' +
   '`minecraft_players_online`, `minecraft_players_max`, `minecraft_latency_seconds`, `minecraft_version_info{name,protocol}`, ' +
