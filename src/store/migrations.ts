@@ -3,7 +3,7 @@
  * migration runner (migration-runner.ts), each in a transaction of its own or, for a copy of
  * every row, in resumable steps. Append new entries; never edit one that has shipped.
  */
-import { sql, type CreateTableBuilder, type Kysely, type Migration, type MigrationProvider } from 'kysely';
+import { sql, type CreateTableBuilder, type Kysely, type Migration } from 'kysely';
 import { createBatchLedger } from './batch-ledger.js';
 import { addFourHourRollup, historyLayoutMigration } from './history-layout.js';
 import type { ObserverMigration } from './migration-runner.js';
@@ -21,25 +21,6 @@ export function observerMigrations(dialect: Dialect, options: MigrationOptions =
   return Object.entries(atomic).map(([name, migration]): ObserverMigration =>
     name === '0003_history_layout' ? historyLayoutMigration(dialect, name, options.rowsPerStep) : { name, up: migration.up },
   );
-}
-
-/**
- * The migrations in the form of Kysely's Migrator, each applied whole (the test helpers and
- * benchmarks that build a database of an earlier version use it).
- */
-export function migrationProvider(dialect: Dialect): MigrationProvider {
-  const migrations = migrationDefinitions(dialect);
-  const layout = historyLayoutMigration(dialect, '0003_history_layout');
-  migrations['0003_history_layout'] = {
-    async up(db) {
-      if (!('step' in layout)) return layout.up(db);
-      await layout.begin(db);
-      for (let position = 0, done = false; !done; ) ({ position, done } = await layout.step(db, position));
-      await layout.finish(db);
-      await layout.after?.(db);
-    },
-  };
-  return { getMigrations: async () => migrations };
 }
 
 function migrationDefinitions(dialect: Dialect): Record<string, Migration> {

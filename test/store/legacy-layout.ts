@@ -1,12 +1,12 @@
 /**
  * A database in the layout before migration 0003 (what Observer wrote until then): the
- * first two migrations applied by the real migrator, then rows inserted as that layout's
- * writer stored them. The migration tests and the scale bench start from it.
+ * first two migrations applied by the service's own migration runner, then rows inserted as
+ * that layout's writer stored them. The migration tests and the scale bench start from it.
  */
-import { Kysely, Migrator, PostgresDialect, sql } from 'kysely';
+import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
-import { migrationProvider } from '../../src/store/migrations.js';
-import type { Dialect } from '../../src/store/schema.js';
+import { MigrationRunner } from '../../src/store/migration-runner.js';
+import { observerMigrations } from '../../src/store/migrations.js';
 import { sqliteBinding } from '../../src/store/sqlite/binding.js';
 import { createSqliteDialect } from '../../src/store/sqlite/dialect.js';
 import { SqliteWorker } from '../../src/store/sqlite/worker-client.js';
@@ -54,12 +54,8 @@ export async function connectLegacy(database: LegacyDatabase): Promise<Kysely<un
 }
 
 export async function openLegacy(database: LegacyDatabase): Promise<Kysely<unknown>> {
-  const dialect: Dialect = database.kind;
   const db = await connectLegacy(database);
-  const all = await migrationProvider(dialect).getMigrations();
-  const provider = { getMigrations: async () => ({ '0001_history': all['0001_history']!, '0002_watches': all['0002_watches']! }) };
-  const { error } = await new Migrator({ db, provider }).migrateToLatest();
-  if (error) throw error;
+  await new MigrationRunner(db, database.kind, observerMigrations(database.kind)).run('0002_watches');
   return db;
 }
 
