@@ -79,7 +79,7 @@ export interface Config {
   cacheMemoryMb: number;
   /** Flap damping (src/status/damping.ts): failures in a row, and minutes, before a success stops being served. */
   damping: { failures: number; minutes: number };
-  /** Watches and their webhook deliveries (docs/api.md, "Watches"). */
+  /** Watches and their webhook deliveries (docs/watches.md). */
   watches: WatchSettings;
   /** Public base URL of the web front, for links in deliveries (PUBLIC_URL); null: deliveries carry no link. */
   publicUrl: string | null;

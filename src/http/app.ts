@@ -102,7 +102,7 @@ export interface AppDeps {
   webDir?: string;
   /** Prometheus metrics: every answered request is observed; GET /metrics with METRICS_TOKEN. */
   metrics?: Metrics;
-  /** Watches (docs/api.md, "Watches"); without it /watches is not served. */
+  /** Watches (docs/watches.md); without it /watches is not served. */
   watches?: WatchService;
   /** Steps every request goes through after the application's own (request-steps.ts). */
   requestSteps?: readonly RequestStep[];
@@ -417,7 +417,7 @@ async function registerDocs(app: App, config: Config): Promise<void> {
       tags: TAGS,
       // Where the API lives on this instance: every path below is relative to it.
       servers: [{ url: API_PREFIX, description: 'This Observer instance' }],
-      // A watch's management token (docs/api.md, "Watches").
+      // A watch's management token (docs/watches.md).
       components: { securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer' } } },
     },
     exposeHeadRoutes: true,

@@ -311,7 +311,7 @@ export const QueryResult = Type.Union(
   },
 );
 
-/** `edition` of a status request (docs/api.md, "Both editions in one look-up"). */
+/** `edition` of a status request (docs/lookups.md, "Both editions in one look-up"). */
 export const EditionParameter = Type.Optional(
   Type.Enum(['java', 'bedrock', 'auto'], {
     description:

@@ -1,6 +1,6 @@
 /**
  * The answers Node's HTTP server would write by itself, in the one error shape with the CORS
- * headers (docs/api.md, "Errors"), so that a client reads them like any other refusal:
+ * headers (docs/errors.md), so that a client reads them like any other refusal:
  *  - a request head Node cannot parse (a malformed request line or header): 400 `bad_request`;
  *  - a request head or URL over Node's header size limit (16 KiB unless Node is told
  *    otherwise): 431 `headers_too_large`;

@@ -1,5 +1,5 @@
 /**
- * `edition=auto` (docs/api.md, "Both editions in one look-up"): one request asks the modern
+ * `edition=auto` (docs/lookups.md, "Both editions in one look-up"): one request asks the modern
  * Java ping and the Bedrock ping at once, each within its own PING_TIMEOUT_MS started together,
  * through the same look-ups (cache entries, coalescing) as the plain Java and Bedrock requests.
  * An explicit port applies to both editions; without one, Java follows its SRV record or uses

@@ -132,7 +132,7 @@ function withColumns(table: CreateTableBuilder<string, string>, columns: Column[
   );
 }
 
-/** Watches (docs/api.md, "Watches"): the watch, its events (one row per event: the claim), its delivery log. */
+/** Watches (docs/watches.md): the watch, its events (one row per event: the claim), its delivery log. */
 async function createWatchTables(db: Kysely<unknown>, dialect: Dialect): Promise<void> {
   const watches: Column[] = [
     ['id', 'text', 'key'],

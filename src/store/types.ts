@@ -148,7 +148,7 @@ export interface Store {
 
 /** What the SQLite and PostgreSQL stores offer beyond `Store` (maintenance, tests, bench). */
 export interface HistoryStore extends Store {
-  /** Watches (docs/api.md, "Watches"), in the same database. */
+  /** Watches (docs/watches.md), in the same database. */
   readonly watches: WatchStore;
   /** Writes everything queued now (also expires look-ups older than 24 h); rejects if it cannot within 5 s. */
   flush(): Promise<void>;

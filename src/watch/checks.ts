@@ -1,5 +1,5 @@
 /**
- * One scheduled check of a watch (docs/api.md, "Watches"). An unverified or paused watch only
+ * One scheduled check of a watch (docs/watches.md). An unverified or paused watch only
  * looks for its owner's proof. A verified one reads its server's status and, when the state
  * changed, saves the event with the observation (watch-store.ts: one instance wins); it also
  * notes whether the proof is still there, and pauses the watch, with a `paused` event, once

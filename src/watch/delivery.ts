@@ -1,5 +1,5 @@
 /**
- * The delivery loop (docs/api.md, "Deliveries"), apart from the check loop: every tick it
+ * The delivery loop (docs/watches.md, "Deliveries"), apart from the check loop: every tick it
  * starts the due events in free slots (WATCH_DELIVERY_CONCURRENCY per instance) and lets them
  * run; a slow webhook holds its own slot and nothing else. Slots are shared out: one event of
  * a watch at a time, PER_HOST_IN_FLIGHT per webhook host, a quarter of the slots per client.

@@ -1,5 +1,5 @@
 /**
- * Watches put together (docs/api.md, "Watches"): the service the routes use, the check loop and
+ * Watches put together (docs/watches.md): the service the routes use, the check loop and
  * the delivery loop, and how they start and stop. The watched servers are resolved through the
  * targets' guard (TARGET_ALLOWLIST), webhooks through their own (WEBHOOK_ALLOWLIST).
  */

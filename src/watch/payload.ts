@@ -1,5 +1,5 @@
 /**
- * What a delivery says (docs/api.md, "Watches"): one event body, sent as it is to a generic
+ * What a delivery says (docs/watches.md): one event body, sent as it is to a generic
  * JSON webhook, or turned into a Discord "Execute Webhook" body with one embed.
  */
 import type { ServerStatus } from '../core/types.js';

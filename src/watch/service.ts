@@ -1,5 +1,5 @@
 /**
- * Watches (docs/api.md, "Watches"): what the API asks of them. A watch is created within the
+ * Watches (docs/watches.md): what the API asks of them. A watch is created within the
  * caps (watch-store.ts counts and inserts in one step), proven by its owner (verification.ts),
  * checked by the check loop (scheduler.ts, checks.ts) and its events delivered by the delivery
  * loop (delivery.ts). Secrets and client keys come from keys.ts; what GET shows is the route's

@@ -1,5 +1,5 @@
 /**
- * The secrets of a watch (docs/api.md, "Watches"):
+ * The secrets of a watch (docs/watches.md):
  *  - the management token (32 random bytes, base64url) is shown once; only its SHA-256 is
  *    stored, and a presented token is compared with it in constant time;
  *  - the verification token is public by design (it goes into a MOTD or a TXT record);

@@ -1,5 +1,5 @@
 /**
- * What one check of a verified watch changes (docs/api.md, "Watches"), as a pure function:
+ * What one check of a verified watch changes (docs/watches.md), as a pure function:
  *  - online → offline once flap damping stops holding (status/damping.ts, the same rule and
  *    settings as status answers), offline → online at the first success;
  *  - the first check only learns the state: nothing is delivered for it;

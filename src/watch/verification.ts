@@ -1,5 +1,5 @@
 /**
- * The owner's proof (docs/api.md, "Watches"): the watch's verification token in the MOTD of
+ * The owner's proof (docs/watches.md): the watch's verification token in the MOTD of
  * the server the checks reach, or `observer-verify=<token>` in a TXT record at
  * `_observer.<name>`, where `<name>` is the name whose addresses the checks connect to: the
  * SRV target when the address has an SRV record, followed through CNAME records to the

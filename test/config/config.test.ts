@@ -307,7 +307,7 @@ describe('loadConfig: flap damping (docs/api.md, "Flap damping")', () => {
   ]);
 });
 
-describe('loadConfig: watches (docs/api.md, "Watches")', () => {
+describe('loadConfig: watches (docs/watches.md)', () => {
   wholeNumberSettings([
     ['WATCHES_UNVERIFIED_PER_CLIENT', (c) => c.watches.unverifiedPerClient, 3, 1, 1_000],
     ['WATCH_VERIFY_HOURS', (c) => c.watches.verifyHours, 24, 1, 720],

@@ -1,9 +1,10 @@
 /**
- * The user docs against the code they describe: docs/api.md's error table against the
- * contract's error codes, and docs/configuration.md against the variables the configuration
- * reader reads. Plain file reads, no server.
+ * The user docs against the code they describe: docs/errors.md's error table against the
+ * contract's error codes, docs/configuration.md against the variables the configuration
+ * reader reads, and every link between the pages against the pages and headings it names.
+ * Plain file reads, no server.
  */
-import { readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/index.js';
 import { API_ERRORS } from '../../src/http/contract.js';
@@ -55,9 +56,9 @@ function variablesRead(): Set<string> {
   return seen;
 }
 
-describe('docs/api.md', () => {
+describe('docs/errors.md', () => {
   it("lists in its error table exactly the contract's error codes, each under its status", () => {
-    const rows = tableAfter(read('docs/api.md'), 'Errors');
+    const rows = tableAfter(read('docs/errors.md'), 'Errors');
     expect(rows.length).toBeGreaterThan(0);
     const documented = new Map<string, number>();
     for (const row of rows) {
@@ -91,5 +92,45 @@ describe('docs/configuration.md', () => {
     const read = variablesRead();
     expect(rows.length).toBeGreaterThan(30);
     expect(rows.filter((name) => !read.has(name)).sort()).toEqual([]);
+  });
+});
+
+/** GitHub's anchor for a heading: lower case, punctuation dropped, spaces as hyphens. */
+const anchorOf = (heading: string) =>
+  heading
+    .trim()
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N}_\- ]/gu, '')
+    .replace(/ /g, '-');
+
+/** The anchors of a Markdown page's headings (outside code blocks). */
+function anchorsOf(markdown: string): Set<string> {
+  const anchors = new Set<string>();
+  let fenced = false;
+  for (const line of markdown.split('\n')) {
+    if (line.startsWith('```')) fenced = !fenced;
+    const heading = !fenced && /^#{1,6} (.*)$/.exec(line);
+    if (heading) anchors.add(anchorOf(heading[1]!));
+  }
+  return anchors;
+}
+
+describe('links between the docs', () => {
+  const pages = ['README.md', 'bench/README.md', ...readdirSync(new URL('../../docs/', import.meta.url)).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
+
+  it.each(pages)('%s links only to pages and headings that exist', (page) => {
+    const text = read(page);
+    const broken: string[] = [];
+    for (const [, target] of text.matchAll(/\]\(([^)\s]+)\)/g)) {
+      if (/^[a-z]+:/.test(target!)) continue; // another site
+      const [path = '', anchor] = target!.split('#');
+      const file = path === '' ? page : new URL(path, new URL(page, 'file:///')).pathname.slice(1);
+      if (!existsSync(new URL(`../../${file}`, import.meta.url))) {
+        broken.push(`${target}: no file ${file}`);
+        continue;
+      }
+      if (anchor && file.endsWith('.md') && !anchorsOf(read(file)).has(anchor)) broken.push(`${target}: no heading #${anchor} in ${file}`);
+    }
+    expect(broken).toEqual([]);
   });
 });

@@ -1,5 +1,5 @@
 /**
- * `edition=auto` (docs/api.md, "Both editions in one look-up"): a minecraft-protocol Java server
+ * `edition=auto` (docs/lookups.md, "Both editions in one look-up"): a minecraft-protocol Java server
  * (TCP) and a bedrock-protocol server (UDP) on the same port of mc.observer.test, both on their
  * default ports of one name, then only one of them, then neither. The same cache entries as the plain requests, one unit of the status
  * budget, and the bulk route.

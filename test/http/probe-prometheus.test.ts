@@ -123,7 +123,7 @@ function documented(language: string): string[] {
 it('answers every query the docs show, and promtool accepts the alerting rule of docs/monitoring.md', async () => {
   const queries = documented('promql').flatMap((block) => block.split('\n').filter((line) => line.trim() !== '' && !line.startsWith('#')));
   expect(queries.length).toBeGreaterThanOrEqual(5);
-  // docs/api.md's uptime that counts only fresh answers.
+  // docs/lookups.md's uptime that counts only fresh answers.
   queries.push('probe_success * on (job, instance) (1 - max by (job, instance) (minecraft_stale))');
   for (const promql of queries) expect((await prometheus.query(promql)).length, promql).toBeGreaterThan(0);
   const rules = documented('yaml').filter((block) => block.startsWith('groups:'));

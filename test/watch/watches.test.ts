@@ -188,7 +188,7 @@ describe('a watch from creation to deliveries', () => {
     expect(hooks.map((h) => h.headers['webhook-id'])).toEqual([`${created.id}_1`, `${created.id}_2`]);
     const receiving = new Webhook(created.signing_secret!);
     for (const hook of hooks) {
-      // How a receiver checks a delivery (docs/api.md): the Standard Webhooks package over the raw body.
+      // How a receiver checks a delivery (docs/watches.md): the Standard Webhooks package over the raw body.
       expect(receiving.verify(hook.body, signedHeaders(hook))).toEqual(JSON.parse(hook.body));
       expect(() => new Webhook(`whsec_${Buffer.alloc(32, 1).toString('base64')}`).verify(hook.body, signedHeaders(hook))).toThrow('No matching signature found');
       expect(() => receiving.verify(hook.body.replace('"sequence"', '"sequence" '), signedHeaders(hook))).toThrow('No matching signature found');

@@ -1,5 +1,5 @@
 /**
- * What GET /watches/{id} shows of a watch (docs/api.md, "Watches"): never its management
+ * What GET /watches/{id} shows of a watch (docs/watches.md): never its management
  * token or signing secret, and of each delivery attempt only whether it was delivered,
  * refused (the webhook answered, not 2xx) or failed (no answer), never why a connection failed.
  */

@@ -1,6 +1,6 @@
 /**
  * /watches: create a watch, read or end it with its management token, ask for its owner's
- * proof now, send a test delivery (docs/api.md, "Watches"). General rate-limit tier.
+ * proof now, send a test delivery (docs/watches.md). General rate-limit tier.
  */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';

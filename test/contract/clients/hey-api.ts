@@ -1,7 +1,7 @@
 /**
  * A program written against the client @hey-api/openapi-ts generates from the served document
  * (into ./generated/hey-api): compiled under --strict by the contract test, then run against a
- * live instance. It narrows answers the way docs/api.md says and reads errors as typed bodies.
+ * live instance. It narrows answers the way docs/clients.md says and reads errors as typed bodies.
  */
 import { createClient } from './generated/hey-api/client';
 import { getServerIcon, getServerStatus, getServerStatuses } from './generated/hey-api/sdk.gen';
