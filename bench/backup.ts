@@ -66,32 +66,37 @@ interface Phase {
   work: WriterCounts;
 }
 
-/** Counts of the service's writer work (group commits and checkpoints together): all, over 20 ms, over 50 ms. */
-interface WriterCounts {
+/** The service's writer work of one kind: how many, their total seconds, how many took over 20 and over 50 ms. */
+interface WorkCounts {
   all: number;
+  seconds: number;
   over20: number;
   over50: number;
 }
+type WriterCounts = Record<'batch' | 'checkpoint', WorkCounts>;
 
 const METRICS_TOKEN = 'bench-backup-metrics-token';
 
-/** The writer histogram's cumulative counts, summed over the work that group commits wait behind. */
+/** The writer histogram's cumulative counts for group commits and checkpoints. */
 async function writerCounts(base: string): Promise<WriterCounts> {
   const text = await (await fetch(`${base}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } })).text();
-  const counts = { all: 0, over20: 0, over50: 0 };
-  const le = (bound: string) => {
-    let n = 0;
-    for (const match of text.matchAll(/^observer_sqlite_writer_duration_seconds_bucket\{([^}]*)\} (\d+)$/gm)) {
-      const labels = match[1]!;
-      if (!/work="(batch|checkpoint)"/.test(labels) || !labels.includes(`le="${bound}"`)) continue;
-      n += Number(match[2]);
+  const read = (work: string, suffix: string, le?: string) => {
+    for (const match of text.matchAll(/^observer_sqlite_writer_duration_seconds_(\w+)\{([^}]*)\} ([\d.e+-]+)$/gm)) {
+      const labels = match[2]!;
+      if (match[1] === suffix && labels.includes(`work="${work}"`) && (le === undefined || labels.includes(`le="${le}"`))) return Number(match[3]);
     }
-    return n;
+    return 0;
   };
-  counts.all = le('+Inf');
-  counts.over20 = counts.all - le('0.02');
-  counts.over50 = counts.all - le('0.05');
-  return counts;
+  const of = (work: string): WorkCounts => {
+    const all = read(work, 'count');
+    return { all, seconds: read(work, 'sum'), over20: all - read(work, 'bucket', '0.02'), over50: all - read(work, 'bucket', '0.05') };
+  };
+  return { batch: of('batch'), checkpoint: of('checkpoint') };
+}
+
+function minus(after: WriterCounts, before: WriterCounts): WriterCounts {
+  const one = (a: WorkCounts, b: WorkCounts): WorkCounts => ({ all: a.all - b.all, seconds: a.seconds - b.seconds, over20: a.over20 - b.over20, over50: a.over50 - b.over50 });
+  return { batch: one(after.batch, before.batch), checkpoint: one(after.checkpoint, before.checkpoint) };
 }
 
 /** One phase of load; `copying` runs alongside it until the phase ends. */
@@ -144,7 +149,7 @@ async function phase(base: string, copying: ((until: number) => Promise<number[]
   const copies = copying ? await copying(until) : [];
   await all;
   const after = await writerCounts(base);
-  const work = { all: after.all - before.all, over20: after.over20 - before.over20, over50: after.over50 - before.over50 };
+  const work = minus(after, before);
   return { answers, queueMax, writerMax, copies, work };
 }
 
@@ -166,7 +171,9 @@ const backupApi = copying((target) => `.backup '${target}'`);
 
 function line(label: string, p: Phase): string {
   const copies = p.copies.length > 0 ? `; ${p.copies.length} copies of ${fmt(percentile(p.copies, 50))} ms each (median)` : '';
-  const work = `the service's writer: ${fmt(p.work.all)} commits and checkpoints, ${fmt(p.work.over20)} over 20 ms, ${fmt(p.work.over50)} over 50 ms`;
+  const kind = (name: string, w: WorkCounts) =>
+    `${fmt(w.all)} ${name}, mean ${fmt((1000 * w.seconds) / Math.max(1, w.all), 1)} ms, ${fmt(w.over20)} over 20 ms, ${fmt(w.over50)} over 50 ms`;
+  const work = `the service's writer: ${kind('group commits', p.work.batch)}; ${kind('checkpoints', p.work.checkpoint)}`;
   return `${label}: ${p.answers.length} answers, p50 ${fmt(percentile(p.answers, 50), 1)} ms, p99 ${fmt(percentile(p.answers, 99), 1)} ms, longest ${fmt(Math.max(...p.answers), 1)} ms; ${work}; write queue at most ${p.queueMax} rows; a second writer's longest transaction ${fmt(p.writerMax, 1)} ms${copies}`;
 }
 
@@ -195,7 +202,7 @@ try {
     for (const [label, p] of results) console.log(line(label, p));
     for (const method of ['no copy', 'VACUUM INTO', 'nice VACUUM INTO', '.backup']) {
       const during = results.filter(([label]) => label.trim() === method).map(([, p]) => p);
-      const slow = during.map((p) => `${fmt((100 * p.work.over50) / Math.max(1, p.work.all), 1)} %`).join(' / ');
+      const slow = during.map((p) => `${fmt((100 * (p.work.batch.over50 + p.work.checkpoint.over50)) / Math.max(1, p.work.batch.all + p.work.checkpoint.all), 1)} %`).join(' / ');
       summarise(
         `backup (SQLite, uncached load, ${method}): answers' p99 ${during.map((p) => fmt(percentile(p.answers, 99), 1)).join(' / ')} ms, longest ${during.map((p) => fmt(Math.max(...p.answers), 1)).join(' / ')} ms; the service's commits and checkpoints over 50 ms: ${slow}; a second writer's longest transaction ${during.map((p) => fmt(p.writerMax, 1)).join(' / ')} ms (per round)`,
       );
