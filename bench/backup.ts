@@ -8,8 +8,8 @@
  *
  * The cost to the writer is read from the service itself: its histogram of the writer thread's
  * work (observer_sqlite_writer_duration_seconds on /metrics), scraped before and after each
- * phase: how many group commits and checkpoints it ran, and how many of them took over 20 and
- * over 50 ms. Beside it, per phase, the answers' p50, p99 and longest time, the longest the
+ * phase: how many group commits and how many checkpoints it ran, their mean time, and how many
+ * took over 20 and over 50 ms. Beside it, per phase, the answers' p50, p99 and longest time, the longest the
  * service's write queue grew (rows waiting for the writer), and the longest write transaction
  * of a second connection (a no-op UPDATE every 20 ms: how long a writer waits for the lock and
  * its commit while the copy reads).
