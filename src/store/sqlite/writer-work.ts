@@ -10,8 +10,10 @@
  * copies about CHECKPOINT_FRAMES pages. How many pages a write adds to the log depends on the
  * write (a group commit of a few checks, a retention step over scattered servers, a vacuum
  * step), so the number of writes between two checkpoints follows what the last one found: it
- * halves when that copied more than CHECKPOINT_FRAMES pages, and doubles, up to
- * MOST_WRITES_PER_CHECKPOINT, when it copied less than half of them. The connection's own
+ * halves when the log held more than CHECKPOINT_FRAMES pages, and doubles, up to
+ * MOST_WRITES_PER_CHECKPOINT, when it held less than half of them. (While a reader keeps the
+ * log from starting over, a backup copy say, it keeps its frames, and checkpoints come after
+ * every write; each copies only what the reader's snapshot lets it.) The connection's own
  * checkpoint stays as a backstop for a log that grows by writes nothing here counts
  * (connection.ts).
  */
