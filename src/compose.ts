@@ -114,12 +114,15 @@ export async function composeApp(config: Config, options: ComposeOptions = {}) {
   // OpenTelemetry is loaded only with an OTLP endpoint (src/core/tracing.ts).
   const tracer = await createTracer(config.tracing, (error) => log.error(error, 'traces'));
   const redis = await connectRedis(config, log);
+  // Metrics come after the store: until then, the writer's work is not observed.
+  let observeWriterWork: NonNullable<StoreOptions['onWriterWork']> = () => {};
   const { store, migrate } = await startStore(config, clock, {
     onError: (error) => log.error(error, 'history store'),
     onRetention: (report) => log.retention(report),
     onMigration: (event) => log.migration(event),
     writes: { ...options.writes, maxRows: config.historyBufferMax },
     tracer,
+    onWriterWork: (work) => observeWriterWork(work),
   });
   if (!options.migrateLater) await migrate();
   const icmp = icmpEcho(config, options, log);
@@ -130,6 +133,7 @@ export async function composeApp(config: Config, options: ComposeOptions = {}) {
     history: () => store.health(),
     redis: () => redis?.health() ?? null,
   });
+  if (metrics) observeWriterWork = (work) => metrics.observeWriterWork(work.kind, work.ms / 1000);
   const { status, budgetCounter } = statusService(config, { clock, store, redis, metrics, echo: icmp.echo, log, tracer });
   const { blocklist, refresher, startBackground } = backgroundWork(config, { status, clock, redis, log });
   const watchWork = createWatches(config, {

@@ -36,6 +36,8 @@ export interface Metrics {
   observeCacheResult(result: 'HIT' | 'MISS' | 'STALE'): void;
   /** A render or ping refused by the admission control (503 `overloaded`), and why. */
   observeShed(work: 'render' | 'ping', reason: 'event_loop_lag' | 'render_slots'): void;
+  /** One unit of the SQLite writer's work (a group commit, a retention or vacuum step, a checkpoint), request to answer. */
+  observeWriterWork(work: string, seconds: number): void;
   /** The exposition text. */
   scrape(): Promise<string>;
 }
@@ -47,6 +49,9 @@ const EDITIONS = new Set(['java', 'legacy', 'bedrock']);
 /** Seconds; from a cached answer (~1 ms) to a ping that uses its whole budget. */
 const REQUEST_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 const PING_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+/** Seconds; a retention step is meant to stay under 20 ms. */
+const WRITER_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1, 2.5];
+const WRITER_WORK = new Set(['batch', 'retention_step', 'vacuum_step', 'checkpoint']);
 
 export function createMetrics(sources: MetricsSources = {}): Metrics {
   const registry = new Registry();
@@ -56,6 +61,13 @@ export function createMetrics(sources: MetricsSources = {}): Metrics {
   const requests = requestMetrics(registry);
   const pings = pingMetrics(registry, sources);
   const shed = shedMetric(registry);
+  const writer = new Histogram({
+    name: 'observer_sqlite_writer_duration_seconds',
+    help: 'SQLite: time from sending a unit of work to the writer thread to its answer, by work (batch: a group commit; retention_step; vacuum_step; checkpoint).',
+    labelNames: ['work'] as const,
+    buckets: WRITER_BUCKETS,
+    registers: [registry],
+  });
   registerHistoryMetrics(registry, sources);
   registerLiveHeap(registry);
   return {
@@ -80,6 +92,9 @@ export function createMetrics(sources: MetricsSources = {}): Metrics {
     },
     observeShed(work, reason) {
       shed.inc({ work, reason });
+    },
+    observeWriterWork(work, seconds) {
+      writer.observe({ work: WRITER_WORK.has(work) ? work : 'other' }, seconds);
     },
     scrape: () => registry.metrics(),
   };

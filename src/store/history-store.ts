@@ -37,6 +37,7 @@ import type { CheckRecord, CounterIncrements, HistoryStore, Statistics, StoreHea
 import { serverHistory, type HistoryRange, type HistoryReader, type ServerHistory } from './uptime-history.js';
 import { WriteQueue, type BatchWriter, type WriteQueueOptions } from './write-queue.js';
 import type { SqliteBindingName } from './sqlite/binding.js';
+import type { WriterWork } from './sqlite/writer-work.js';
 import { WatchStore } from './watch-store.js';
 
 export interface StoreOptions {
@@ -62,6 +63,8 @@ export interface StoreOptions {
   onMigration?: (event: MigrationEvent) => void;
   /** Spans for rows queued (`history.record`) and batches written (`history.write`); none without it. */
   tracer?: Tracer;
+  /** SQLite: each unit of the writer thread's work, timed (metrics). */
+  onWriterWork?: (work: WriterWork) => void;
 }
 
 const MINUTE = 60_000;

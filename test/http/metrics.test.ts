@@ -212,6 +212,25 @@ describe('createMetrics', () => {
     expect(await globalRegistry.getMetricsAsJSON()).toEqual([]);
   });
 
+  it('times the SQLite writer\'s group commits in a histogram', async () => {
+    const { app, store } = await composeApp(testConfig({ DATABASE_URL: database(), METRICS_TOKEN: TOKEN }), { logger: false, icmp: null });
+    try {
+      const scrape = async () => parseExposition((await app.inject({ url: '/metrics', headers: { authorization: `Bearer ${TOKEN}` } })).body);
+      for (const port of [java.port, await freePort()]) {
+        expect((await app.inject({ url: `/api/v1/status/127.0.0.1:${port}` })).statusCode).toBe(200);
+        await store.flush();
+      }
+      const m = await scrape();
+      expect(m.types.get('observer_sqlite_writer_duration_seconds')).toBe('HISTOGRAM');
+      const commits = value(m, 'observer_sqlite_writer_duration_seconds_count', { work: 'batch' });
+      expect(commits).toBeGreaterThanOrEqual(2);
+      expect(value(m, 'observer_sqlite_writer_duration_seconds_bucket', { work: 'batch', le: '+Inf' })).toBe(commits);
+      expect(value(m, 'observer_sqlite_writer_duration_seconds_sum', { work: 'batch' })).toBeGreaterThan(0);
+    } finally {
+      await app.close();
+    }
+  });
+
   it('reads the history queue, its overflow and the dependency states at scrape time', async () => {
     let health = { state: 'ok' as 'ok' | 'degraded' | 'down', buffered: 0, dropped: 0 };
     const metrics = createMetrics({ history: () => health, redis: () => 'degraded', pingsInFlight: () => 7 });

@@ -7,7 +7,7 @@
  * from the file between steps, not on time.
  */
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, expect, it } from 'vitest';
@@ -18,6 +18,7 @@ import { retentionCutoffs } from '../../src/store/maintenance.js';
 import type { PruneStepResult } from '../../src/store/sqlite/protocol.js';
 import { openSqliteParts } from '../../src/store/sqlite/parts.js';
 import { ROWS_PER_STATEMENT, ROWS_PER_STEP } from '../../src/store/sqlite/retention.js';
+import { MOST_WRITES_PER_CHECKPOINT, type WriterWork } from '../../src/store/sqlite/writer-work.js';
 import type { CheckRecord } from '../../src/store/types.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'observer-retention-steps-'));
@@ -29,6 +30,18 @@ const SERVERS = 20;
 const GONE = 2;
 const CHECKS_PER_DAY = 96;
 
+/** SERVERS servers' checks over 30 days up to `now`, every 15 minutes; the first GONE of them stopped 10 days ago. */
+function backlog(now: number): CheckRecord[] {
+  const checks: CheckRecord[] = [];
+  for (let s = 0; s < SERVERS; s++) {
+    const until = s < GONE ? now - 10 * DAY_MS : now;
+    for (let at = now - 30 * DAY_MS; at < until; at += DAY_MS / CHECKS_PER_DAY) {
+      checks.push({ serverId: `s${s}`, edition: 'java', host: `s${s}.example.com`, port: 25565, checkedAt: Math.round(at) + s, online: true, playersOnline: 1, playersMax: 10, latencyMs: 3 });
+    }
+  }
+  return checks;
+}
+
 it('removes a 30-day backlog in steps of bounded rows and statements of bounded rows, keeping exactly what retention keeps', async () => {
   const parts = await openSqliteParts(join(dir, 'backlog.db'), {}, () => {});
   const retention = { checkDays: 1, rollupDays: 7 };
@@ -36,13 +49,7 @@ it('removes a 30-day backlog in steps of bounded rows and statements of bounded 
   try {
     await store.migrate();
     const now = Date.now();
-    const checks: CheckRecord[] = [];
-    for (let s = 0; s < SERVERS; s++) {
-      const until = s < GONE ? now - 10 * DAY_MS : now;
-      for (let at = now - 30 * DAY_MS; at < until; at += DAY_MS / CHECKS_PER_DAY) {
-        checks.push({ serverId: `s${s}`, edition: 'java', host: `s${s}.example.com`, port: 25565, checkedAt: Math.round(at) + s, online: true, playersOnline: 1, playersMax: 10, latencyMs: 3 });
-      }
-    }
+    const checks = backlog(now);
     for (let i = 0; i < checks.length; i += 5000) await parts.writer({ id: randomUUID(), settled: [], checks: checks.slice(i, i + 5000), lookups: [], counters: new Map(), expireBefore: null });
 
     const cutoffs = retentionCutoffs(retention, now);
@@ -86,6 +93,71 @@ it('removes a 30-day backlog in steps of bounded rows and statements of bounded 
     // A pass over what is left removes nothing more.
     const again = (await parts.threads.writer.request({ op: 'prune', step: { afterSid: 0, ...cutoffs, budgetMs: 60_000 } })) as PruneStepResult;
     expect(again.checks + again.hours + again.servers).toBe(0);
+  } finally {
+    await store.close();
+  }
+}, 120_000);
+
+it('runs a pass as bounded steps with checkpoints of their own between them; a pass stopped between steps leaves the rest to the next, which drains it', async () => {
+  const path = join(dir, 'passes.db');
+  const works: WriterWork[] = [];
+  /** The -wal file's size when each checkpoint was answered. */
+  const walSizes: number[] = [];
+  const stopFirst = new AbortController();
+  const parts = await openSqliteParts(
+    path,
+    {
+      onWriterWork: (work) => {
+        works.push(work);
+        if (work.kind === 'checkpoint') walSizes.push(statSync(`${path}-wal`).size);
+        // The first pass is stopped (as close() stops it) after a few steps.
+        if (works.filter((w) => w.kind === 'retention_step').length === 5) stopFirst.abort();
+      },
+    },
+    () => {},
+  );
+  const retention = { checkDays: 1, rollupDays: 7 };
+  const store = new KyselyHistoryStore({ ...parts, retention }, systemClock);
+  try {
+    await store.migrate();
+    const now = Date.now();
+    const checks = backlog(now);
+    for (let i = 0; i < checks.length; i += 5000) await parts.writer({ id: randomUUID(), settled: [], checks: checks.slice(i, i + 5000), lookups: [], counters: new Map(), expireBefore: null });
+    const cutoffs = retentionCutoffs(retention, now);
+    const rawChecks = async () => Number((await parts.db.selectFrom('checks').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n);
+    const kept = checks.filter((c) => !c.serverId.match(/^s[01]$/) && c.checkedAt >= cutoffs.checksBefore).length;
+    works.length = 0;
+
+    const first = await parts.maintenance.run(cutoffs, now, stopFirst.signal);
+    const steps = () => works.filter((w) => w.kind === 'retention_step').map((w) => w.step!);
+    expect(steps()).toHaveLength(5);
+    expect(first.checks).toBe(steps().reduce((sum, step) => sum + step.checks, 0));
+    expect(await rawChecks()).toBe(checks.length - first.checks!);
+    expect(await rawChecks()).toBeGreaterThan(kept);
+
+    const second = await parts.maintenance.run(cutoffs, now, new AbortController().signal);
+    expect(await rawChecks()).toBe(kept);
+    expect(first.checks! + second.checks!).toBe(checks.length - kept);
+    expect(first.servers! + second.servers!).toBe(GONE);
+    for (const step of steps()) {
+      expect(step.checks + step.hours).toBeLessThanOrEqual(ROWS_PER_STEP);
+      expect(step.mostPerStatement).toBeLessThanOrEqual(ROWS_PER_STATEMENT);
+    }
+
+    // No more than MOST_WRITES_PER_CHECKPOINT steps between two checkpoints, and a checkpoint ends the pass.
+    let since = 0;
+    for (const work of works) {
+      since = work.kind === 'checkpoint' ? 0 : since + 1;
+      expect(since).toBeLessThanOrEqual(MOST_WRITES_PER_CHECKPOINT);
+    }
+    expect(works.at(-1)!.kind).toBe('checkpoint');
+    const checkpoints = works.filter((w) => w.kind === 'checkpoint').map((w) => w.checkpoint!);
+    expect(checkpoints.length).toBeGreaterThanOrEqual(Math.floor(steps().length / MOST_WRITES_PER_CHECKPOINT));
+    // Nothing else reads the file: each copies the whole log, which so starts over and holds at
+    // most the frames (4 KiB pages and a 24-byte header each) of the writes between two checkpoints.
+    for (const { frames, copied } of checkpoints) expect(copied).toBe(frames);
+    const mostFrames = Math.max(...checkpoints.map((c) => c.frames));
+    for (const size of walSizes) expect(size).toBeLessThanOrEqual(32 + mostFrames * (4096 + 24));
   } finally {
     await store.close();
   }

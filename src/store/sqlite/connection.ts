@@ -8,6 +8,12 @@ import { pragmaValue, type SqliteConnection } from './binding.js';
 
 /** Bytes the write-ahead log's file is cut back to once it starts over. */
 export const WAL_SIZE_LIMIT_BYTES = 64 * 1024 * 1024;
+/**
+ * Pages (4 KiB) of log past which a commit checkpoints by itself. The store's own checkpoints
+ * (writer-work.ts) keep the log far below it; it bounds the log when writes nothing there
+ * counts (a migration, the watches) fill it.
+ */
+export const WAL_AUTOCHECKPOINT_PAGES = 4000;
 /** Every SQLite database file starts with these 16 bytes. */
 const SQLITE_HEADER = Buffer.from('SQLite format 3\0', 'latin1');
 
@@ -34,6 +40,7 @@ export function configureConnection(database: SqliteConnection, role: 'writer' |
   // A log that a burst of writes grew is cut back to this size once a checkpoint lets it
   // start over, instead of keeping its largest size on disk.
   database.pragma(`journal_size_limit = ${WAL_SIZE_LIMIT_BYTES}`);
+  database.pragma(`wal_autocheckpoint = ${WAL_AUTOCHECKPOINT_PAGES}`);
   return database;
 }
 

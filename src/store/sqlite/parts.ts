@@ -16,6 +16,7 @@ import type { HistoryAnswer } from './history-reader.js';
 import { sqliteMaintenance } from './maintenance.js';
 import { WATCH_OPERATIONS, type WatchRequest } from './watch-ops.js';
 import { SqliteWorker } from './worker-client.js';
+import { writerRequests } from './writer-work.js';
 
 /** The SQLite store's parts, and its threads (which tests stop as a crash would). */
 export type SqliteParts = Omit<StoreParts, 'retention'> & { threads: { writer: SqliteWorker; reader: SqliteWorker } };
@@ -28,14 +29,15 @@ export async function openSqliteParts(path: string, options: StoreOptions, onErr
   const reader = inMemory ? writer : SqliteWorker.reader(writer);
   const sqlite = createSqliteDialect(writer, reader);
   const { withWriter, openReads, read } = sqlite;
+  const requests = writerRequests(withWriter, options.onWriterWork);
   return {
     threads: { writer, reader },
     db: sqlite.kysely<Database>(),
     dialect: 'sqlite',
     location: path,
     // Holding the writer, so a batch never lands inside a Kysely transaction (the watches').
-    writer: (batch) => withWriter((worker) => worker.request({ op: 'batch', batch })).then(() => {}),
-    maintenance: sqliteMaintenance(withWriter),
+    writer: (batch) => requests.write('batch', { op: 'batch', batch }).then(() => {}),
+    maintenance: sqliteMaintenance(requests),
     migrated: openReads,
     // Each watch transaction is one request, run whole in the writer's thread.
     watches: (db) => new SqliteWatchStore(db, (request) => withWriter((worker) => worker.request({ op: 'watch', ...request }))),

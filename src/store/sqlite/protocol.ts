@@ -52,9 +52,15 @@ export type SqliteRequest =
   | ({ op: 'history' } & HistoryRequest)
   /** Gives up to `pages` free pages back to the file system; answers the free pages left. */
   | { op: 'vacuum'; pages: number }
-  /** Copies the write-ahead log into the file (and so cuts the file to its size): a passive checkpoint. */
+  /** Copies the write-ahead log into the file (and so cuts the file to its size): a passive checkpoint; answers a CheckpointResult. */
   | { op: 'checkpoint' }
   | { op: 'close' };
+
+/** What a passive checkpoint found: frames in the write-ahead log, and how many of them are now in the file. */
+export interface CheckpointResult {
+  frames: number;
+  copied: number;
+}
 
 export interface QueryAnswer {
   rows: Record<string, unknown>[];

@@ -8,7 +8,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { LRUCache } from 'lru-cache';
 import type { SqliteConnection } from './binding.js';
 import { createSqliteBatchWriter } from './batch-writer.js';
-import type { QueryAnswer, SqliteRequest, SqliteResponse, SqliteWorkerData, WorkerError } from './protocol.js';
+import type { CheckpointResult, QueryAnswer, SqliteRequest, SqliteResponse, SqliteWorkerData, WorkerError } from './protocol.js';
 import { createSqlitePruner, vacuumStep } from './retention.js';
 import { configureConnection } from './connection.js';
 import { createHistoryReader } from './history-reader.js';
@@ -71,6 +71,13 @@ function query(sql: string, params: readonly unknown[]): QueryAnswer {
   return DATA_CHANGE_STATEMENT.test(sql) ? runGated(statement, params) : run(statement, params);
 }
 
+/** A passive checkpoint: copies what it can without waiting for readers or the writer. */
+function checkpoint(): CheckpointResult {
+  // Read by name: libsql adds a field to the row.
+  const row = database.prepare('PRAGMA wal_checkpoint(PASSIVE)').get() as { log: number; checkpointed: number } | undefined;
+  return { frames: Math.max(0, Number(row?.log ?? 0)), copied: Math.max(0, Number(row?.checkpointed ?? 0)) };
+}
+
 function handle(request: SqliteRequest): unknown {
   switch (request.op) {
     case 'query':
@@ -86,8 +93,7 @@ function handle(request: SqliteRequest): unknown {
     case 'vacuum':
       return vacuumStep(database, request.pages, beforeCommit);
     case 'checkpoint':
-      database.pragma('wal_checkpoint(PASSIVE)');
-      return null;
+      return checkpoint();
     case 'close':
       statements.clear();
       database.close();
