@@ -8,12 +8,13 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { LRUCache } from 'lru-cache';
 import type { SqliteConnection } from './binding.js';
 import { createSqliteBatchWriter } from './batch-writer.js';
-import type { QueryAnswer, SqliteRequest, SqliteResponse, SqliteWorkerData, WorkerError } from './protocol.js';
+import type { QueryAnswer, SqliteProgress, SqliteRequest, SqliteResponse, SqliteWorkerData, WorkerError } from './protocol.js';
 import { createSqlitePruner, vacuumStep } from './retention.js';
 import { configureConnection } from './connection.js';
 import { createHistoryReader } from './history-reader.js';
 import { beginCommit, COMMIT_STATEMENT, DATA_CHANGE_STATEMENT, isStopped, requestTag } from './commit-gate.js';
 import { createWatchRunner } from './watch-ops.js';
+import { createMigrationStepper } from './migrate-ops.js';
 
 /** Prepared statements kept; the store uses a few dozen texts. */
 const STATEMENT_CACHE_SIZE = 256;
@@ -37,6 +38,7 @@ let writeBatch: ReturnType<typeof createSqliteBatchWriter> | null = null;
 let prune: ReturnType<typeof createSqlitePruner> | null = null;
 let readHistory: ReturnType<typeof createHistoryReader> | null = null;
 let watchRunner: ReturnType<typeof createWatchRunner> | null = null;
+let migrationStepper: ReturnType<typeof createMigrationStepper> | null = null;
 
 /** The tag (commit-gate.ts) of the request being handled. */
 let tag = 0;
@@ -71,7 +73,7 @@ function query(sql: string, params: readonly unknown[]): QueryAnswer {
   return DATA_CHANGE_STATEMENT.test(sql) ? runGated(statement, params) : run(statement, params);
 }
 
-function handle(request: SqliteRequest): unknown {
+function handle(id: number, request: SqliteRequest): unknown {
   switch (request.op) {
     case 'query':
       return query(request.sql, request.params);
@@ -81,6 +83,10 @@ function handle(request: SqliteRequest): unknown {
       return (prune ??= createSqlitePruner(database, beforeCommit))(request.step);
     case 'watch':
       return (watchRunner ??= createWatchRunner(database, beforeCommit)).then((run) => run(request));
+    case 'migrate': {
+      const report = (event: unknown) => parentPort!.postMessage({ id, event } satisfies SqliteProgress);
+      return (migrationStepper ??= createMigrationStepper(database, beforeCommit)).then((step) => step(request, report));
+    }
     case 'history':
       return (readHistory ??= createHistoryReader(database))(request);
     case 'vacuum':
@@ -116,14 +122,14 @@ async function answer({ id, request }: { id: number; request: SqliteRequest }): 
   tag = requestTag(id);
   let response: SqliteResponse;
   try {
-    response = { id, ok: true, value: await handle(request) };
+    response = { id, ok: true, value: await handle(id, request) };
   } catch (error) {
     response = { id, ok: false, error: asWorkerError(error) };
   }
   parentPort!.postMessage(response);
 }
 
-// One request at a time, in order, a watch transaction (which awaits) included.
+// One request at a time, in order, a watch transaction or a migration's step (which await) included.
 let answered: Promise<void> = Promise.resolve();
 parentPort!.on('message', (message: { id: number; request: SqliteRequest }) => {
   answered = answered.then(() => answer(message));
