@@ -102,7 +102,7 @@ export interface StoreParts {
   writer: BatchWriter;
   maintenance: Maintenance;
   readHistory: HistoryReader;
-  /** Called once the schema is migrated (SQLite: reads outside a transaction go to the reader from then on). */
+  /** Called once the schema is migrated (SQLite: SELECTs go to the reader from then on). */
   migrated?: () => void;
   /** Where the migrations' steps run (SQLite: in its writer's thread); default: on `db`. */
   migrationSteps?: MigrationSteps;
@@ -170,7 +170,7 @@ export class KyselyHistoryStore implements HistoryStore {
     });
     // Rejected only when the start stops; the queue's retry or stop hears it.
     this.schemaReady.promise.catch(() => {});
-    // Writes wait for the schema, outside the writer's hold: the migration's steps go on.
+    // Writes wait for the schema: a batch sent now would meet tables the migration is changing.
     const writer: BatchWriter = (batch) => (this.migrated ? parts.writer(batch) : this.schemaReady.promise.then(() => parts.writer(batch)));
     this.queue = new WriteQueue(tracedWriter(writer, this.tracer), {
       ...options.writes,

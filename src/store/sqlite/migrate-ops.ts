@@ -7,9 +7,8 @@
  * learns the progress and can stop. Kysely and the migrations load in the writer's thread
  * with the first step only.
  */
-import type { MigrationCursor, MigrationEvent, MigrationStepDone, MigrationSteps } from '../migration-runner.js';
+import type { MigrationCursor, MigrationEvent, MigrationStepDone } from '../migration-runner.js';
 import type { SqliteConnection } from './binding.js';
-import type { SqliteWorker } from './worker-client.js';
 
 /** Longest one step may take: a step of the copy takes about a second, but the VACUUM after it rewrites the whole file. */
 export const MIGRATION_STEP_DEADLINE_MS = 60 * 60_000;
@@ -33,14 +32,5 @@ export async function createMigrationStepper(database: SqliteConnection, beforeC
   return ({ cursor, rowsPerStep, events }, onEvent) => {
     const migrations = observerMigrations('sqlite', rowsPerStep === undefined ? {} : { rowsPerStep });
     return new MigrationStepper(db, 'sqlite', migrations, events ? onEvent : undefined).next(cursor);
-  };
-}
-
-/** The main thread's side: each step one request to `writer`, its statements' events passed on as they come. */
-export function sqliteMigrationSteps(writer: SqliteWorker, rowsPerStep?: number): MigrationSteps {
-  return async (cursor, onEvent) => {
-    const request = { op: 'migrate' as const, cursor, events: onEvent !== undefined, ...(rowsPerStep === undefined ? {} : { rowsPerStep }) };
-    const options = { deadlineMs: MIGRATION_STEP_DEADLINE_MS, ...(onEvent ? { onEvent: (event: unknown) => onEvent(event as MigrationEvent) } : {}) };
-    return (await writer.request(request, options)) as MigrationStepDone | null;
   };
 }

@@ -15,7 +15,8 @@ import { sqliteBinding } from './binding.js';
 import { createSqliteDialect } from './dialect.js';
 import type { HistoryAnswer } from './history-reader.js';
 import { sqliteMaintenance } from './maintenance.js';
-import { sqliteMigrationSteps } from './migrate-ops.js';
+import type { MigrationEvent, MigrationStepDone, MigrationSteps } from '../migration-runner.js';
+import { MIGRATION_STEP_DEADLINE_MS } from './migrate-ops.js';
 import { WATCH_OPERATIONS, type WatchRequest } from './watch-ops.js';
 import { SqliteWorker } from './worker-client.js';
 
@@ -61,4 +62,13 @@ export class SqliteWatchStore extends WatchStore {
       Object.defineProperty(this, method, { value: (...args: unknown[]) => this.send({ method, args }) });
     }
   }
+}
+
+/** The migrations' steps, each one request to `writer` (migrate-ops.ts), its statements' events passed on as they come. */
+function sqliteMigrationSteps(writer: SqliteWorker, rowsPerStep?: number): MigrationSteps {
+  return async (cursor, onEvent) => {
+    const request = { op: 'migrate' as const, cursor, events: onEvent !== undefined, ...(rowsPerStep === undefined ? {} : { rowsPerStep }) };
+    const options = { deadlineMs: MIGRATION_STEP_DEADLINE_MS, ...(onEvent ? { onEvent: (event: unknown) => onEvent(event as MigrationEvent) } : {}) };
+    return (await writer.request(request, options)) as MigrationStepDone | null;
+  };
 }
