@@ -18,6 +18,8 @@ export interface SqliteWorkerData {
   role: 'writer' | 'reader';
   /** Shared with the main thread: see commit-gate.ts. */
   gate: Int32Array;
+  /** Shared with the main thread: set once it has handled the last SqliteProgress posted. */
+  handled: Int32Array;
 }
 
 /** One maintenance step: retention over the servers after `afterSid`, for at most `budgetMs`. */
@@ -75,8 +77,15 @@ export interface WorkerError {
 
 export type SqliteResponse = { id: number; ok: true; value: unknown } | { id: number; ok: false; error: WorkerError };
 
-/** Something a request reports while it runs (a migration's statement), before its answer. */
+/**
+ * Something a request reports while it runs (a migration's statement), before its answer. The
+ * worker waits until the main thread has handled it (the service logs each statement before
+ * the next one runs), for at most PROGRESS_WAIT_MS.
+ */
 export interface SqliteProgress {
   id: number;
   event: unknown;
 }
+
+/** Longest the worker waits for the main thread to handle a SqliteProgress. */
+export const PROGRESS_WAIT_MS = 1_000;

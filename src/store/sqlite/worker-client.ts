@@ -78,7 +78,7 @@ export class SqliteWorker {
   deadlineMs = REQUEST_DEADLINE_MS;
 
   private constructor(
-    private readonly data: Omit<SqliteWorkerData, 'gate'>,
+    private readonly data: Omit<SqliteWorkerData, 'gate' | 'handled'>,
     private readonly onError: (error: unknown) => void,
   ) {}
 
@@ -198,7 +198,8 @@ export class SqliteWorker {
 
   private spawn(): Promise<void> {
     const gate = newCommitGate();
-    const workerData: SqliteWorkerData = { ...this.data, gate };
+    const handled = new Int32Array(new SharedArrayBuffer(4));
+    const workerData: SqliteWorkerData = { ...this.data, gate, handled };
     const worker = startModuleWorker('store/sqlite/worker', { workerData, resourceLimits: RESOURCE_LIMITS });
     this.worker = worker;
     this.gate = gate;
@@ -207,7 +208,7 @@ export class SqliteWorker {
     this.ready = new Promise<void>((resolve, reject) => {
       let started = false;
       worker.on('message', (response: SqliteResponse | SqliteProgress) => {
-        if ('event' in response) return this.pending.get(response.id)?.onEvent?.(response.event);
+        if ('event' in response) return this.progress(response, handled);
         if (response.id !== 0) return this.settle(response);
         if (response.ok) {
           started = true;
@@ -226,6 +227,18 @@ export class SqliteWorker {
       });
     });
     return this.ready;
+  }
+
+  /** Hands a request's progress to its caller, then lets the worker go on. */
+  private progress(message: SqliteProgress, handled: Int32Array): void {
+    try {
+      this.pending.get(message.id)?.onEvent?.(message.event);
+    } catch (error) {
+      this.onError(error);
+    } finally {
+      Atomics.store(handled, 0, 1);
+      Atomics.notify(handled, 0);
+    }
   }
 
   private settle(response: SqliteResponse): void {

@@ -8,7 +8,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { LRUCache } from 'lru-cache';
 import type { SqliteConnection } from './binding.js';
 import { createSqliteBatchWriter } from './batch-writer.js';
-import type { QueryAnswer, SqliteProgress, SqliteRequest, SqliteResponse, SqliteWorkerData, WorkerError } from './protocol.js';
+import { PROGRESS_WAIT_MS, type QueryAnswer, type SqliteProgress, type SqliteRequest, type SqliteResponse, type SqliteWorkerData, type WorkerError } from './protocol.js';
 import { createSqlitePruner, vacuumStep } from './retention.js';
 import { configureConnection } from './connection.js';
 import { createHistoryReader } from './history-reader.js';
@@ -84,7 +84,11 @@ function handle(id: number, request: SqliteRequest): unknown {
     case 'watch':
       return (watchRunner ??= createWatchRunner(database, beforeCommit)).then((run) => run(request));
     case 'migrate': {
-      const report = (event: unknown) => parentPort!.postMessage({ id, event } satisfies SqliteProgress);
+      const report = (event: unknown) => {
+        Atomics.store(data.handled, 0, 0);
+        parentPort!.postMessage({ id, event } satisfies SqliteProgress);
+        Atomics.wait(data.handled, 0, 0, PROGRESS_WAIT_MS);
+      };
       return (migrationStepper ??= createMigrationStepper(database, beforeCommit)).then((step) => step(request, report));
     }
     case 'history':
