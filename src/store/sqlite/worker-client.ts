@@ -28,7 +28,7 @@ export class SqliteWorkerError extends Error {
   }
 }
 
-/** The worker stopped, or was stopped, before it answered: nothing of the request was committed. */
+/** The worker stopped, or was stopped, before it answered: the transaction it was running was not committed. */
 export class SqliteWorkerStoppedError extends SqliteWorkerError {
   constructor(message: string) {
     super({ name: 'SqliteWorkerStoppedError', message, code: STOPPED_CODE });
