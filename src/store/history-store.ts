@@ -27,7 +27,7 @@ import { serverAddress } from '../core/types.js';
 import { setBatchAside, unavailable } from './batch-ledger.js';
 import { MigratingError, StoreOpenError } from './errors.js';
 import { retentionCutoffs, type Maintenance, type Retention, type RetentionReport } from './maintenance.js';
-import { MigrationRunner, type MigrationEvent, type MigrationState } from './migration-runner.js';
+import { MigrationRunner, type MigrationEvent, type MigrationState, type MigrationSteps } from './migration-runner.js';
 import { observerMigrations } from './migrations.js';
 import { ReadFallback } from './read-fallback.js';
 import type { Database, Dialect } from './schema.js';
@@ -105,8 +105,10 @@ export interface StoreParts {
   writer: BatchWriter;
   maintenance: Maintenance;
   readHistory: HistoryReader;
-  /** Called once the schema is migrated (SQLite: reads outside a transaction go to the reader from then on). */
+  /** Called once the schema is migrated (SQLite: SELECTs go to the reader from then on). */
   migrated?: () => void;
+  /** Where the migrations' steps run (SQLite: in its writer's thread); default: on `db`. */
+  migrationSteps?: MigrationSteps;
   /** The watch store (default: a WatchStore on `db`). */
   watches?: (db: Kysely<Database>) => WatchStore;
 }
@@ -166,11 +168,12 @@ export class KyselyHistoryStore implements HistoryStore {
     this.pending = migrations.map((m) => m.name);
     this.runner = new MigrationRunner(this.db as Kysely<unknown>, parts.dialect, migrations, {
       signal: this.stopMigration.signal,
+      ...(parts.migrationSteps ? { steps: parts.migrationSteps } : {}),
       ...(options.onMigration ? { onEvent: options.onMigration } : {}),
     });
     // Rejected only when the start stops; the queue's retry or stop hears it.
     this.schemaReady.promise.catch(() => {});
-    // Writes wait for the schema, outside the writer's hold: the migration's steps go on.
+    // Writes wait for the schema: a batch sent now would meet tables the migration is changing.
     const writer: BatchWriter = (batch) => (this.migrated ? parts.writer(batch) : this.schemaReady.promise.then(() => parts.writer(batch)));
     this.queue = new WriteQueue(tracedWriter(writer, this.tracer), {
       ...options.writes,

@@ -12,6 +12,11 @@
  * Work that cannot run inside a transaction (SQLite's VACUUM) runs after the commit, checked
  * at every start, so that it is done once even if it was interrupted.
  *
+ * The runner (MigrationRunner) asks for one step at a time: one transaction, or the work after
+ * a commit. A step runs where the database's connection lives (MigrationSteps): on PostgreSQL
+ * here, through the pool; on SQLite in the writer's thread, each step one request
+ * (sqlite/migrate-ops.ts). Between steps the runner learns the progress and stops if asked.
+ *
  * The applied migrations are recorded in Kysely's `kysely_migration` table, as Kysely's own
  * Migrator did, so databases written by earlier versions are read as they are. On PostgreSQL
  * each migration's transaction holds the same advisory lock as Kysely's Migrator: instances
@@ -79,6 +84,35 @@ export type MigrationEvent =
   | { kind: 'statement'; migration: string; step: string; statement: number }
   | { kind: 'committed'; migration: string; step: string; progress: number };
 
+/** Where a run of the migrations is; each step answers the next one. */
+export interface MigrationCursor {
+  /** Apply the migrations up to this one (its name); all when absent. */
+  until?: string;
+  /** The ledger's tables were made. */
+  ledger?: boolean;
+  /** A resumable migration whose copy is done: its last transaction is next. */
+  finish?: string;
+  /** The work after the commits still to run is that of the migrations from this index on. */
+  afterFrom: number;
+}
+
+/** What one step did, and where the next begins. */
+export interface MigrationStepDone {
+  migration: string;
+  /** `up`, `begin`, the position a copy's step started from, `finish` or `after`. */
+  step: string;
+  /** Of the migration, once this step is done (0..1). */
+  progress: number;
+  /** A transaction that committed (the work after a commit is none). */
+  committed: boolean;
+  next: MigrationCursor;
+  /** What the next step works on; null when nothing is left. */
+  upcoming: MigrationState | null;
+}
+
+/** Runs the next step from `cursor`, reporting each statement; null when nothing is left. */
+export type MigrationSteps = (cursor: MigrationCursor, onEvent?: (event: MigrationEvent) => void) => Promise<MigrationStepDone | null>;
+
 export interface MigrationRunnerOptions {
   /** Called whenever the migration running or its progress changes (null: none runs). */
   onState?: (state: MigrationState | null) => void;
@@ -86,33 +120,21 @@ export interface MigrationRunnerOptions {
   onEvent?: (event: MigrationEvent) => void;
   /** Aborted: stop after the transaction in progress. */
   signal?: AbortSignal;
+  /** Where the steps run (SQLite: its writer's thread); default: here, on `db`. */
+  steps?: MigrationSteps;
 }
 
 export class MigrationRunner {
   private current: MigrationState | null = null;
-  /** The transaction running, and its statements so far. */
-  private step: { migration: string; step: string; statements: number } | null = null;
-  private readonly db: Db;
+  private readonly steps: MigrationSteps;
 
   constructor(
-    db: Db,
-    private readonly dialect: Dialect,
+    private readonly db: Db,
+    dialect: Dialect,
     private readonly migrations: readonly ObserverMigration[],
     private readonly options: MigrationRunnerOptions = {},
   ) {
-    this.db = options.onEvent ? db.withPlugin(this.statementCounter()) : db;
-  }
-
-  /** Reports each statement of a migration's transaction once it has run. */
-  private statementCounter(): KyselyPlugin {
-    return {
-      transformQuery: ({ node }) => node,
-      transformResult: async ({ result }) => {
-        const step = this.step;
-        if (step) this.options.onEvent?.({ kind: 'statement', migration: step.migration, step: step.step, statement: ++step.statements });
-        return result;
-      },
-    };
+    this.steps = options.steps ?? ((cursor, onEvent) => new MigrationStepper(db, dialect, migrations, onEvent).next(cursor));
   }
 
   /** The migration running now, or null. */
@@ -121,55 +143,155 @@ export class MigrationRunner {
   }
 
   /** Names applied so far, in order (empty on a new database). */
-  async applied(): Promise<string[]> {
-    const rows = await sql<{ name: string }>`SELECT name FROM ${sql.table(LEDGER)} ORDER BY name`
-      .execute(this.db)
-      .then((result) => result.rows)
-      .catch(() => []);
-    return rows.map((row) => row.name);
+  applied(): Promise<string[]> {
+    return appliedMigrations(this.db);
   }
 
   /** Applies every migration not applied yet, up to `until` (its name) if given, then their after-commit work. */
   async run(until?: string): Promise<void> {
-    await this.ensureLedger();
-    const last = until === undefined ? this.migrations.length - 1 : this.migrations.findIndex((m) => m.name === until);
+    const { onEvent, signal } = this.options;
+    let cursor: MigrationCursor = { ...(until === undefined ? {} : { until }), afterFrom: 0 };
     try {
-      for (const migration of this.migrations.slice(0, last + 1)) {
-        if (await this.isApplied(this.db, migration.name)) continue;
-        this.setState({ name: migration.name, progress: 0 });
-        if ('step' in migration) await this.runResumable(migration);
-        else {
-          await this.transaction(migration.name, 'up', (trx) => migration.up(trx));
-          this.committed(migration.name, 'up', 1);
-        }
-      }
-      for (const migration of this.migrations) {
-        if (!migration.after || !(await this.isApplied(this.db, migration.name))) continue;
-        this.stopIfAsked(migration.name);
-        this.setState({ name: migration.name, progress: 1 });
-        this.step = { migration: migration.name, step: 'after', statements: 0 };
-        try {
-          await migration.after(this.db);
-        } finally {
-          this.step = null;
-        }
+      for (;;) {
+        if (signal?.aborted) throw new MigrationStoppedError(this.current?.name ?? (await this.firstPending()));
+        const done = await this.steps(cursor, onEvent);
+        if (done === null) break;
+        if (done.committed) onEvent?.({ kind: 'committed', migration: done.migration, step: done.step, progress: done.progress });
+        cursor = done.next;
+        const { upcoming } = done;
+        if (upcoming === null) break;
+        const progress = upcoming.name === done.migration ? Math.max(upcoming.progress, done.progress) : upcoming.progress;
+        this.setState({ name: upcoming.name, progress: Math.min(1, Math.max(0, progress)) });
       }
     } finally {
       this.setState(null);
     }
   }
 
-  private committed(migration: string, step: string, progress: number): void {
-    this.options.onEvent?.({ kind: 'committed', migration, step, progress });
+  private async firstPending(): Promise<string> {
+    const applied = await this.applied().catch((): string[] => []);
+    return (this.migrations.find((m) => !applied.includes(m.name)) ?? this.migrations[0])?.name ?? 'none';
   }
 
   private setState(state: MigrationState | null): void {
     this.current = state;
     this.options.onState?.(state);
   }
+}
 
-  private stopIfAsked(name: string): void {
-    if (this.options.signal?.aborted) throw new MigrationStoppedError(name);
+async function appliedMigrations(db: Db): Promise<string[]> {
+  const rows = await sql<{ name: string }>`SELECT name FROM ${sql.table(LEDGER)} ORDER BY name`
+    .execute(db)
+    .then((result) => result.rows)
+    .catch(() => []);
+  return rows.map((row) => row.name);
+}
+
+/** The next thing to do: a migration's transaction, or the work after its commit. */
+type Planned =
+  | { kind: 'up'; migration: AtomicMigration }
+  | { kind: 'begin' | 'step' | 'finish'; migration: ResumableMigration }
+  | { kind: 'after'; migration: ObserverMigration; index: number };
+
+/**
+ * Runs one step of the migrations on the connection it is given (PostgreSQL: the pool; SQLite:
+ * the writer thread's own), reporting each statement of it.
+ */
+export class MigrationStepper {
+  /** The transaction running, and its statements so far. */
+  private step: { migration: string; step: string; statements: number } | null = null;
+  private readonly db: Db;
+
+  constructor(
+    db: Db,
+    private readonly dialect: Dialect,
+    private readonly migrations: readonly ObserverMigration[],
+    private readonly onEvent?: (event: MigrationEvent) => void,
+  ) {
+    this.db = onEvent ? db.withPlugin(this.statementCounter()) : db;
+  }
+
+  /** Reports each statement of a migration's transaction once it has run. */
+  private statementCounter(): KyselyPlugin {
+    return {
+      transformQuery: ({ node }) => node,
+      transformResult: async ({ result }) => {
+        const step = this.step;
+        if (step) this.onEvent?.({ kind: 'statement', migration: step.migration, step: step.step, statement: ++step.statements });
+        return result;
+      },
+    };
+  }
+
+  /** Runs the step after `cursor`; null when nothing is left. */
+  async next(cursor: MigrationCursor): Promise<MigrationStepDone | null> {
+    if (!cursor.ledger) {
+      await this.ensureLedger();
+      cursor = { ...cursor, ledger: true };
+    }
+    const planned = await this.plan(cursor);
+    if (planned === null) return null;
+    const done = await this.run(planned, cursor);
+    const upcoming = await this.plan(done.next);
+    return {
+      ...done,
+      upcoming: upcoming === null ? null : { name: upcoming.migration.name, progress: upcoming.kind === 'after' || upcoming.kind === 'finish' ? 1 : 0 },
+    };
+  }
+
+  private async plan(cursor: MigrationCursor): Promise<Planned | null> {
+    const { migrations } = this;
+    const last = cursor.until === undefined ? migrations.length - 1 : migrations.findIndex((m) => m.name === cursor.until);
+    for (const migration of migrations.slice(0, last + 1)) {
+      if (await this.isApplied(this.db, migration.name)) continue;
+      if (!('step' in migration)) return { kind: 'up', migration };
+      if (cursor.finish === migration.name) return { kind: 'finish', migration };
+      return { kind: (await this.position(this.db, migration.name)) === null ? 'begin' : 'step', migration };
+    }
+    for (let index = cursor.afterFrom; index < migrations.length; index++) {
+      const migration = migrations[index]!;
+      if (migration.after && (await this.isApplied(this.db, migration.name))) return { kind: 'after', migration, index };
+    }
+    return null;
+  }
+
+  private async run(planned: Planned, cursor: MigrationCursor): Promise<Omit<MigrationStepDone, 'upcoming'>> {
+    const { name } = planned.migration;
+    const done = (step: string, progress: number, next: MigrationCursor = cursor) => ({ migration: name, step, progress, committed: true, next });
+    switch (planned.kind) {
+      case 'up': {
+        const { migration } = planned;
+        await this.transaction(name, 'up', (trx) => migration.up(trx));
+        return done('up', 1);
+      }
+      case 'begin':
+        await this.begin(planned.migration);
+        return done('begin', 0);
+      case 'step': {
+        const { from, result } = await this.copyStep(planned.migration);
+        // Another instance finished it (PostgreSQL): the next plan finds it applied.
+        if (result === null) return done(String(from), 1);
+        return done(String(from), result.progress, result.done ? { ...cursor, finish: name } : cursor);
+      }
+      case 'finish': {
+        const { migration } = planned;
+        await this.transaction(name, 'finish', async (trx) => {
+          await migration.finish(trx);
+          await sql`DROP TABLE ${sql.table(PROGRESS)}`.execute(trx);
+        });
+        const { finish: _finished, ...next } = cursor;
+        return done('finish', 1, next);
+      }
+      case 'after': {
+        this.step = { migration: name, step: 'after', statements: 0 };
+        try {
+          await planned.migration.after!(this.db);
+        } finally {
+          this.step = null;
+        }
+        return { ...done('after', 1, { ...cursor, afterFrom: planned.index + 1 }), committed: false };
+      }
+    }
   }
 
   private async ensureLedger(): Promise<void> {
@@ -202,7 +324,6 @@ export class MigrationRunner {
    * Returns false when skipped.
    */
   private async transaction(name: string, step: string, work: (trx: Db) => Promise<void>, record = true): Promise<boolean> {
-    this.stopIfAsked(name);
     this.step = { migration: name, step, statements: 0 };
     try {
       return await this.transactionOf(name, work, record);
@@ -232,48 +353,39 @@ export class MigrationRunner {
     return rows[0] === undefined ? null : Number(rows[0].position);
   }
 
-  private async runResumable(migration: ResumableMigration): Promise<void> {
+  /** A resumable migration's first transaction: its new tables, and its progress row at 0. */
+  private async begin(migration: ResumableMigration): Promise<void> {
     const { name } = migration;
-    if ((await this.position(this.db, name)) === null) {
-      await this.transaction(
-        name,
-        'begin',
-        async (trx) => {
-          await sql`CREATE TABLE IF NOT EXISTS ${sql.table(PROGRESS)} (name varchar(255) PRIMARY KEY, position bigint NOT NULL)`.execute(trx);
-          // Another instance began it while this one waited for the lock.
-          if ((await this.position(trx, name)) !== null) return;
-          await migration.begin(trx);
-          await sql`INSERT INTO ${sql.table(PROGRESS)} (name, position) VALUES (${name}, 0)`.execute(trx);
-        },
-        false,
-      );
-      this.committed(name, 'begin', 0);
-    }
-    for (;;) {
-      let result: StepResult | null = null;
-      const from = await this.position(this.db, name);
-      await this.transaction(
-        name,
-        String(from),
-        async (trx) => {
-          const position = await this.position(trx, name);
-          if (position === null) throw new Error(`migration ${name}: its progress row is missing`);
-          result = await migration.step(trx, position);
-          await sql`UPDATE ${sql.table(PROGRESS)} SET position = ${result.position} WHERE name = ${name}`.execute(trx);
-        },
-        false,
-      );
-      // Another instance finished it (PostgreSQL): nothing left here.
-      if (result === null) return;
-      const { progress, done } = result as StepResult;
-      this.setState({ name, progress: Math.min(1, Math.max(0, progress)) });
-      this.committed(name, String(from), progress);
-      if (done) break;
-    }
-    await this.transaction(name, 'finish', async (trx) => {
-      await migration.finish(trx);
-      await sql`DROP TABLE ${sql.table(PROGRESS)}`.execute(trx);
-    });
-    this.committed(name, 'finish', 1);
+    await this.transaction(
+      name,
+      'begin',
+      async (trx) => {
+        await sql`CREATE TABLE IF NOT EXISTS ${sql.table(PROGRESS)} (name varchar(255) PRIMARY KEY, position bigint NOT NULL)`.execute(trx);
+        // Another instance began it while this one waited for the lock.
+        if ((await this.position(trx, name)) !== null) return;
+        await migration.begin(trx);
+        await sql`INSERT INTO ${sql.table(PROGRESS)} (name, position) VALUES (${name}, 0)`.execute(trx);
+      },
+      false,
+    );
+  }
+
+  /** One step of a resumable copy, in a transaction that records how far it got; a null result: another instance finished it. */
+  private async copyStep(migration: ResumableMigration): Promise<{ from: number | null; result: StepResult | null }> {
+    const { name } = migration;
+    let result: StepResult | null = null;
+    const from = await this.position(this.db, name);
+    await this.transaction(
+      name,
+      String(from),
+      async (trx) => {
+        const position = await this.position(trx, name);
+        if (position === null) throw new Error(`migration ${name}: its progress row is missing`);
+        result = await migration.step(trx, position);
+        await sql`UPDATE ${sql.table(PROGRESS)} SET position = ${result.position} WHERE name = ${name}`.execute(trx);
+      },
+      false,
+    );
+    return { from, result };
   }
 }

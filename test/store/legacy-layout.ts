@@ -3,13 +3,12 @@
  * first two migrations applied by the service's own migration runner, then rows inserted as
  * that layout's writer stored them. The migration tests and the scale bench start from it.
  */
-import { Kysely, PostgresDialect, sql } from 'kysely';
+import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
 import pg from 'pg';
 import { MigrationRunner } from '../../src/store/migration-runner.js';
 import { observerMigrations } from '../../src/store/migrations.js';
 import { sqliteBinding } from '../../src/store/sqlite/binding.js';
-import { createSqliteDialect } from '../../src/store/sqlite/dialect.js';
-import { SqliteWorker } from '../../src/store/sqlite/worker-client.js';
+import { configureConnection } from '../../src/store/sqlite/connection.js';
 
 export type LegacyDatabase = { kind: 'sqlite'; path: string } | { kind: 'postgres'; url: string };
 
@@ -39,8 +38,9 @@ export interface LegacyCheck {
 }
 
 /**
- * A connection to `database` as an earlier Observer opened it. Earlier versions made their
- * SQLite files without auto-vacuum: a table made first fixes the mode.
+ * A connection to `database` as an earlier Observer opened it (SQLite: on this thread, with
+ * Kysely's own dialect). Earlier versions made their SQLite files without auto-vacuum: a table
+ * made first fixes the mode.
  */
 export async function connectLegacy(database: LegacyDatabase): Promise<Kysely<unknown>> {
   if (database.kind === 'sqlite') {
@@ -49,7 +49,7 @@ export async function connectLegacy(database: LegacyDatabase): Promise<Kysely<un
     file.close();
   }
   return database.kind === 'sqlite'
-    ? new Kysely<unknown>({ dialect: createSqliteDialect(await SqliteWorker.start(database.path, sqliteBinding(), () => {})).dialect })
+    ? new Kysely<unknown>({ dialect: new SqliteDialect({ database: configureConnection(sqliteBinding().open(database.path), 'writer') }) })
     : new Kysely<unknown>({ dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: database.url, max: 2 }) }) });
 }
 

@@ -1,25 +1,30 @@
 /**
  * An SQLite worker stopped (as a missed deadline stops it) inside each kind of operation: a
- * group commit, each watch transaction, a retention pass, a history read. Each time, the
+ * group commit, each watch transaction, a retention pass, a history read, a migration's step. Each time, the
  * operation either happened whole and answered, or failed saying the worker stopped and left
- * nothing behind; and the next operation works on a new thread. A transaction whose thread stopped
- * never goes on in autocommit on the next one, and its caller sees its own error; a query
- * through the database inside one of its transactions throws instead of waiting forever.
+ * nothing behind; and the next operation works on a new thread. A transaction asked for on the
+ * main thread is refused (each runs whole in the writer's thread); there, a query through the
+ * database inside one of its transactions throws instead of waiting forever.
  */
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setImmediate as turn } from 'node:timers/promises';
-import { sql } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import { afterAll, describe, expect, it } from 'vitest';
 import { systemClock } from '../../src/core/clock.js';
 import { KyselyHistoryStore } from '../../src/store/history-store.js';
-import { SqliteReentrantUseError } from '../../src/store/sqlite/dialect.js';
+import { sqliteBinding } from '../../src/store/sqlite/binding.js';
+import { SqliteMainThreadTransactionError } from '../../src/store/sqlite/dialect.js';
+import { SqliteReentrantUseError, workerKysely } from '../../src/store/sqlite/worker-kysely.js';
 import { openSqliteParts, type SqliteParts } from '../../src/store/sqlite/parts.js';
 import { SqliteWorkerStoppedError, type SqliteWorker } from '../../src/store/sqlite/worker-client.js';
 import type { WriteBatch } from '../../src/store/write-queue.js';
+import type { MigrationEvent } from '../../src/store/migration-runner.js';
+import type { Database } from '../../src/store/schema.js';
 import { watchRow } from '../support/watch-rows.js';
+import { insertLegacy, openLegacy, type LegacyCheck, type LegacyServer } from './legacy-layout.js';
 import { sampleCheck } from './sample-check.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'observer-worker-stop-'));
@@ -37,6 +42,7 @@ async function open(): Promise<{ store: KyselyHistoryStore; parts: SqliteParts }
   return { store, parts };
 }
 
+const DAY = 24 * 3_600_000;
 const stopped = () => new SqliteWorkerStoppedError('the SQLite worker stopped (by the test)');
 
 type Outcome<T> = { ok: true; value: T } | { ok: false; error: unknown };
@@ -81,40 +87,64 @@ function batchOf(i: number, n: number): WriteBatch {
 }
 
 describe('a transaction on SQLite', () => {
-  it('fails whole when its thread stops, never going on in autocommit, and its caller sees its own error', async () => {
+  it('is refused on the main thread at once, saying what to do, and nothing of it runs', async () => {
     const { parts } = await open();
     const { db } = parts;
-    let second: unknown = null;
-    const failed = db.transaction().execute(async (trx) => {
-      await trx.insertInto('counters').values({ name: 'first', value: 1 }).execute();
-      parts.threads.writer.stop(stopped());
-      try {
-        await trx.insertInto('counters').values({ name: 'second', value: 1 }).execute();
-      } catch (error) {
-        second = error;
-      }
-      throw new Error('the caller’s own error');
+    let ran = false;
+    const refused = db.transaction().execute(async (trx) => {
+      ran = true;
+      await trx.insertInto('counters').values({ name: 'inside', value: 1 }).execute();
     });
-    await expect(failed).rejects.toThrow('the caller’s own error');
-    expect(second).toBeInstanceOf(SqliteWorkerStoppedError);
-    expect(String(second)).toMatch(/stopped during this transaction/);
-    // Neither row was committed, and the next statement runs on a new thread.
-    await db.insertInto('counters').values({ name: 'third', value: 1 }).execute();
-    expect((await db.selectFrom('counters').select('name').execute()).map((row) => row.name)).toEqual(['third']);
-  });
-
-  it('throws on a query through the database inside one of its transactions, instead of waiting forever', async () => {
-    const { parts } = await open();
-    const { db } = parts;
-    await expect(
-      db.transaction().execute(async (trx) => {
-        await trx.insertInto('counters').values({ name: 'inside', value: 1 }).execute();
-        await db.insertInto('counters').values({ name: 'beside', value: 1 }).execute();
-      }),
-    ).rejects.toThrow(SqliteReentrantUseError);
-    // Nothing of it committed, and the database works after it.
+    await expect(refused).rejects.toThrow(SqliteMainThreadTransactionError);
+    await expect(refused).rejects.toThrow(/run whole inside the store’s writer thread/);
+    expect(ran).toBe(false);
+    // Single statements go on as before.
     await db.insertInto('counters').values({ name: 'after', value: 1 }).execute();
     expect((await db.selectFrom('counters').select('name').execute()).map((row) => row.name)).toEqual(['after']);
+  });
+});
+
+describe('Kysely in the SQLite writer thread (watch transactions, migrations)', () => {
+  type Db = { counters: { name: string; value: number } };
+  function workerDb(): Kysely<Db> {
+    const connection = sqliteBinding().open(join(dir, `kysely-${cleanups.length}.db`));
+    connection.exec('CREATE TABLE counters (name TEXT PRIMARY KEY, value INTEGER NOT NULL)');
+    const db = workerKysely<Db>(connection, () => {});
+    cleanups.push(async () => {
+      await db.destroy();
+      connection.close();
+    });
+    return db;
+  }
+  const names = async (db: Kysely<Db>) => (await db.selectFrom('counters').select('name').orderBy('name').execute()).map((row) => row.name);
+
+  it('throws on a query through the database inside one of its transactions, instead of waiting forever', async () => {
+    const db = workerDb();
+    // Through a Kysely made from it too (the migrations count statements with a plugin).
+    for (const through of [db, db.withPlugin({ transformQuery: ({ node }) => node, transformResult: async ({ result }) => result })]) {
+      await expect(
+        through.transaction().execute(async (trx) => {
+          await trx.insertInto('counters').values({ name: 'inside', value: 1 }).execute();
+          await through.insertInto('counters').values({ name: 'beside', value: 1 }).execute();
+        }),
+      ).rejects.toThrow(SqliteReentrantUseError);
+    }
+    // Nothing of it committed, and the database works after it.
+    await db.insertInto('counters').values({ name: 'after', value: 1 }).execute();
+    expect(await names(db)).toEqual(['after']);
+  });
+
+  it('lets a query that is not inside the transaction wait for it', async () => {
+    const db = workerDb();
+    await Promise.all([
+      db.transaction().execute(async (trx) => {
+        await trx.insertInto('counters').values({ name: 'first', value: 1 }).execute();
+        await turn();
+        await trx.insertInto('counters').values({ name: 'second', value: 1 }).execute();
+      }),
+      db.insertInto('counters').values({ name: 'beside', value: 1 }).execute(),
+    ]);
+    expect(await names(db)).toEqual(['beside', 'first', 'second']);
   });
 });
 
@@ -125,10 +155,8 @@ describe('a request to an SQLite worker', () => {
     const writer = parts.threads.writer;
     const generation = await writer.generation();
     writer.deadlineMs = 50;
-    // Counts to 5 million: far longer than the deadline.
-    const slow = db.transaction().execute((trx) =>
-      sql`WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 5000000) SELECT count(*) AS n FROM c`.execute(trx),
-    );
+    // Counts to 5 million: far longer than the deadline (a raw statement: the writer runs it).
+    const slow = sql`WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 5000000) SELECT count(*) AS n FROM c`.execute(db);
     await expect(slow).rejects.toThrow(/did not answer a query within 50 ms: it was stopped/);
     expect(writer.running).toBeNull();
     writer.deadlineMs = 30_000;
@@ -271,5 +299,88 @@ describe('the SQLite writer stopped inside an operation', () => {
     );
     expect(failed).toBeGreaterThan(0);
     expect((await parts.readHistory('s0', '24h', Date.now()))?.server.id).toBe('s0');
+  });
+});
+
+describe('the SQLite writer stopped inside a migration step', () => {
+  const SERVERS = 6;
+  const CHECKS_PER_SERVER = 40;
+  const TOTAL = SERVERS * CHECKS_PER_SERVER;
+
+  /** A database in the layout before migration 0003, holding TOTAL checks. */
+  async function legacyFile(path: string): Promise<void> {
+    const db = await openLegacy({ kind: 'sqlite', path });
+    const now = Date.now();
+    const servers: LegacyServer[] = Array.from({ length: SERVERS }, (_, i) => ({
+      id: `server-${i}`, edition: 'java', host: `s${i}.example.com`, port: 25565, first_seen: now - DAY, last_seen: now,
+      record_players: 5, last_online: 1, players_online: 1, players_max: 10, clients_24h: 0, trend_score: i,
+    }));
+    const checks: LegacyCheck[] = servers.flatMap((server) =>
+      Array.from({ length: CHECKS_PER_SERVER }, (_, k) => ({
+        server_id: server.id, checked_at: now - k * 60_000, online: k % 3 === 0 ? 0 : 1, players_online: k % 3 === 0 ? null : k % 10,
+        players_max: 10, latency_ms: 12.5, version: '1.21.4',
+      })),
+    );
+    await insertLegacy(db, 'servers', servers);
+    await insertLegacy(db, 'checks', checks);
+    await db.destroy();
+  }
+
+  const count = async (db: Kysely<Database>, query: string) => Number((await sql.raw<{ n: number }>(query).execute(db)).rows[0]?.n ?? 0);
+
+  it('fails that step whole with a clear error, and the next run resumes where the last commit left it and completes', async () => {
+    const path = join(dir, 'migrating.db');
+    await legacyFile(path);
+    // One server per step of the copy: each step is a transaction of its own.
+    const parts = await openSqliteParts(path, { migrationRowsPerStep: 1 }, () => {});
+    const storeWith = (onMigration: (event: MigrationEvent) => void) =>
+      new KyselyHistoryStore({ ...parts, retention: { checkDays: 30, rollupDays: 30 } }, systemClock, { onMigration });
+    const positions = new Set<number>();
+    let failures = 0;
+    // Each attempt is stopped during the step after its first, second or third commit.
+    for (let attempt = 0; attempt < 60; attempt++) {
+      let commits = 0;
+      const store = storeWith((event) => {
+        if (event.kind === 'committed' && ++commits === 1 + (attempt % 3)) {
+          // Its next step is sent at once: the stop comes while the writer runs it.
+          void turn().then(() => parts.threads.writer.stop(stopped()));
+        }
+      });
+      const outcome = await store.migrate().then(
+        () => null,
+        (error: unknown) => error,
+      );
+      if (outcome === null) break;
+      failures += 1;
+      expect(outcome).toBeInstanceOf(SqliteWorkerStoppedError);
+      expect(String(outcome)).toMatch(/SQLite worker (was )?stopped/);
+      // Nothing half-applied: the old layout whole until the copy's last transaction, the new one whole after it.
+      const applied = (await sql<{ name: string }>`SELECT name FROM kysely_migration`.execute(parts.db)).rows.map((row) => row.name);
+      if (applied.includes('0003_history_layout')) {
+        expect(await count(parts.db, 'SELECT count(*) AS n FROM checks')).toBe(TOTAL);
+        expect(await count(parts.db, 'SELECT sum(checks) AS n FROM check_hours')).toBe(TOTAL);
+      } else {
+        expect(await count(parts.db, 'SELECT count(*) AS n FROM checks WHERE server_id IS NOT NULL')).toBe(TOTAL);
+        const progress = await sql<{ position: number }>`SELECT position FROM observer_migration_progress`.execute(parts.db).catch(() => ({ rows: [] }));
+        for (const row of progress.rows) {
+          positions.add(Number(row.position));
+          // The copy so far matches its recorded position exactly.
+          expect(await count(parts.db, `SELECT count(*) AS n FROM checks_next WHERE server <= ${Number(row.position)}`)).toBe(Number(row.position) * CHECKS_PER_SERVER);
+          expect(await count(parts.db, 'SELECT count(*) AS n FROM checks_next')).toBe(Number(row.position) * CHECKS_PER_SERVER);
+        }
+      }
+    }
+    expect(failures).toBeGreaterThan(3);
+    // Some stops came in the middle of the copy, after some of its steps had committed.
+    expect([...positions].some((position) => position > 0 && position < SERVERS)).toBe(true);
+    const store = storeWith(() => {});
+    cleanups.push(() => store.close());
+    await store.migrate();
+    expect(store.migration()).toBeNull();
+    expect(await count(parts.db, 'SELECT count(*) AS n FROM checks')).toBe(TOTAL);
+    expect(await count(parts.db, 'SELECT sum(checks) AS n FROM check_hours')).toBe(TOTAL);
+    expect(await count(parts.db, 'SELECT count(*) AS n FROM servers')).toBe(SERVERS);
+    const history = await store.history('server-1', '24h');
+    expect(history?.buckets.reduce((sum, bucket) => sum + bucket.checks, 0)).toBe(CHECKS_PER_SERVER);
   });
 });

@@ -187,21 +187,24 @@ describe('SQLite: a watch transaction and the group commit', () => {
       onError: (error) => errors.push(error),
     });
     cleanups.push(() => store.close());
-    const db = (store as unknown as { db: import('kysely').Kysely<import('../../src/store/schema.js').Database> }).db;
-    const failed = db.transaction().execute(async (trx) => {
-      await trx.insertInto('watch_keys').values({ name: 'rolled-back', value: 'x' }).execute();
-      store.recordCheck({ serverId: 's1', edition: 'java', host: 'mc.observer.test', port: 25565, checkedAt: Date.now(), online: true, playersOnline: 1, playersMax: 2, latencyMs: 1 });
-      // The group commit falls due while this transaction is open.
-      const flushed = store.flush();
-      await new Promise((resolve) => setTimeout(resolve, 150));
-      void flushed.catch(() => {});
-      throw new Error('roll back');
-    });
-    await expect(failed).rejects.toThrow('roll back');
-    await store.flush();
+    const { watches } = store as unknown as { watches: import('../../src/store/watch-store.js').WatchStore };
+    await watches.insert(watchRow('w', { verified_at: 1 }));
+    const watch = (await watches.get('w'))!;
+    const observation = { state: 'online', failures: 0, fail_since: null, above: 0, last_checked_at: 1 };
+    store.recordCheck({ serverId: 's1', edition: 'java', host: 'mc.observer.test', port: 25565, checkedAt: Date.now(), online: true, playersOnline: 1, playersMax: 2, latencyMs: 1 });
+    // Two saves from the same read of the watch, the group commit between them: the second
+    // one's transaction is rolled back (the first changed the watch), the batch is not.
+    const [first, , second] = await Promise.all([
+      watches.saveObservation(watch, observation, { kind: 'online', body: '{}', now: 1 }),
+      store.flush(),
+      watches.saveObservation(watch, { ...observation, state: 'offline' }, { kind: 'offline', body: '{}', now: 2 }),
+    ]);
+    expect([first, second]).toEqual([true, false]);
     expect(await store.knowsServer('s1')).toBe(true);
-    const kept = await sql<{ n: number }>`select count(*) as n from watch_keys where name = 'rolled-back'`.execute(db);
-    expect(Number(kept.rows[0]!.n)).toBe(0);
+    expect((await watches.get('w'))!.state).toBe('online');
+    const db = (store as unknown as { db: import('kysely').Kysely<import('../../src/store/schema.js').Database> }).db;
+    const events = await sql<{ kind: string }>`select kind from watch_events where watch_id = 'w'`.execute(db);
+    expect(events.rows.map((row) => row.kind)).toEqual(['online']);
     expect(errors).toEqual([]);
   });
 });

@@ -9,6 +9,8 @@
  */
 
 const STOPPED = -1;
+/** The code of a request's failure because its worker was stopped. */
+export const STOPPED_CODE = 'SQLITE_WORKER_STOPPED';
 
 /** A statement that commits the open transaction. */
 export const COMMIT_STATEMENT = /^\s*(commit|end)\b/i;
@@ -30,9 +32,15 @@ export function requestTag(id: number): number {
 export function beginCommit(gate: CommitGate, tag: number): void {
   for (;;) {
     const seen = Atomics.load(gate, 0);
-    if (seen === STOPPED) throw new Error('the SQLite worker was stopped before this commit: the transaction was rolled back');
+    if (seen === STOPPED) throw stoppedBeforeCommit();
     if (Atomics.compareExchange(gate, 0, seen, tag) === seen) return;
   }
+}
+
+/** What a commit refused by the gate throws: the main thread answers it as SqliteWorkerStoppedError. */
+function stoppedBeforeCommit(): Error {
+  const error = new Error('the SQLite worker was stopped before this commit: the transaction was rolled back');
+  return Object.assign(error, { code: STOPPED_CODE });
 }
 
 export function isStopped(gate: CommitGate): boolean {

@@ -1,27 +1,24 @@
 /**
  * SQLite for Kysely through the store's worker threads (worker.ts): Kysely builds and compiles
- * queries on the main thread; the workers prepare and run them.
+ * single statements on the main thread; the workers prepare and run them, one message each.
  *
  * Two connections on one file, each in a thread of its own. The writer runs every statement
- * that writes, every transaction, the group commits and retention; one user holds it at a time
- * (a transaction from BEGIN to COMMIT), and waiting users get it in the order they asked, so a
- * series of retention steps cannot keep the others out. The reader runs the SELECTs issued
- * outside a transaction: in WAL mode it never waits for the writer, and it sees every commit
+ * that writes, the group commits, retention, the watch transactions and the migrations, one
+ * request at a time in the order they came (its queue is what serialises the writes). The
+ * reader runs the SELECTs: in WAL mode it never waits for the writer, and it sees every commit
  * that finished before the query was sent, so what a flush wrote is read back at once. The
- * reader's thread starts with the first such SELECT after `openReads()` (the store calls it once
- * migrated); until it is up, the writer runs them, so that no read waits for a thread to start.
+ * reader's thread starts with the first such SELECT after `openReads()` (the store calls it
+ * once migrated); until it is up, the writer runs them, so that no read waits for a thread to
+ * start.
  *
- * A transaction belongs to the writer's thread it began on: should that thread stop, the rest
- * of the transaction fails (SQLite rolled it back) rather than run in autocommit on the next
- * thread, and the caller sees the error that stopped it. A query through the database (not the
- * transaction) inside a transaction's callback would wait forever for the writer the
- * transaction holds: it throws instead (see `kysely()`).
+ * No transaction is opened from the main thread: one that spanned several messages could
+ * outlive the thread it began on, or interleave with the group commits. An operation that
+ * needs one is sent whole to the writer (watch-ops.ts, migrate-ops.ts, the batch writer), and
+ * `db.transaction()` here fails at once saying so.
  */
-import { AsyncLocalStorage } from 'node:async_hooks';
 import {
   CompiledQuery,
   Kysely,
-  TransactionBuilder,
   SelectQueryNode,
   SqliteAdapter,
   SqliteIntrospector,
@@ -33,54 +30,21 @@ import {
   type QueryResult,
 } from 'kysely';
 import type { QueryAnswer } from './protocol.js';
-import type { RequestOptions, SqliteWorker } from './worker-client.js';
+import type { SqliteWorker } from './worker-client.js';
 
-/** Longest a statement may run before the schema is migrated: a migration copies whole tables. */
-const MIGRATION_DEADLINE_MS = 60 * 60_000;
-
-/** A query through the database inside one of its transactions on SQLite. */
-export class SqliteReentrantUseError extends Error {
-  readonly code = 'SQLITE_REENTRANT_USE';
+/** A transaction asked of the SQLite store from the main thread. */
+export class SqliteMainThreadTransactionError extends Error {
+  readonly code = 'SQLITE_MAIN_THREAD_TRANSACTION';
   constructor() {
     super(
-      'a query through the database inside one of its transactions would wait forever for the SQLite writer that transaction holds: use the transaction (trx), not the database',
+      'transactions on SQLite run whole inside the store’s writer thread: send the operation to it as one request (as the watch transactions, batches and migrations are), not db.transaction() from the main thread',
     );
-    this.name = 'SqliteReentrantUseError';
+    this.name = 'SqliteMainThreadTransactionError';
   }
 }
 
-/** A first-come, first-served lock. */
-class FairLock {
-  private held = false;
-  private readonly waiting: Array<() => void> = [];
-
-  async lock(): Promise<void> {
-    if (!this.held) {
-      this.held = true;
-      return;
-    }
-    await new Promise<void>((resolve) => this.waiting.push(resolve));
-  }
-
-  unlock(): void {
-    const next = this.waiting.shift();
-    if (next) next();
-    else this.held = false;
-  }
-
-  /** Runs `work` holding the lock. */
-  async with<T>(work: () => Promise<T>): Promise<T> {
-    await this.lock();
-    try {
-      return await work();
-    } finally {
-      this.unlock();
-    }
-  }
-}
-
-async function run<R>(worker: SqliteWorker, compiled: CompiledQuery, options: RequestOptions): Promise<QueryResult<R>> {
-  const answer = (await worker.request({ op: 'query', sql: compiled.sql, params: compiled.parameters }, options)) as QueryAnswer;
+async function run<R>(worker: SqliteWorker, compiled: CompiledQuery): Promise<QueryResult<R>> {
+  const answer = (await worker.request({ op: 'query', sql: compiled.sql, params: compiled.parameters })) as QueryAnswer;
   return {
     rows: answer.rows as R[],
     ...(answer.changes === undefined ? {} : { numAffectedRows: BigInt(answer.changes) }),
@@ -88,58 +52,16 @@ async function run<R>(worker: SqliteWorker, compiled: CompiledQuery, options: Re
   };
 }
 
-/**
- * One acquisition of the connection by Kysely: a query, or a transaction. It takes the writer's
- * lock only when it needs the writer, and keeps it until released.
- */
+/** Sends each statement to the reader (a SELECT, once reads may go there) or the writer. */
 class RoutedConnection implements DatabaseConnection {
-  /** The generation of the writer's thread the open transaction began on; null: none open. */
-  private transaction: number | null = null;
-  private holding = false;
-
   constructor(private readonly stores: SqliteStores) {}
 
   async executeQuery<R>(compiled: CompiledQuery): Promise<QueryResult<R>> {
-    const { stores } = this;
-    const deadline = { deadlineMs: stores.readsOpen ? stores.writer.deadlineMs : MIGRATION_DEADLINE_MS };
-    if (this.transaction === null) {
-      if (stores.scope.getStore()?.open) throw new SqliteReentrantUseError();
-      if (SelectQueryNode.is(compiled.query)) {
-        const reader = readerNow(stores);
-        if (reader) return run<R>(reader, compiled, deadline);
-      }
+    if (SelectQueryNode.is(compiled.query)) {
+      const reader = readerNow(this.stores);
+      if (reader) return run<R>(reader, compiled);
     }
-    await this.holdWriter();
-    return run<R>(stores.writer, compiled, this.transaction === null ? deadline : { ...deadline, generation: this.transaction });
-  }
-
-  /** Begins a transaction on the writer's current thread, and binds the connection to it. */
-  async begin(): Promise<void> {
-    await this.holdWriter();
-    this.transaction = await this.stores.writer.generation();
-    await this.executeQuery(CompiledQuery.raw('begin'));
-  }
-
-  /** Rolls back, unless the thread the transaction began on is gone: SQLite rolled it back then. */
-  async rollback(): Promise<void> {
-    const generation = this.transaction;
-    if (generation === null || this.stores.writer.running !== generation) return;
-    await this.executeQuery(CompiledQuery.raw('rollback'));
-  }
-
-  ended(): void {
-    this.transaction = null;
-  }
-
-  async holdWriter(): Promise<void> {
-    if (this.holding) return;
-    await this.stores.lock.lock();
-    this.holding = true;
-  }
-
-  release(): void {
-    if (this.holding) this.stores.lock.unlock();
-    this.holding = false;
+    return run<R>(this.stores.writer, compiled);
   }
 
   async *streamQuery<R>(): AsyncIterableIterator<QueryResult<R>> {
@@ -148,35 +70,28 @@ class RoutedConnection implements DatabaseConnection {
 }
 
 class WorkerDriver implements Driver {
-  constructor(private readonly stores: SqliteStores) {}
+  private readonly connection: RoutedConnection;
+
+  constructor(private readonly stores: SqliteStores) {
+    this.connection = new RoutedConnection(stores);
+  }
 
   async init(): Promise<void> {}
 
   async acquireConnection(): Promise<DatabaseConnection> {
-    return new RoutedConnection(this.stores);
+    return this.connection;
   }
 
-  async beginTransaction(connection: DatabaseConnection): Promise<void> {
-    await (connection as RoutedConnection).begin();
+  async beginTransaction(): Promise<void> {
+    throw new SqliteMainThreadTransactionError();
   }
 
-  async commitTransaction(connection: DatabaseConnection): Promise<void> {
-    await connection.executeQuery(CompiledQuery.raw('commit'));
-    (connection as RoutedConnection).ended();
-  }
+  async commitTransaction(): Promise<void> {}
 
-  async rollbackTransaction(connection: DatabaseConnection): Promise<void> {
-    try {
-      await (connection as RoutedConnection).rollback();
-    } finally {
-      (connection as RoutedConnection).ended();
-    }
-  }
+  /** Nothing to roll back: no transaction was begun. */
+  async rollbackTransaction(): Promise<void> {}
 
-  async releaseConnection(connection: DatabaseConnection): Promise<void> {
-    (connection as RoutedConnection).ended();
-    (connection as RoutedConnection).release();
-  }
+  async releaseConnection(): Promise<void> {}
 
   async destroy(): Promise<void> {
     await this.stores.reader.close();
@@ -196,77 +111,36 @@ function readerNow(stores: SqliteStores): SqliteWorker | null {
   return null;
 }
 
-/** Marks the code a transaction's callback runs (and what it starts) while the transaction is open. */
-interface TransactionScope {
-  open: boolean;
-}
-
-/** The two connections, the writer's lock, whether reads go to the reader yet, and the transactions' scope. */
-export interface SqliteStores {
+/** The two connections, and whether reads go to the reader yet. */
+interface SqliteStores {
   writer: SqliteWorker;
   reader: SqliteWorker;
-  lock: FairLock;
   readsOpen: boolean;
-  scope: AsyncLocalStorage<TransactionScope>;
 }
 
 export interface SqliteDialect {
   dialect: Dialect;
-  /** Runs `work` (a batch, a retention step) holding the writer, between Kysely's users of it. */
+  /** Runs `work` (a batch, a retention step) on the writer, whose queue answers one request at a time. */
   withWriter<T>(work: (writer: SqliteWorker) => Promise<T>): Promise<T>;
-  /** From now on, reads outside a transaction go to the reader. */
+  /** From now on, SELECTs go to the reader. */
   openReads(): void;
   /** Runs a read (a history's sums) on the reader once it is up, on the writer until then. */
   read<T>(work: (worker: SqliteWorker) => Promise<T>): Promise<T>;
-  /** A Kysely on this dialect whose transactions detect re-entrant use (`SqliteReentrantUseError`). */
-  kysely<DB>(): Kysely<DB>;
-}
-
-/** Wraps a transaction builder so that its callback runs in an open `scope`, closed when the transaction ends. */
-function scoped<DB>(builder: TransactionBuilder<DB>, scope: AsyncLocalStorage<TransactionScope>): TransactionBuilder<DB> {
-  return new Proxy(builder, {
-    get(target, property) {
-      const value: unknown = Reflect.get(target, property, target);
-      if (property === 'execute') {
-        return <T>(callback: (trx: Parameters<Parameters<TransactionBuilder<DB>['execute']>[0]>[0]) => Promise<T>) => {
-          const mark: TransactionScope = { open: true };
-          return target.execute((trx) => scope.run(mark, () => callback(trx))).finally(() => {
-            mark.open = false;
-          });
-        };
-      }
-      if (typeof value !== 'function') return value;
-      return (...args: unknown[]) => {
-        const result: unknown = (value as (...a: unknown[]) => unknown).apply(target, args);
-        return result instanceof TransactionBuilder ? scoped(result as TransactionBuilder<DB>, scope) : result;
-      };
-    },
-  });
 }
 
 export function createSqliteDialect(writer: SqliteWorker, reader: SqliteWorker = writer): SqliteDialect {
-  const stores: SqliteStores = { writer, reader, lock: new FairLock(), readsOpen: false, scope: new AsyncLocalStorage() };
-  const sqlite: SqliteDialect = {
+  const stores: SqliteStores = { writer, reader, readsOpen: false };
+  return {
     dialect: {
       createDriver: () => new WorkerDriver(stores),
       createQueryCompiler: () => new SqliteQueryCompiler(),
       createAdapter: () => new SqliteAdapter(),
       createIntrospector: (db: Kysely<unknown>): DatabaseIntrospector => new SqliteIntrospector(db),
     },
-    withWriter: (work) => stores.lock.with(() => work(writer)),
+    withWriter: (work) => work(writer),
     openReads: () => {
       stores.readsOpen = true;
     },
-    read: (work) => {
-      const reader = readerNow(stores);
-      return reader ? work(reader) : stores.lock.with(() => work(writer));
-    },
-    kysely<DB>() {
-      const db = new Kysely<DB>({ dialect: sqlite.dialect });
-      const transaction = db.transaction.bind(db);
-      db.transaction = () => scoped(transaction(), stores.scope);
-      return db;
-    },
+    read: (work) => work(readerNow(stores) ?? writer),
   };
-  return sqlite;
 }

@@ -1,12 +1,13 @@
 /**
  * The SQLite store's parts (history-store.ts, StoreParts): a writer and a reader, each a
- * worker thread on the file, Kysely on them, and the paths that bypass Kysely (group commits,
- * retention steps, history reads), each one request to a worker.
+ * worker thread on the file, Kysely on them for single statements, and the operations sent
+ * whole (group commits, retention steps, history reads, watch transactions, migration steps),
+ * each one request to a worker.
  */
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { StoreOptions, StoreParts } from '../history-store.js';
-import type { Kysely } from 'kysely';
+import { Kysely } from 'kysely';
 import type { Database } from '../schema.js';
 import { WatchStore } from '../watch-store.js';
 import { bucketWindow } from '../uptime-history.js';
@@ -14,6 +15,8 @@ import { sqliteBinding } from './binding.js';
 import { createSqliteDialect } from './dialect.js';
 import type { HistoryAnswer } from './history-reader.js';
 import { sqliteMaintenance } from './maintenance.js';
+import type { MigrationEvent, MigrationStepDone, MigrationSteps } from '../migration-runner.js';
+import { MIGRATION_STEP_DEADLINE_MS } from './migrate-ops.js';
 import { WATCH_OPERATIONS, type WatchRequest } from './watch-ops.js';
 import { SqliteWorker } from './worker-client.js';
 import { writerRequests } from './writer-work.js';
@@ -32,14 +35,15 @@ export async function openSqliteParts(path: string, options: StoreOptions, onErr
   const requests = writerRequests(withWriter, options.onWriterWork);
   return {
     threads: { writer, reader },
-    db: sqlite.kysely<Database>(),
+    db: new Kysely<Database>({ dialect: sqlite.dialect }),
     dialect: 'sqlite',
     location: path,
-    // Holding the writer, so a batch never lands inside a Kysely transaction (the watches').
+    // Each batch, watch transaction, retention step and migration step is one request, run
+    // whole in the writer's thread.
     writer: (batch) => requests.write('batch', { op: 'batch', batch }).then(() => {}),
     maintenance: sqliteMaintenance(requests),
     migrated: openReads,
-    // Each watch transaction is one request, run whole in the writer's thread.
+    migrationSteps: sqliteMigrationSteps(writer, options.migrationRowsPerStep),
     watches: (db) => new SqliteWatchStore(db, (request) => withWriter((worker) => worker.request({ op: 'watch', ...request }))),
     readHistory: async (serverId, range, now) => {
       const window = bucketWindow(range, now);
@@ -60,4 +64,13 @@ export class SqliteWatchStore extends WatchStore {
       Object.defineProperty(this, method, { value: (...args: unknown[]) => this.send({ method, args }) });
     }
   }
+}
+
+/** The migrations' steps, each one request to `writer` (migrate-ops.ts), its statements' events passed on as they come. */
+function sqliteMigrationSteps(writer: SqliteWorker, rowsPerStep?: number): MigrationSteps {
+  return async (cursor, onEvent) => {
+    const request = { op: 'migrate' as const, cursor, events: onEvent !== undefined, ...(rowsPerStep === undefined ? {} : { rowsPerStep }) };
+    const options = { deadlineMs: MIGRATION_STEP_DEADLINE_MS, ...(onEvent ? { onEvent: (event: unknown) => onEvent(event as MigrationEvent) } : {}) };
+    return (await writer.request(request, options)) as MigrationStepDone | null;
+  };
 }

@@ -1,10 +1,12 @@
 /**
  * The messages between the store (main thread) and its SQLite worker thread (worker.ts). The
- * worker owns the one connection; the main thread sends it one request at a time per
- * connection holder (the Kysely driver's lock) and waits for the answer.
+ * worker owns its connection and answers one request at a time, in the order they came: each
+ * request is one whole operation (a statement, a batch, a watch transaction, a migration's
+ * step), so no transaction spans two requests.
  */
 import type { WriteBatch } from '../write-queue.js';
 import type { HistoryRequest } from './history-reader.js';
+import type { MigrateRequest } from './migrate-ops.js';
 import type { WatchRequest } from './watch-ops.js';
 
 /** What the worker is started with. */
@@ -16,6 +18,8 @@ export interface SqliteWorkerData {
   role: 'writer' | 'reader';
   /** Shared with the main thread: see commit-gate.ts. */
   gate: Int32Array;
+  /** Shared with the main thread: set once it has handled the last SqliteProgress posted. */
+  handled: Int32Array;
 }
 
 /** One maintenance step: retention over the servers after `afterSid`, for at most `budgetMs`. */
@@ -47,6 +51,8 @@ export type SqliteRequest =
   | { op: 'batch'; batch: WriteBatch }
   /** One watch transaction, BEGIN to COMMIT (watch-ops.ts). */
   | ({ op: 'watch' } & WatchRequest)
+  /** One step of the schema migrations: a transaction, or the work after a commit (migrate-ops.ts). */
+  | ({ op: 'migrate' } & MigrateRequest)
   | { op: 'prune'; step: PruneStep }
   /** A server's history, summed by bucket (history-reader.ts). */
   | ({ op: 'history' } & HistoryRequest)
@@ -76,3 +82,16 @@ export interface WorkerError {
 }
 
 export type SqliteResponse = { id: number; ok: true; value: unknown } | { id: number; ok: false; error: WorkerError };
+
+/**
+ * Something a request reports while it runs (a migration's statement), before its answer. The
+ * worker waits until the main thread has handled it (the service logs each statement before
+ * the next one runs), for at most PROGRESS_WAIT_MS.
+ */
+export interface SqliteProgress {
+  id: number;
+  event: unknown;
+}
+
+/** Longest the worker waits for the main thread to handle a SqliteProgress. */
+export const PROGRESS_WAIT_MS = 1_000;

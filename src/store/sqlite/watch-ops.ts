@@ -3,13 +3,11 @@
  * Kysely's own SQLite dialect runs the same WatchStore code on the thread's connection, BEGIN to
  * COMMIT within the request, so that no transaction spans threads. The main thread's
  * SqliteWatchStore (parts.ts) sends them; its other methods (single statements, reads) go
- * through the store's Kysely. Kysely and the watch store load in the writer's thread with its
- * first watch transaction only.
+ * through the store's Kysely. Kysely (worker-kysely.ts) and the watch store load in the
+ * writer's thread with its first watch transaction only.
  */
-import type { Kysely } from 'kysely';
 import type { Database } from '../schema.js';
 import type { SqliteConnection } from './binding.js';
-import { COMMIT_STATEMENT, DATA_CHANGE_STATEMENT } from './commit-gate.js';
 
 /**
  * The methods of WatchStore that run a transaction, and those that read in one (the due
@@ -40,34 +38,8 @@ type Runner = (request: WatchRequest) => Promise<unknown>;
  * before each COMMIT and may refuse it (by throwing: the transaction is rolled back).
  */
 export async function createWatchRunner(database: SqliteConnection, beforeCommit: () => void): Promise<Runner> {
-  const { Kysely, SqliteDialect } = await import('kysely');
+  const { workerKysely } = await import('./worker-kysely.js');
   const { WatchStore } = await import('../watch-store.js');
-  // A statement that commits passes the gate first: a COMMIT, or a change in autocommit (run
-  // in a transaction of its own for that).
-  const gate = <T>(commits: boolean, work: () => T): T => {
-    if (commits) beforeCommit();
-    if (commits || database.inTransaction) return work();
-    return database.transaction(() => {
-      const result = work();
-      beforeCommit();
-      return result;
-    })();
-  };
-  const gated = {
-    prepare(sql: string) {
-      const statement = database.prepare(sql);
-      const commits = COMMIT_STATEMENT.test(sql);
-      if (!commits && !DATA_CHANGE_STATEMENT.test(sql)) return statement;
-      return {
-        reader: statement.reader,
-        all: (params: readonly unknown[]) => gate(commits, () => statement.all(params)),
-        iterate: (params: readonly unknown[]) => statement.iterate(params),
-        run: (params: readonly unknown[]) => gate(commits, () => statement.run(params)),
-      };
-    },
-    close() {},
-  };
-  const db: Kysely<Database> = new Kysely<Database>({ dialect: new SqliteDialect({ database: gated }) });
-  const store = new WatchStore(db);
+  const store = new WatchStore(workerKysely<Database>(database, beforeCommit));
   return ({ method, args }) => (store[method] as (...a: unknown[]) => Promise<unknown>).apply(store, args);
 }

@@ -8,16 +8,15 @@
  * current statement returns, which rolls back what it had open. A thread is never terminated
  * from outside: a native binding interrupted inside a call can take the process down with it.
  * Should a thread stop (stopped, or an uncaught error), the next request starts a new one on
- * the same file, after a pause that doubles with each stop in a row. Each thread is a new
- * generation: a request bound to one (a statement of a transaction begun there) fails rather
- * than run on a later one, where it would run outside its transaction.
+ * the same file, after a pause that doubles with each stop in a row. A request is one whole
+ * operation (protocol.ts), so none has anything left to run on the next thread.
  */
 import type { Worker } from 'node:worker_threads';
 import { startModuleWorker } from '../../core/module-worker.js';
 import type { SqliteBinding } from './binding.js';
-import { newCommitGate, requestTag, stopGate, type CommitGate } from './commit-gate.js';
+import { newCommitGate, requestTag, STOPPED_CODE, stopGate, type CommitGate } from './commit-gate.js';
 import { checkSqliteFile } from './connection.js';
-import type { SqliteRequest, SqliteResponse, SqliteWorkerData, WorkerError } from './protocol.js';
+import type { SqliteProgress, SqliteRequest, SqliteResponse, SqliteWorkerData, WorkerError } from './protocol.js';
 
 /** An error SQLite (or the worker) reported, with SQLite's code where it gave one. */
 export class SqliteWorkerError extends Error {
@@ -29,10 +28,10 @@ export class SqliteWorkerError extends Error {
   }
 }
 
-/** The worker stopped, or was stopped, before it answered: nothing of the request was committed. */
+/** The worker stopped, or was stopped, before it answered: the transaction it was running was not committed. */
 export class SqliteWorkerStoppedError extends SqliteWorkerError {
   constructor(message: string) {
-    super({ name: 'SqliteWorkerStoppedError', message, code: 'SQLITE_WORKER_STOPPED' });
+    super({ name: 'SqliteWorkerStoppedError', message, code: STOPPED_CODE });
   }
 }
 
@@ -42,13 +41,14 @@ interface Pending {
   timer: NodeJS.Timeout;
   /** The thread it was sent to. */
   worker: Worker;
+  onEvent: ((event: unknown) => void) | undefined;
 }
 
 export interface RequestOptions {
-  /** Only on this generation of the thread (a transaction's statements); fails on any other. */
-  generation?: number;
   /** Longest wait for the answer (default: the worker's `deadlineMs`). */
   deadlineMs?: number;
+  /** What the request reports before its answer (a migration's statements). */
+  onEvent?: (event: unknown) => void;
 }
 
 /** Longest a request waits for its answer unless told otherwise. */
@@ -78,7 +78,7 @@ export class SqliteWorker {
   deadlineMs = REQUEST_DEADLINE_MS;
 
   private constructor(
-    private readonly data: Omit<SqliteWorkerData, 'gate'>,
+    private readonly data: Omit<SqliteWorkerData, 'gate' | 'handled'>,
     private readonly onError: (error: unknown) => void,
   ) {}
 
@@ -129,12 +129,9 @@ export class SqliteWorker {
   }
 
   async request(request: SqliteRequest, options: RequestOptions = {}): Promise<unknown> {
-    const bound = options.generation;
-    if (bound !== undefined && this.running !== bound) throw lostTransaction();
     let worker: Worker | null = null;
     while (worker === null) {
       const generation = await this.generation();
-      if (bound !== undefined && generation !== bound) throw lostTransaction();
       // Null when the thread stopped while this request waited for it to start.
       if (this.started === generation) worker = this.worker;
     }
@@ -146,7 +143,7 @@ export class SqliteWorker {
         this.stop(new SqliteWorkerStoppedError(`the SQLite worker did not answer a ${request.op} within ${deadlineMs} ms: it was stopped, and nothing of it was committed`));
       }, deadlineMs);
       timer.unref();
-      this.pending.set(id, { resolve, reject, timer, worker });
+      this.pending.set(id, { resolve, reject, timer, worker, onEvent: options.onEvent });
     });
     worker.ref();
     worker.postMessage({ id, request });
@@ -201,7 +198,8 @@ export class SqliteWorker {
 
   private spawn(): Promise<void> {
     const gate = newCommitGate();
-    const workerData: SqliteWorkerData = { ...this.data, gate };
+    const handled = new Int32Array(new SharedArrayBuffer(4));
+    const workerData: SqliteWorkerData = { ...this.data, gate, handled };
     const worker = startModuleWorker('store/sqlite/worker', { workerData, resourceLimits: RESOURCE_LIMITS });
     this.worker = worker;
     this.gate = gate;
@@ -209,7 +207,8 @@ export class SqliteWorker {
     worker.unref();
     this.ready = new Promise<void>((resolve, reject) => {
       let started = false;
-      worker.on('message', (response: SqliteResponse) => {
+      worker.on('message', (response: SqliteResponse | SqliteProgress) => {
+        if ('event' in response) return this.progress(response, handled);
         if (response.id !== 0) return this.settle(response);
         if (response.ok) {
           started = true;
@@ -230,6 +229,18 @@ export class SqliteWorker {
     return this.ready;
   }
 
+  /** Hands a request's progress to its caller, then lets the worker go on. */
+  private progress(message: SqliteProgress, handled: Int32Array): void {
+    try {
+      this.pending.get(message.id)?.onEvent?.(message.event);
+    } catch (error) {
+      this.onError(error);
+    } finally {
+      Atomics.store(handled, 0, 1);
+      Atomics.notify(handled, 0);
+    }
+  }
+
   private settle(response: SqliteResponse): void {
     const waiting = this.pending.get(response.id);
     if (!waiting) return;
@@ -238,6 +249,8 @@ export class SqliteWorker {
     this.unrefIfIdle(waiting.worker);
     this.stops = 0;
     if (response.ok) waiting.resolve(response.value);
+    // A commit the stop refused (a request that had committed before, in an earlier transaction).
+    else if (response.error.code === STOPPED_CODE) waiting.reject(new SqliteWorkerStoppedError(response.error.message));
     else waiting.reject(new SqliteWorkerError(response.error));
   }
 
@@ -255,8 +268,4 @@ export class SqliteWorker {
       waiting.reject(error);
     }
   }
-}
-
-function lostTransaction(): SqliteWorkerStoppedError {
-  return new SqliteWorkerStoppedError('the SQLite worker stopped during this transaction: none of it was committed, and it cannot go on');
 }

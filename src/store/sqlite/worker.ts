@@ -8,12 +8,22 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { LRUCache } from 'lru-cache';
 import type { SqliteConnection } from './binding.js';
 import { createSqliteBatchWriter } from './batch-writer.js';
-import type { CheckpointResult, QueryAnswer, SqliteRequest, SqliteResponse, SqliteWorkerData, WorkerError } from './protocol.js';
+import {
+  PROGRESS_WAIT_MS,
+  type CheckpointResult,
+  type QueryAnswer,
+  type SqliteProgress,
+  type SqliteRequest,
+  type SqliteResponse,
+  type SqliteWorkerData,
+  type WorkerError,
+} from './protocol.js';
 import { createSqlitePruner, vacuumStep } from './retention.js';
 import { configureConnection } from './connection.js';
 import { createHistoryReader } from './history-reader.js';
 import { beginCommit, COMMIT_STATEMENT, DATA_CHANGE_STATEMENT, isStopped, requestTag } from './commit-gate.js';
 import { createWatchRunner } from './watch-ops.js';
+import { createMigrationStepper } from './migrate-ops.js';
 
 /** Prepared statements kept; the store uses a few dozen texts. */
 const STATEMENT_CACHE_SIZE = 256;
@@ -37,6 +47,7 @@ let writeBatch: ReturnType<typeof createSqliteBatchWriter> | null = null;
 let prune: ReturnType<typeof createSqlitePruner> | null = null;
 let readHistory: ReturnType<typeof createHistoryReader> | null = null;
 let watchRunner: ReturnType<typeof createWatchRunner> | null = null;
+let migrationStepper: ReturnType<typeof createMigrationStepper> | null = null;
 
 /** The tag (commit-gate.ts) of the request being handled. */
 let tag = 0;
@@ -78,7 +89,7 @@ function checkpoint(): CheckpointResult {
   return { frames: Math.max(0, Number(row?.log ?? 0)), copied: Math.max(0, Number(row?.checkpointed ?? 0)) };
 }
 
-function handle(request: SqliteRequest): unknown {
+function handle(id: number, request: SqliteRequest): unknown {
   switch (request.op) {
     case 'query':
       return query(request.sql, request.params);
@@ -88,6 +99,14 @@ function handle(request: SqliteRequest): unknown {
       return (prune ??= createSqlitePruner(database, beforeCommit))(request.step);
     case 'watch':
       return (watchRunner ??= createWatchRunner(database, beforeCommit)).then((run) => run(request));
+    case 'migrate': {
+      const report = (event: unknown) => {
+        Atomics.store(data.handled, 0, 0);
+        parentPort!.postMessage({ id, event } satisfies SqliteProgress);
+        Atomics.wait(data.handled, 0, 0, PROGRESS_WAIT_MS);
+      };
+      return (migrationStepper ??= createMigrationStepper(database, beforeCommit)).then((step) => step(request, report));
+    }
     case 'history':
       return (readHistory ??= createHistoryReader(database))(request);
     case 'vacuum':
@@ -122,14 +141,14 @@ async function answer({ id, request }: { id: number; request: SqliteRequest }): 
   tag = requestTag(id);
   let response: SqliteResponse;
   try {
-    response = { id, ok: true, value: await handle(request) };
+    response = { id, ok: true, value: await handle(id, request) };
   } catch (error) {
     response = { id, ok: false, error: asWorkerError(error) };
   }
   parentPort!.postMessage(response);
 }
 
-// One request at a time, in order, a watch transaction (which awaits) included.
+// One request at a time, in order, a watch transaction or a migration's step (which await) included.
 let answered: Promise<void> = Promise.resolve();
 parentPort!.on('message', (message: { id: number; request: SqliteRequest }) => {
   answered = answered.then(() => answer(message));

@@ -1,0 +1,36 @@
+/**
+ * The schema migrations on SQLite, one step per request to the writer's thread: there the
+ * migration runner's stepper (migration-runner.ts) runs the step, one transaction or the work
+ * after a commit (the VACUUM after 0003), on the thread's own connection through Kysely's
+ * stock SQLite dialect (worker-kysely.ts). The main thread's runner asks for the next step
+ * until none is left, so each step has its own deadline, and between steps the main thread
+ * learns the progress and can stop. Kysely and the migrations load in the writer's thread
+ * with the first step only.
+ */
+import type { MigrationCursor, MigrationEvent, MigrationStepDone } from '../migration-runner.js';
+import type { SqliteConnection } from './binding.js';
+
+/** Longest one step may take: a step of the copy takes about a second, but the VACUUM after it rewrites the whole file. */
+export const MIGRATION_STEP_DEADLINE_MS = 60 * 60_000;
+
+export interface MigrateRequest {
+  cursor: MigrationCursor;
+  /** Checks a step of a resumable copy aims at (default: the migration's). */
+  rowsPerStep?: number;
+  /** Post each statement's event to the main thread as it happens. */
+  events: boolean;
+}
+
+type Stepper = (request: MigrateRequest, onEvent: (event: MigrationEvent) => void) => Promise<MigrationStepDone | null>;
+
+/** In the writer's thread: runs one step of the migrations on `database`, its commits passing `beforeCommit` first. */
+export async function createMigrationStepper(database: SqliteConnection, beforeCommit: () => void): Promise<Stepper> {
+  const { workerKysely } = await import('./worker-kysely.js');
+  const { MigrationStepper } = await import('../migration-runner.js');
+  const { observerMigrations } = await import('../migrations.js');
+  const db = workerKysely<unknown>(database, beforeCommit);
+  return ({ cursor, rowsPerStep, events }, onEvent) => {
+    const migrations = observerMigrations('sqlite', rowsPerStep === undefined ? {} : { rowsPerStep });
+    return new MigrationStepper(db, 'sqlite', migrations, events ? onEvent : undefined).next(cursor);
+  };
+}
