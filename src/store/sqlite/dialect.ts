@@ -120,8 +120,6 @@ interface SqliteStores {
 
 export interface SqliteDialect {
   dialect: Dialect;
-  /** Runs `work` (a batch, a retention step) on the writer, whose queue answers one request at a time. */
-  withWriter<T>(work: (writer: SqliteWorker) => Promise<T>): Promise<T>;
   /** From now on, SELECTs go to the reader. */
   openReads(): void;
   /** Runs a read (a history's sums) on the reader once it is up, on the writer until then. */
@@ -137,7 +135,6 @@ export function createSqliteDialect(writer: SqliteWorker, reader: SqliteWorker =
       createAdapter: () => new SqliteAdapter(),
       createIntrospector: (db: Kysely<unknown>): DatabaseIntrospector => new SqliteIntrospector(db),
     },
-    withWriter: (work) => work(writer),
     openReads: () => {
       stores.readsOpen = true;
     },

@@ -31,8 +31,8 @@ export async function openSqliteParts(path: string, options: StoreOptions, onErr
   const inMemory = path === ':memory:' || /[?&]mode=memory(&|$)/.test(path);
   const reader = inMemory ? writer : SqliteWorker.reader(writer);
   const sqlite = createSqliteDialect(writer, reader);
-  const { withWriter, openReads, read } = sqlite;
-  const requests = writerRequests(withWriter, options.onWriterWork);
+  const { openReads, read } = sqlite;
+  const requests = writerRequests(writer, options.onWriterWork);
   return {
     threads: { writer, reader },
     db: new Kysely<Database>({ dialect: sqlite.dialect }),
@@ -44,7 +44,7 @@ export async function openSqliteParts(path: string, options: StoreOptions, onErr
     maintenance: sqliteMaintenance(requests),
     migrated: openReads,
     migrationSteps: sqliteMigrationSteps(writer, options.migrationRowsPerStep),
-    watches: (db) => new SqliteWatchStore(db, (request) => withWriter((worker) => worker.request({ op: 'watch', ...request }))),
+    watches: (db) => new SqliteWatchStore(db, (request) => writer.request({ op: 'watch', ...request })),
     readHistory: async (serverId, range, now) => {
       const window = bucketWindow(range, now);
       const { server, sums } = (await read((worker) => worker.request({ op: 'history', serverId, window }))) as HistoryAnswer;

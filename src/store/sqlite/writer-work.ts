@@ -38,21 +38,19 @@ export interface WriterWork {
   step?: PruneStepResult;
 }
 
-type WithWriter = <T>(work: (writer: SqliteWorker) => Promise<T>) => Promise<T>;
-
 export interface WriterRequests {
-  /** Sends a write (holding the writer), then a checkpoint if this write is the n-th since the last. */
+  /** Sends a write to the writer, then a checkpoint if this write is the n-th since the last. */
   write<T>(kind: Exclude<WriterWorkKind, 'checkpoint'>, request: SqliteRequest): Promise<T>;
   /** A passive checkpoint now; a failure is left to the next one (the backstop bounds the log meanwhile). */
   checkpoint(): Promise<void>;
 }
 
-export function writerRequests(withWriter: WithWriter, observe: (work: WriterWork) => void = () => {}): WriterRequests {
+export function writerRequests(writer: SqliteWorker, observe: (work: WriterWork) => void = () => {}): WriterRequests {
   let writes = 0;
   let every = MOST_WRITES_PER_CHECKPOINT;
   const timed = async <T>(kind: WriterWorkKind, request: SqliteRequest): Promise<T> => {
     const started = performance.now();
-    const value = (await withWriter((writer) => writer.request(request))) as T;
+    const value = (await writer.request(request)) as T;
     const work: WriterWork = { kind, ms: performance.now() - started };
     if (kind === 'checkpoint') work.checkpoint = value as CheckpointResult;
     if (kind === 'retention_step') work.step = value as PruneStepResult;
