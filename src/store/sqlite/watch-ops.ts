@@ -4,7 +4,7 @@
  * COMMIT within the request, so that no transaction spans threads. The main thread's
  * SqliteWatchStore (parts.ts) sends them; its other methods (single statements, reads) go
  * through the store's Kysely. Kysely and the watch store load in the writer's thread with its
- * first watch transaction only.
+ * first watch transaction that may find something (answerWithoutWatches) only.
  */
 import type { Kysely } from 'kysely';
 import type { Database } from '../schema.js';
@@ -34,6 +34,26 @@ export interface WatchRequest {
 }
 
 type Runner = (request: WatchRequest) => Promise<unknown>;
+
+/** What the background look-ups for work answer while nothing is stored that they could find. */
+const WHEN_NOTHING_STORED: Partial<Record<WatchOperation, unknown>> = { claimDue: [], dueEvents: [], prune: undefined };
+
+/**
+ * In the writer's thread: answers the look-ups for due checks and deliveries and the watches'
+ * retention, which every instance asks every few seconds, while no watch, event or delivery
+ * is stored: with one prepared statement, so that an instance nobody set a watch on never
+ * loads Kysely and the watch store into the thread. Null when the request needs the runner.
+ */
+export function answerWithoutWatches(database: SqliteConnection): (request: WatchRequest) => { answer: unknown } | null {
+  const anything = database.prepare(
+    'SELECT EXISTS (SELECT 1 FROM watches) OR EXISTS (SELECT 1 FROM watch_events) OR EXISTS (SELECT 1 FROM watch_deliveries) AS stored',
+  );
+  return ({ method }) => {
+    if (!Object.hasOwn(WHEN_NOTHING_STORED, method)) return null;
+    const [row] = anything.all([]) as Array<{ stored: number }>;
+    return row?.stored === 0 ? { answer: WHEN_NOTHING_STORED[method] } : null;
+  };
+}
 
 /**
  * In the writer's thread: runs watch operations on `database`. `beforeCommit` runs just

@@ -13,7 +13,7 @@ import { createSqlitePruner, vacuumStep } from './retention.js';
 import { configureConnection } from './connection.js';
 import { createHistoryReader } from './history-reader.js';
 import { beginCommit, COMMIT_STATEMENT, DATA_CHANGE_STATEMENT, isStopped, requestTag } from './commit-gate.js';
-import { createWatchRunner } from './watch-ops.js';
+import { answerWithoutWatches, createWatchRunner } from './watch-ops.js';
 
 /** Prepared statements kept; the store uses a few dozen texts. */
 const STATEMENT_CACHE_SIZE = 256;
@@ -37,6 +37,7 @@ let writeBatch: ReturnType<typeof createSqliteBatchWriter> | null = null;
 let prune: ReturnType<typeof createSqlitePruner> | null = null;
 let readHistory: ReturnType<typeof createHistoryReader> | null = null;
 let watchRunner: ReturnType<typeof createWatchRunner> | null = null;
+let withoutWatches: ReturnType<typeof answerWithoutWatches> | null = null;
 
 /** The tag (commit-gate.ts) of the request being handled. */
 let tag = 0;
@@ -79,8 +80,11 @@ function handle(request: SqliteRequest): unknown {
       return (writeBatch ??= createSqliteBatchWriter(database, beforeCommit))(request.batch);
     case 'prune':
       return (prune ??= createSqlitePruner(database, beforeCommit))(request.step);
-    case 'watch':
+    case 'watch': {
+      const quick = watchRunner === null ? (withoutWatches ??= answerWithoutWatches(database))(request) : null;
+      if (quick) return quick.answer;
       return (watchRunner ??= createWatchRunner(database, beforeCommit)).then((run) => run(request));
+    }
     case 'history':
       return (readHistory ??= createHistoryReader(database))(request);
     case 'vacuum':
