@@ -70,9 +70,9 @@ HEALTHCHECK --interval=30s --timeout=5s --start-period=30s --retries=3 \
 # finishes the requests in flight (or the migration's transaction in progress) and exits 0,
 # and tini exits with node's code.
 ENTRYPOINT ["/usr/local/bin/tini", "--", "/usr/local/bin/observer-entrypoint"]
-# The heap limit and the malloc arenas of the start script; NODE_OPTIONS or MALLOC_ARENA_MAX
+# The heap limits and the malloc arenas of the start script; NODE_OPTIONS or MALLOC_ARENA_MAX
 # given to the container replace them (docs/container.md).
-ENV NODE_OPTIONS=--max-old-space-size=512 \
+ENV NODE_OPTIONS="--max-old-space-size=512 --max-semi-space-size=8" \
     MALLOC_ARENA_MAX=2
 # What scripts/start.sh runs (the image carries no scripts/).
 CMD ["node", "dist/main.js"]

@@ -13,14 +13,9 @@
  */
 import { sql, type Kysely } from 'kysely';
 import type { Database } from './schema.js';
-import type { SqliteConnection } from './sqlite/binding.js';
+import { APPLIED_KEPT_MS, DEAD_KEPT_MS } from './sqlite/batch-claim.js';
 import type { WriteBatch } from './write-queue.js';
 
-const DAY_MS = 24 * 3_600_000;
-/** Applied batch ids no writer confirmed (an instance stopped between a commit and its answer). */
-export const APPLIED_KEPT_MS = 7 * DAY_MS;
-/** Batches set aside. */
-export const DEAD_KEPT_MS = 30 * DAY_MS;
 /** Longest error text kept with a batch set aside. */
 const ERROR_CHARS = 500;
 
@@ -60,18 +55,6 @@ export async function claimBatch(trx: Kysely<Database>, batch: WriteBatch, now =
   const { rows } = await sql<{ id: string }>`${forget}INSERT INTO applied_batches (id, applied_at) VALUES (${batch.id}, ${now})
     ON CONFLICT (id) DO NOTHING RETURNING id`.execute(trx);
   return rows.length === 1;
-}
-
-/** The same for SQLite's writer, on its connection, inside its transaction. */
-export function sqliteBatchClaim(database: SqliteConnection): (batch: WriteBatch, now?: number) => boolean {
-  const forget = database.prepare('DELETE FROM applied_batches WHERE id = ?');
-  const forgetOld = database.prepare('DELETE FROM applied_batches WHERE applied_at < ?');
-  const claim = database.prepare('INSERT INTO applied_batches (id, applied_at) VALUES (?, ?) ON CONFLICT (id) DO NOTHING');
-  return (batch, now = Date.now()) => {
-    for (const id of batch.settled) forget.run(id);
-    if (batch.expireBefore !== null) forgetOld.run(now - APPLIED_KEPT_MS);
-    return claim.run(batch.id, now).changes === 1;
-  };
 }
 
 /** What a batch holds, as JSON: its checks, look-ups (hashed client keys only), counters and expiry. */
