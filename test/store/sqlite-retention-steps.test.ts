@@ -42,20 +42,26 @@ function backlog(now: number): CheckRecord[] {
   return checks;
 }
 
+const RETENTION = { checkDays: 1, rollupDays: 7 };
+
+/** A migrated store on `parts` holding the backlog; the checks written, the time they end at, and retention's cutoffs then. */
+async function storeWithBacklog(parts: Awaited<ReturnType<typeof openSqliteParts>>) {
+  const store = new KyselyHistoryStore({ ...parts, retention: RETENTION }, systemClock);
+  await store.migrate();
+  const now = Date.now();
+  const checks = backlog(now);
+  for (let i = 0; i < checks.length; i += 5000) await parts.writer({ id: randomUUID(), settled: [], checks: checks.slice(i, i + 5000), lookups: [], counters: new Map(), expireBefore: null });
+  const cutoffs = retentionCutoffs(RETENTION, now);
+  const kept = checks.filter((c) => !c.serverId.match(/^s[01]$/) && c.checkedAt >= cutoffs.checksBefore).length;
+  return { store, now, checks, cutoffs, kept };
+}
+
 it('removes a 30-day backlog in steps of bounded rows and statements of bounded rows, keeping exactly what retention keeps', async () => {
   const parts = await openSqliteParts(join(dir, 'backlog.db'), {}, () => {});
-  const retention = { checkDays: 1, rollupDays: 7 };
-  const store = new KyselyHistoryStore({ ...parts, retention }, systemClock);
+  const { store, checks, cutoffs, kept: keptChecks } = await storeWithBacklog(parts);
   try {
-    await store.migrate();
-    const now = Date.now();
-    const checks = backlog(now);
-    for (let i = 0; i < checks.length; i += 5000) await parts.writer({ id: randomUUID(), settled: [], checks: checks.slice(i, i + 5000), lookups: [], counters: new Map(), expireBefore: null });
-
-    const cutoffs = retentionCutoffs(retention, now);
     const count = async (table: 'checks' | 'check_hours') =>
       Number((await parts.db.selectFrom(table).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n);
-    const keptChecks = checks.filter((c) => !c.serverId.match(/^s[01]$/) && c.checkedAt >= cutoffs.checksBefore).length;
     const keptHours = Number(
       (
         await parts.db
@@ -116,16 +122,9 @@ it('runs a pass as bounded steps with checkpoints of their own between them; a p
     },
     () => {},
   );
-  const retention = { checkDays: 1, rollupDays: 7 };
-  const store = new KyselyHistoryStore({ ...parts, retention }, systemClock);
+  const { store, now, checks, cutoffs, kept } = await storeWithBacklog(parts);
   try {
-    await store.migrate();
-    const now = Date.now();
-    const checks = backlog(now);
-    for (let i = 0; i < checks.length; i += 5000) await parts.writer({ id: randomUUID(), settled: [], checks: checks.slice(i, i + 5000), lookups: [], counters: new Map(), expireBefore: null });
-    const cutoffs = retentionCutoffs(retention, now);
     const rawChecks = async () => Number((await parts.db.selectFrom('checks').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n);
-    const kept = checks.filter((c) => !c.serverId.match(/^s[01]$/) && c.checkedAt >= cutoffs.checksBefore).length;
     works.length = 0;
 
     const first = await parts.maintenance.run(cutoffs, now, stopFirst.signal);
