@@ -1,7 +1,8 @@
 /**
  * The user docs against the code they describe: docs/errors.md's error table against the
  * contract's error codes, docs/configuration.md against the variables the configuration
- * reader reads, and every link between the pages against the pages and headings it names.
+ * reader reads, every link between the pages against the pages and headings it names, and
+ * each page's length.
  * Plain file reads, no server.
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
@@ -115,8 +116,12 @@ function anchorsOf(markdown: string): Set<string> {
   return anchors;
 }
 
-describe('links between the docs', () => {
+describe('the docs pages', () => {
   const pages = ['README.md', 'bench/README.md', ...readdirSync(new URL('../../docs/', import.meta.url)).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
+
+  it.each(pages.filter((page) => page.startsWith('docs/')))('%s is a page read in minutes: at most 200 lines', (page) => {
+    expect(read(page).split('\n').length).toBeLessThanOrEqual(201);
+  });
 
   it.each(pages)('%s links only to pages and headings that exist', (page) => {
     const text = read(page);
