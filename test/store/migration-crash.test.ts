@@ -1,12 +1,13 @@
 /**
- * Upgrades interrupted at every statement boundary of every migration, by SIGKILL and by
- * SIGTERM, from every earlier schema version, on SQLite and PostgreSQL. The real service
- * process (`node dist/main.js`, as `npm start` runs it) logs each statement of a migration
- * once it has run (LOG_LEVEL=debug, `migration statement done` with the migration, its step
- * and the statement's number in the step's transaction); the test signals it on such a line,
- * starts it again, and so on until a start completes the upgrade. No start may fail; SIGTERM
- * must end the process cleanly (exit 0). Then /history, /trends and /stats answer exactly as
- * on a copy upgraded without interruption.
+ * Upgrades interrupted at every statement boundary of every migration by SIGKILL, and at the
+ * first and last statement of each of its steps by SIGTERM (every statement too with
+ * CRASH_TEST_EVERY_SIGTERM=1), from every earlier schema version, on SQLite and PostgreSQL.
+ * The real service process (`node dist/main.js`, as `npm start` runs it) logs each statement
+ * of a migration once it has run (LOG_LEVEL=debug, `migration statement done` with the
+ * migration, its step and the statement's number in the step's transaction); the test signals
+ * it on such a line, starts it again, and so on until a start completes the upgrade. No start
+ * may fail; SIGTERM must end the process cleanly (exit 0). Then /history, /trends and /stats
+ * answer exactly as on a copy upgraded without interruption.
  *
  * A kill point is (migration, step, statement). From version v the kill points are those of
  * migration v + 1 (the first one that version lacks), as an uninterrupted upgrade of the same
@@ -15,16 +16,20 @@
  * every statement of one copy step is a kill point, with every statement of its first
  * transaction (begin), its last (finish) and the vacuum after it.
  *
- * SIGKILL: a killed transaction is rolled back, so one copy of the fixture is killed at each
- * point in turn, the first it has not been killed at, until a start completes. SIGTERM: the
+ * SIGKILL: a killed transaction is rolled back, so a copy of the fixture is killed at one
+ * point after the other, the first not killed at yet, until a start completes. SIGTERM: the
  * transaction in progress commits and the process stops before the next one, so a point
- * behind another of the same transaction is reached only from a fresh copy; each copy is
- * stopped at the first points not yet stopped at, one a start, until a start completes, and
- * copies are taken until every point has been stopped at. The signal follows the log line, so
- * it lands at that boundary or, when the process has gone on meanwhile, a few statements later.
+ * behind another of the same transaction is reached only from a fresh copy. Copies are taken
+ * until every point has been signalled; a start that could reach no point left is made only
+ * if no start has yet completed the upgrade from that copy's state (the migration's last
+ * committed step), and its answers are compared. The signal follows the log line, so it lands
+ * at that boundary or, when the process has gone on meanwhile, a few statements later.
  *
- * SQLite and PostgreSQL run side by side (a database and ports of their own each); the
- * versions of one database run one after the other.
+ * SIGTERM at the statements between the first and the last of a step takes the same way out
+ * (the transaction commits, the process exits); stopping at each of them too makes the file
+ * take several times as long, so it is left to CRASH_TEST_EVERY_SIGTERM=1.
+ *
+ * Two cases run side by side, each on databases and ports of its own.
  */
 import { randomBytes } from 'node:crypto';
 import { copyFileSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
@@ -37,8 +42,12 @@ import { buildDatabase, fixtureAddress, MIGRATION_NAMES, type HistoryShape } fro
 import type { LegacyDatabase } from './legacy-layout.js';
 
 const MINUTE = 60_000;
-/** 120,000 checks: the SQLite copy of migration 0003 takes three steps of its default size. */
-const SHAPE: HistoryShape = { servers: 40, checksPerServer: 3000, intervalMs: 5 * MINUTE, end: Math.floor(Date.now() / MINUTE) * MINUTE - MINUTE };
+/**
+ * 120,000 checks: the SQLite copy of migration 0003 takes three steps of its default size. Two
+ * days of them: PostgreSQL's rewrite makes the partitions of each day the history spans, the
+ * same statements for every day.
+ */
+const SHAPE: HistoryShape = { servers: 40, checksPerServer: 3000, intervalMs: MINUTE, end: Math.floor(Date.now() / MINUTE) * MINUTE - MINUTE };
 /** Servers whose histories are compared. */
 const COMPARED = [0, 17, 39];
 
@@ -105,6 +114,21 @@ function planOf(migration: string, log: Array<Record<string, unknown>>): Plan {
   return { migration, points, steps: [...new Set([...points].map((p) => p.split('/')[1]!))] };
 }
 
+/** Set to 1 to stop the service by SIGTERM at every point too, not only at the first and last of each step (several times longer). */
+const EVERY_SIGTERM = process.env.CRASH_TEST_EVERY_SIGTERM === '1';
+
+/** The points a SIGTERM stops the service at: the first and the last of each step (all with CRASH_TEST_EVERY_SIGTERM=1). */
+function sigtermPlan(plan: Plan): Plan {
+  if (EVERY_SIGTERM) return plan;
+  const statements = new Map<string, number[]>();
+  for (const point of plan.points) {
+    const [, step, statement] = point.split('/') as [string, string, string];
+    statements.set(step, [...(statements.get(step) ?? []), Number(statement)]);
+  }
+  const points = [...statements].flatMap(([step, numbers]) => [1, Math.max(...numbers)].map((n) => `${plan.migration}/${step}/${n}`));
+  return { ...plan, points: new Set(points) };
+}
+
 /**
  * The points not signalled yet that a start reaches once the step `committed` of the
  * migration is (null: none yet): those of later steps, and of later copy steps.
@@ -136,15 +160,19 @@ async function interruptCopy(database: LegacyDatabase, plan: Plan, signal: Signa
   for (let start = 0; start < 500; start++) {
     if (reachable(plan, done, committed).length === 0 && completedFrom.has(state)) return;
     let signalled: string | null = null;
-    const service = await startService(database, (entry) => {
+    // Once the start is seen done, a line still on its way from it is not a point to signal at.
+    let settled = false;
+    const service = await startService(database, (entry, self) => {
       const point = pointOf(entry);
-      if (signalled !== null || point === null || !plan.points.has(point) || done.has(point)) return;
+      if (settled || signalled !== null || point === null || !plan.points.has(point) || done.has(point)) return;
       signalled = point;
       done.add(point);
-      service.child.kill(signal);
+      self.child.kill(signal);
     });
     try {
-      if ((await migrated(service)) && signalled === null) {
+      const completed = await migrated(service);
+      settled = true;
+      if (completed && signalled === null) {
         completedFrom.add(state);
         await check(service);
         await stop(service);
@@ -201,12 +229,12 @@ async function upgradesInterrupted(copy: () => Promise<Copy>, plan: Plan, signal
 }
 
 /** What /status and /history say while the reference's `migration` runs: asked once, on its first statement. */
-function duringMigration(migration: string, service: () => Service) {
+function duringMigration(migration: string) {
   let during: Promise<[Response, Response]> | null = null;
   return {
-    onLine(entry: Record<string, unknown>) {
+    onLine(entry: Record<string, unknown>, service: Service) {
       if (during === null && entry.msg === 'migration statement done' && entry.migration === migration) {
-        const get = (path: string) => fetch(`http://127.0.0.1:${service().port}/api/v1${path}`);
+        const get = (path: string) => fetch(`http://127.0.0.1:${service.port}/api/v1${path}`);
         during = Promise.all([get('/status'), get(`/history/${fixtureAddress(0)}`)]);
       }
     },
@@ -214,27 +242,46 @@ function duringMigration(migration: string, service: () => Service) {
   };
 }
 
-/** The versions of one database one after the other, the two databases side by side. */
-const turns = new Map<Kind, Promise<unknown>>();
-function inTurn(kind: Kind, work: () => Promise<void>): Promise<void> {
-  const next = (turns.get(kind) ?? Promise.resolve()).catch(() => {}).then(work);
-  turns.set(kind, next);
-  return next;
+/**
+ * Two cases at a time (each a SIGKILL and a SIGTERM series beside its reference), in the
+ * order asked: the two cores stay busy without starving the starts of one another.
+ */
+const slots = { free: 2, waiting: [] as Array<() => void> };
+async function inTurn(work: () => Promise<void>): Promise<void> {
+  if (slots.free > 0) slots.free--;
+  else await new Promise<void>((resolve) => slots.waiting.push(resolve));
+  try {
+    await work();
+  } finally {
+    const next = slots.waiting.shift();
+    if (next) next();
+    else slots.free++;
+  }
 }
 
-const CASES = MIGRATION_NAMES.flatMap((_, version) => [['SQLite', version, 'sqlite'] as const, ['PostgreSQL', version, 'postgres'] as const]);
+/**
+ * Every (database, version), the longest first: the history's rewrite (the most statements),
+ * and PostgreSQL before SQLite (more statements in each migration, and a fresh database for
+ * each SIGTERM).
+ */
+const CASES = MIGRATION_NAMES.flatMap((_, version) => [['SQLite', version, 'sqlite'] as const, ['PostgreSQL', version, 'postgres'] as const]).sort(
+  ([, v1, k1], [, v2, k2]) =>
+    Number(MIGRATION_NAMES[v2] === '0003_history_layout') - Number(MIGRATION_NAMES[v1] === '0003_history_layout') ||
+    Number(k2 === 'postgres') - Number(k1 === 'postgres') ||
+    v1 - v2,
+);
 
 describe('an upgrade interrupted at every statement of a migration', () => {
   it.concurrent.each(CASES)(
     'on %s from version %i, by SIGKILL and by SIGTERM, completes and answers as one never interrupted',
     { timeout: 1_800_000 },
     (_name, version, kind) =>
-      inTurn(kind, async () => {
+      inTurn(async () => {
         const migration = MIGRATION_NAMES[version]!;
         const copy = await prepareFixture(kind, version);
         const reference = await copy();
-        const during = duringMigration(migration, () => unbroken);
-        const unbroken: Service = await startService(reference, during.onLine);
+        const during = duringMigration(migration);
+        const unbroken = await startService(reference, during.onLine);
         try {
           expect(await migrated(unbroken)).toBe(true);
           const plan = planOf(migration, unbroken.log);
@@ -254,10 +301,12 @@ describe('an upgrade interrupted at every statement of a migration', () => {
             expect(got).toEqual(wanted);
           };
           // Both run to their end before the test does, whichever fails.
-          const outcomes = await Promise.allSettled((['SIGKILL', 'SIGTERM'] as const).map((signal) => upgradesInterrupted(copy, plan, signal, check)));
+          const outcomes = await Promise.allSettled(([['SIGKILL', plan], ['SIGTERM', sigtermPlan(plan)]] as const).map(async ([signal, points]) => ({ points, done: await upgradesInterrupted(copy, points, signal, check) })),
+          );
           for (const outcome of outcomes) {
             if (outcome.status === 'rejected') throw outcome.reason;
-            expect([...plan.points].filter((p) => !outcome.value.has(p))).toEqual([]);
+            const { points, done } = outcome.value;
+            expect([...points.points].filter((p) => !done.has(p))).toEqual([]);
           }
           await stop(unbroken);
         } finally {

@@ -16,6 +16,8 @@ export interface Service {
   port: number;
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   output: () => string;
+  /** What it wrote to stderr (the log goes to stdout). */
+  stderr: () => string;
   /** The log lines so far, parsed. */
   log: Array<Record<string, unknown>>;
 }
@@ -42,8 +44,29 @@ async function portForService(): Promise<number> {
   }
 }
 
-/** The service on `database`, every log line handed to `onLine` as it comes. */
-export async function startService(database: LegacyDatabase, onLine: (entry: Record<string, unknown>) => void = () => {}): Promise<Service> {
+/** Called with each log line of a service as it comes (before `startService` has resolved, too). */
+export type LineHandler = (entry: Record<string, unknown>, service: Service) => void;
+
+/**
+ * The service on `database`, every log line handed to `onLine` as it comes; resolves once it
+ * listens (it migrates after that) or has exited. A port that another process took between
+ * its choice and the service's listen is not the service's failure: it starts again on
+ * another (it listens before touching the schema).
+ */
+export async function startService(database: LegacyDatabase, onLine: LineHandler = () => {}): Promise<Service> {
+  for (let attempt = 1; ; attempt++) {
+    let listening = () => {};
+    const listened = new Promise<void>((resolve) => (listening = resolve));
+    const service = await spawnService(database, (entry, self) => {
+      if (String(entry.msg).startsWith('Server listening')) listening();
+      onLine(entry, self);
+    });
+    await Promise.race([listened, service.exited]);
+    if (attempt === 5 || alive(service) || !service.output().includes('EADDRINUSE')) return service;
+  }
+}
+
+async function spawnService(database: LegacyDatabase, onLine: LineHandler): Promise<Service> {
   const port = await portForService();
   const child = spawn(process.execPath, ['dist/main.js'], {
     env: {
@@ -62,6 +85,7 @@ export async function startService(database: LegacyDatabase, onLine: (entry: Rec
   });
   children.push(child);
   let output = '';
+  let stderr = '';
   let pending = '';
   const log: Array<Record<string, unknown>> = [];
   child.stdout!.on('data', (d: Buffer) => {
@@ -77,13 +101,16 @@ export async function startService(database: LegacyDatabase, onLine: (entry: Rec
         continue; // not a log line
       }
       log.push(entry);
-      onLine(entry);
+      onLine(entry, service);
     }
   });
-  child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
-child.once('exit', (code, signal) => resolve({ code, signal })));
-  return { child, port, exited, output: () => output, log };
+  child.stderr!.on('data', (d: Buffer) => {
+    output += d.toString();
+    stderr += d.toString();
+  });
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+  const service: Service = { child, port, exited, output: () => output, stderr: () => stderr, log };
+  return service;
 }
 
 export const alive = (service: Service) => service.child.exitCode === null && service.child.signalCode === null;
