@@ -1,235 +1,302 @@
 /**
- * Upgrades interrupted inside every transaction of every migration, by SIGKILL and by SIGTERM,
- * from every earlier schema version, on SQLite and PostgreSQL. The real service process
- * (src/main.ts through tsx, as `npm start` runs the built file) logs each statement of a
- * migration once it has run (LOG_LEVEL=debug); the test kills it at the first statement of a
- * transaction it has not killed at before, starts it again, and so on until a start completes
- * the upgrade. No start may fail; SIGTERM must end the process cleanly (exit 0). Then /history,
- * /trends and /stats answer exactly as on a copy upgraded without interruption.
+ * Upgrades interrupted at every statement boundary of every migration, by SIGKILL and by
+ * SIGTERM, from every earlier schema version, on SQLite and PostgreSQL. The real service
+ * process (`node dist/main.js`, as `npm start` runs it) logs each statement of a migration once
+ * it has run (LOG_LEVEL=debug, `migration statement done` with the migration, its step and the
+ * statement's number in the step's transaction); the test signals it on such a line, starts it
+ * again, and so on until a start completes the upgrade. No start may fail; SIGTERM must end the
+ * process cleanly (exit 0). Then /history, /trends and /stats answer exactly as on a copy
+ * upgraded without interruption.
  *
- * Each transaction is atomic, so a SIGKILL anywhere in it, or between it and the next, leaves
- * what a kill after its first statement leaves; a SIGTERM lets the transaction in progress
- * commit and stops before the next. From version v the kills fall in migration v + 1 (the
- * first one that version lacks), so every migration is interrupted at each of its
- * transactions, and every version is a starting point; the migrations after it run on.
+ * A kill point is (migration, step, statement). From version v the kill points are those of
+ * migration v + 1 (the first one that version lacks), as an uninterrupted upgrade of the same
+ * fixture logs them; the migrations after it run on. The steps of SQLite's resumable copy
+ * (0003) each run the same statements on the next slice of rows, so they count as one step:
+ * every statement of one copy step is a kill point, with every statement of its first
+ * transaction (begin), its last (finish) and the vacuum after it.
+ *
+ * SIGKILL: a killed transaction is rolled back, so a copy of the fixture is killed at one point
+ * after the other, the first not killed at yet, until a start completes. SIGTERM: the
+ * transaction in progress commits and the process stops before the next one, so a point behind
+ * another of the same transaction is reached only from a fresh copy. Copies are taken until
+ * every point has been signalled; a start that could reach no point left is made only if no
+ * start has yet completed the upgrade from that copy's state (the steps committed on it), and
+ * its answers are compared. The signal follows the log line, so it lands at that boundary or,
+ * when the process has gone on meanwhile, a few statements later.
+ *
+ * Two cases run side by side, each on databases and ports of its own.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { copyFileSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { isDeepStrictEqual } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
-import { freePort } from '../../scripts/ports.mjs';
-import { createTestDatabase } from '../support/postgres-databases.js';
+import { asAdmin, createTestDatabase } from '../support/postgres-databases.js';
+import { answers, answersBeside, children, end, migrated, startService, stop, type Service } from './service-process.js';
 import { buildDatabase, fixtureAddress, MIGRATION_NAMES, type HistoryShape } from './upgrade-fixture.js';
 import type { LegacyDatabase } from './legacy-layout.js';
 
 const MINUTE = 60_000;
-/** 120,000 checks: the SQLite copy of migration 0003 takes three steps of its default size. */
-const SHAPE: HistoryShape = { servers: 40, checksPerServer: 3000, intervalMs: 5 * MINUTE, end: Math.floor(Date.now() / MINUTE) * MINUTE - MINUTE };
+/**
+ * 120,000 checks: the SQLite copy of migration 0003 takes three steps of its default size. Two
+ * days of them: PostgreSQL's rewrite makes the partitions of each day the history spans, the
+ * same statements for every day.
+ */
+const SHAPE: HistoryShape = { servers: 40, checksPerServer: 3000, intervalMs: MINUTE, end: Math.floor(Date.now() / MINUTE) * MINUTE - MINUTE };
 /** Servers whose histories are compared. */
 const COMPARED = [0, 17, 39];
 
-interface Service {
-  child: ChildProcess;
-  port: number;
-  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-  output: () => string;
-}
-
-const children: ChildProcess[] = [];
 const cleanups: Array<() => Promise<void>> = [];
 afterAll(async () => {
   for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
   for (const cleanup of cleanups.splice(0)) await cleanup();
 });
 
-function databaseUrl(database: LegacyDatabase): string {
-  return database.kind === 'sqlite' ? `sqlite:${database.path}` : database.url;
-}
+type Kind = LegacyDatabase['kind'];
+type Copy = LegacyDatabase & { drop: () => Promise<void> };
 
-/** The service on `database`, every log line handed to `onLine` as it comes. */
-async function startService(database: LegacyDatabase, onLine: (entry: Record<string, unknown>) => void = () => {}): Promise<Service> {
-  const port = await freePort();
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-    env: {
-      PATH: process.env.PATH ?? '',
-      DATABASE_URL: databaseUrl(database),
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      LOG_LEVEL: 'debug',
-      ICMP: 'off',
-      REFRESH_PINGS_PER_MINUTE: '0',
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  children.push(child);
-  let output = '';
-  let pending = '';
-  child.stdout!.on('data', (d: Buffer) => {
-    output += d.toString();
-    pending += d.toString();
-    const lines = pending.split('\n');
-    pending = lines.pop()!;
-    for (const line of lines) {
-      try {
-        onLine(JSON.parse(line) as Record<string, unknown>);
-      } catch {
-        // not a log line
-      }
-    }
-  });
-  child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
-  return { child, port, exited, output: () => output };
-}
-
-const alive = (service: Service) => service.child.exitCode === null && service.child.signalCode === null;
-
-/** Polls health until it says no migration runs; false if the process ended first. */
-async function migrated(service: Service): Promise<boolean> {
-  for (let i = 0; i < 1200 && alive(service); i++) {
-    try {
-      const res = await fetch(`http://127.0.0.1:${service.port}/api/v1/status`);
-      if (res.ok && ((await res.json()) as { migration?: unknown }).migration === null) return true;
-    } catch {
-      // not listening yet, or killed
-    }
-    await new Promise((r) => setTimeout(r, 100));
+/** A fixture database built once at `version`; copies of it are cheap (a file copy, a template database). */
+async function prepareFixture(kind: Kind, version: number): Promise<() => Promise<Copy>> {
+  if (kind === 'sqlite') {
+    const dir = mkdtempSync(join(tmpdir(), 'observer-upgrade-'));
+    cleanups.push(async () => rmSync(dir, { recursive: true, force: true }));
+    const template = join(dir, 'template.db');
+    await buildDatabase({ kind, path: template }, version, SHAPE);
+    let copies = 0;
+    return async () => {
+      const path = join(dir, `copy-${++copies}.db`);
+      for (const suffix of ['', '-wal']) if (existsSync(template + suffix)) copyFileSync(template + suffix, path + suffix);
+      const drop = async () => {
+        for (const suffix of ['', '-wal', '-shm']) rmSync(path + suffix, { force: true });
+      };
+      return { kind, path, drop };
+    };
   }
-  if (alive(service)) throw new Error(`the migration did not end: ${service.output()}`);
-  return false;
+  const template = await createTestDatabase('observer_upgrade');
+  cleanups.push(() => template.drop());
+  await buildDatabase({ kind, url: template.url }, version, SHAPE);
+  return async () => {
+    const name = `observer_upgrade_${randomBytes(6).toString('hex')}`;
+    await asAdmin((c) => c.query(`CREATE DATABASE ${name} TEMPLATE ${template.name}`));
+    const url = new URL(template.url);
+    url.pathname = `/${name}`;
+    const drop = () => asAdmin((c) => c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)).then(() => {});
+    cleanups.push(drop);
+    return { kind, url: url.toString(), drop };
+  };
 }
 
-/** Stops the service with SIGTERM; it must exit 0. */
-async function stop(service: Service): Promise<void> {
-  expect(alive(service), service.output().slice(-3000)).toBe(true);
-  service.child.kill('SIGTERM');
-  expect(await service.exited, service.output().slice(-3000)).toEqual({ code: 0, signal: null });
+/** The step of a log line: every copy step of a resumable migration is the step `copy`. */
+function stepName(step: unknown): string {
+  return /^\d+$/.test(String(step)) ? 'copy' : String(step);
 }
 
-/** Ends the service however it can, after a failure. */
-async function end(service: Service): Promise<void> {
-  if (!alive(service)) return;
-  service.child.kill('SIGKILL');
-  await service.exited;
+/** The kill point a log line reports, `migration/step/statement`. */
+function pointOf(entry: Record<string, unknown>): string | null {
+  if (entry.msg !== 'migration statement done') return null;
+  return `${String(entry.migration)}/${stepName(entry.step)}/${String(entry.statement)}`;
 }
 
-/** A kill point of a log line of `migration`: inside one of its transactions (the first statement done). */
-function killPoint(entry: Record<string, unknown>, migration: string): string | null {
-  if (entry.msg !== 'migration statement done' || entry.statement !== 1 || entry.migration !== migration) return null;
-  return `${migration}/${String(entry.step)}`;
+/** The kill points of `migration` an uninterrupted upgrade logged, and its steps in the order they ran. */
+interface Plan {
+  migration: string;
+  points: Set<string>;
+  steps: string[];
+}
+
+function planOf(migration: string, log: Array<Record<string, unknown>>): Plan {
+  const points = new Set(log.map(pointOf).filter((p): p is string => p?.startsWith(`${migration}/`) ?? false));
+  return { migration, points, steps: [...new Set([...points].map((p) => p.split('/')[1]!))] };
 }
 
 /**
- * Starts the service on `database` again and again, killing each start with `signal` at the
- * first transaction of `migration` it has not been killed in, until a start completes the
- * upgrade (left running, returned with the points killed at).
+ * The points not signalled yet that a start reaches once the step `committed` of the
+ * migration is (null: none yet): those of later steps, and of later copy steps.
  */
-async function interruptedUpgrade(database: LegacyDatabase, migration: string, signal: 'SIGKILL' | 'SIGTERM'): Promise<{ service: Service; killedAt: string[] }> {
-  const killedAt: string[] = [];
-  for (let start = 0; start < 100; start++) {
-    let killed = false;
-    const service = await startService(database, (entry) => {
-      const point = killPoint(entry, migration);
-      if (killed || point === null || killedAt.includes(point)) return;
-      killed = true;
-      killedAt.push(point);
-      service.child.kill(signal);
+function reachable(plan: Plan, done: Set<string>, committed: string | null): string[] {
+  const from = committed === null ? 0 : plan.steps.indexOf(committed) + (committed === 'copy' ? 0 : 1);
+  return [...plan.points].filter((p) => !done.has(p) && plan.steps.indexOf(p.split('/')[1]!) >= from);
+}
+
+type Signal = 'SIGKILL' | 'SIGTERM';
+
+/** What the interruptions by one signal have covered: the points signalled, and the states a start completed the upgrade from. */
+interface Coverage {
+  done: Set<string>;
+  completedFrom: Set<string>;
+}
+
+/**
+ * Starts the service on `database` again and again, signalling each start at the first point
+ * of the migration not signalled yet, while a start can reach such a point or would complete
+ * the upgrade from a state no start has completed it from; a completed upgrade is checked.
+ * The state is the steps committed on the copy so far (and whether a start was stopped in the
+ * work after the migration's commit).
+ */
+async function interruptCopy(database: LegacyDatabase, plan: Plan, signal: Signal, coverage: Coverage, check: (service: Service) => Promise<void>): Promise<void> {
+  const { done, completedFrom } = coverage;
+  let committed: string | null = null;
+  /** Every step committed on this copy so far, of whichever migration. */
+  const steps = new Set<string>();
+  let state = '';
+  for (let start = 0; start < 500; start++) {
+    if (reachable(plan, done, committed).length === 0 && completedFrom.has(state)) return;
+    let signalled: string | null = null;
+    // Once the start is seen done, a line still on its way from it is not a point to signal at.
+    let settled = false;
+    const service = await startService(database, (entry, self) => {
+      const point = pointOf(entry);
+      if (settled || signalled !== null || point === null || !plan.points.has(point) || done.has(point)) return;
+      signalled = point;
+      done.add(point);
+      self.child.kill(signal);
     });
-    const done = await migrated(service);
-    if (done && !killed) return { service, killedAt };
-    const exit = await service.exited;
-    // Killed, and nothing else: a start that fails on its own is what this test is against.
-    expect(killed, service.output()).toBe(true);
-    expect(exit, service.output()).toEqual(signal === 'SIGKILL' ? { code: null, signal: 'SIGKILL' } : { code: 0, signal: null });
+    try {
+      const completed = await migrated(service);
+      settled = true;
+      if (completed && signalled === null) {
+        completedFrom.add(state);
+        await check(service);
+        await stop(service);
+        return;
+      }
+      const exit = await service.exited;
+      // Signalled, and nothing else: a start that fails on its own is what this test is against.
+      expect(signalled, service.output()).not.toBeNull();
+      expect(exit, service.output()).toEqual(signal === 'SIGKILL' ? { code: null, signal: 'SIGKILL' } : { code: 0, signal: null });
+    } finally {
+      await end(service);
+    }
+    for (const entry of service.log) {
+      if (entry.msg !== 'migration step committed') continue;
+      if (entry.migration === plan.migration) committed = stepName(entry.step);
+      steps.add(`${String(entry.migration)}/${stepName(entry.step)}`);
+    }
+    state = `${[...steps].join(' ')}${String(signalled).split('/')[1] === 'after' ? ' +after' : ''}`;
   }
   throw new Error('the upgrade never completed');
 }
 
-/** What the service answers about the fixture's history; the request counters left out (they count these requests). */
-async function answers(service: Service): Promise<unknown> {
-  const get = async (path: string) => {
-    const res = await fetch(`http://127.0.0.1:${service.port}/api/v1${path}`);
-    return { status: res.status, ...((await res.json()) as Record<string, unknown>) };
+/** Copies of the fixture, each prepared while the one before is in use. */
+function copyPool(copy: () => Promise<Copy>) {
+  let next = copy();
+  const drops: Array<Promise<void>> = [];
+  return {
+    async take(): Promise<Copy> {
+      const taken = await next;
+      next = copy();
+      return taken;
+    },
+    drop: (database: Copy) => void drops.push(database.drop()),
+    async close(): Promise<void> {
+      drops.push((await next).drop());
+      await Promise.all(drops);
+    },
   };
-  const histories = [];
-  for (const i of COMPARED) for (const range of ['24h', '7d', '30d']) histories.push(await get(`/history/${fixtureAddress(i)}?range=${range}`));
-  const { totalRequests: _t, apiRequests: _a, serverQueries: _s, ...stats } = (await get('/stats')) as Record<string, unknown>;
-  return { histories, trends: await get('/trends?limit=50'), stats };
+}
+
+/** Copies of the fixture upgraded, interrupted by `signal`, until every point of the plan is signalled and a start completed the upgrade. */
+async function upgradesInterrupted(copy: () => Promise<Copy>, plan: Plan, signal: Signal, check: (service: Service) => Promise<void>): Promise<Set<string>> {
+  const coverage: Coverage = { done: new Set(), completedFrom: new Set() };
+  const copies = copyPool(copy);
+  try {
+    // A copy can end without a new point: the line of a migration's last statement may come in
+    // after health has said the migration is done, too late to signal. Three in a row end it.
+    for (let idle = 0; idle < 3 && (coverage.completedFrom.size === 0 || reachable(plan, coverage.done, null).length > 0); ) {
+      const progress = coverage.done.size + coverage.completedFrom.size;
+      const database = await copies.take();
+      await interruptCopy(database, plan, signal, coverage, check);
+      copies.drop(database);
+      idle = coverage.done.size + coverage.completedFrom.size === progress ? idle + 1 : 0;
+    }
+  } finally {
+    await copies.close();
+  }
+  return coverage.done;
+}
+
+/** What /status and /history say while the reference's `migration` runs: asked once, on its first statement. */
+function duringMigration(migration: string) {
+  let during: Promise<[Response, Response]> | null = null;
+  return {
+    onLine(entry: Record<string, unknown>, service: Service) {
+      if (during === null && entry.msg === 'migration statement done' && entry.migration === migration) {
+        const get = (path: string) => fetch(`http://127.0.0.1:${service.port}/api/v1${path}`);
+        during = Promise.all([get('/status'), get(`/history/${fixtureAddress(0)}`)]);
+      }
+    },
+    answers: () => during,
+  };
 }
 
 /**
- * A service's answers and the uninterrupted one's, read beside each other: the ranges end at
- * the moment of the request, so a pair read across a bucket's boundary is read again.
+ * Two cases at a time (each a SIGKILL and a SIGTERM series beside its reference), in the
+ * order asked: the two cores stay busy without starving the starts of one another.
  */
-async function answersBeside(service: Service, unbroken: Service): Promise<{ got: unknown; reference: unknown }> {
-  for (let attempt = 1; ; attempt++) {
-    const before = await answers(unbroken);
-    const got = await answers(service);
-    const after = await answers(unbroken);
-    if (attempt === 3 || isDeepStrictEqual(before, after)) return { got, reference: after };
+const slots = { free: 2, waiting: [] as Array<() => void> };
+async function inTurn(work: () => Promise<void>): Promise<void> {
+  if (slots.free > 0) slots.free--;
+  else await new Promise<void>((resolve) => slots.waiting.push(resolve));
+  try {
+    await work();
+  } finally {
+    const next = slots.waiting.shift();
+    if (next) next();
+    else slots.free++;
   }
 }
 
-async function sqliteDatabase(): Promise<LegacyDatabase> {
-  const dir = mkdtempSync(join(tmpdir(), 'observer-upgrade-'));
-  cleanups.push(async () => rmSync(dir, { recursive: true, force: true }));
-  return { kind: 'sqlite', path: join(dir, 'observer.db') };
-}
+/**
+ * Every (database, version), the longest first: the history's rewrite (the most statements),
+ * and PostgreSQL before SQLite (more statements in each migration, and a fresh database for
+ * each SIGTERM).
+ */
+const CASES = MIGRATION_NAMES.flatMap((_, version) => [['SQLite', version, 'sqlite'] as const, ['PostgreSQL', version, 'postgres'] as const]).sort(
+  ([, v1, k1], [, v2, k2]) =>
+    Number(MIGRATION_NAMES[v2] === '0003_history_layout') - Number(MIGRATION_NAMES[v1] === '0003_history_layout') ||
+    Number(k2 === 'postgres') - Number(k1 === 'postgres') ||
+    v1 - v2,
+);
 
-async function postgresDatabase(): Promise<LegacyDatabase> {
-  const database = await createTestDatabase('observer_upgrade');
-  cleanups.push(() => database.drop());
-  return { kind: 'postgres', url: database.url };
-}
-
-const VERSIONS = MIGRATION_NAMES.map((_, version) => version);
-
-describe.each([
-  ['SQLite', sqliteDatabase],
-  ['PostgreSQL', postgresDatabase],
-])('an upgrade interrupted on %s', (name, newDatabase) => {
-  it.each(VERSIONS)(
-    'from version %i, killed by SIGKILL and by SIGTERM in every transaction of the next migration, completes and answers as one never interrupted',
-    { timeout: 600_000 },
-    async (version) => {
-      const migration = MIGRATION_NAMES[version]!;
-      const [killed, stopped, reference] = [await newDatabase(), await newDatabase(), await newDatabase()];
-      for (const database of [killed, stopped, reference]) await buildDatabase(database, version, SHAPE);
-
-      const upgrades = [await interruptedUpgrade(killed, migration, 'SIGKILL'), await interruptedUpgrade(stopped, migration, 'SIGTERM')];
-      // While the reference migrates: what health, and a route that needs stored data, say.
-      let during: Promise<[Response, Response]> | null = null;
-      const unbroken = await startService(reference, (entry) => {
-        if (during === null && entry.msg === 'migration statement done' && entry.migration === migration) {
-          const get = (path: string) => fetch(`http://127.0.0.1:${unbroken.port}/api/v1${path}`);
-          during = Promise.all([get('/status'), get(`/history/${fixtureAddress(0)}`)]);
+describe('an upgrade interrupted at every statement of a migration', () => {
+  it.concurrent.each(CASES)(
+    'on %s from version %i, by SIGKILL and by SIGTERM, completes and answers as one never interrupted',
+    { timeout: 1_800_000 },
+    (_name, version, kind) =>
+      inTurn(async () => {
+        const migration = MIGRATION_NAMES[version]!;
+        const copy = await prepareFixture(kind, version);
+        const reference = await copy();
+        const during = duringMigration(migration);
+        const unbroken = await startService(reference, during.onLine);
+        try {
+          expect(await migrated(unbroken)).toBe(true);
+          const plan = planOf(migration, unbroken.log);
+          expect(plan.points.size).toBeGreaterThan(0);
+          if (migration === '0003_history_layout') {
+            // The copy takes long enough for both answers to come while it runs.
+            const [health, history] = (await during.answers())!;
+            expect(await health.json()).toMatchObject({ status: 'OK', migration: { name: migration, progress: expect.any(Number) } });
+            expect(history.status).toBe(503);
+            expect(history.headers.get('retry-after')).toMatch(/^\d+$/);
+            expect(await history.json()).toMatchObject({ status: 'error', error: 'migrating' });
+          }
+          const expected = await answers(unbroken, COMPARED);
+          if (version > 0) expect((expected as { histories: Array<{ status: number; checks: number }> }).histories[0]).toMatchObject({ status: 200, checks: expect.any(Number) });
+          const check = async (service: Service) => {
+            const { got, reference: wanted } = await answersBeside(service, unbroken, COMPARED);
+            expect(got).toEqual(wanted);
+          };
+          // Both run to their end before the test does, whichever fails.
+          const outcomes = await Promise.allSettled((['SIGKILL', 'SIGTERM'] as const).map((signal) => upgradesInterrupted(copy, plan, signal, check)));
+          for (const outcome of outcomes) {
+            if (outcome.status === 'rejected') throw outcome.reason;
+            expect([...plan.points].filter((p) => !outcome.value.has(p))).toEqual([]);
+          }
+          await stop(unbroken);
+        } finally {
+          await end(unbroken);
         }
-      });
-      try {
-        // The copy of 0003 on SQLite: its first transaction, three steps, its last, the vacuum after it.
-        const transactions = name === 'SQLite' && migration === '0003_history_layout' ? 6 : 1;
-        for (const { killedAt } of upgrades) expect(killedAt.length, killedAt.join(' ')).toBeGreaterThanOrEqual(transactions);
-        expect(await migrated(unbroken)).toBe(true);
-        if (migration === '0003_history_layout') {
-          // The copy takes long enough for both answers to come while it runs.
-          const [health, history] = await during!;
-          expect(await health.json()).toMatchObject({ status: 'OK', migration: { name: migration, progress: expect.any(Number) } });
-          expect(history.status).toBe(503);
-          expect(history.headers.get('retry-after')).toMatch(/^\d+$/);
-          expect(await history.json()).toMatchObject({ status: 'error', error: 'migrating' });
-        }
-        const expected = await answers(unbroken);
-        if (version > 0) expect((expected as { histories: Array<{ status: number; checks: number }> }).histories[0]).toMatchObject({ status: 200, checks: expect.any(Number) });
-        for (const { service } of upgrades) {
-          const { got, reference } = await answersBeside(service, unbroken);
-          expect(got).toEqual(reference);
-        }
-        for (const service of [...upgrades.map((u) => u.service), unbroken]) await stop(service);
-      } finally {
-        for (const service of [...upgrades.map((u) => u.service), unbroken]) await end(service);
-      }
-    },
+      }),
   );
 });
