@@ -60,8 +60,8 @@ stop = (signal) => void shutdown(signal);
 if (stopSignal !== null) stop(stopSignal);
 
 try {
-  // Listening first: while the migrations run, status look-ups are answered, health reports
-  // the migration, and stored data answers 503 `migrating`.
+  // Listening first: while the migrations of an upgrade run, status look-ups are answered,
+  // health reports the migration, and stored data answers 503 `migrating`.
   if (stopSignal === null) await app.listen({ port: config.port, host: config.host });
 } catch (error) {
   app.log.error({ err: error }, 'could not listen');

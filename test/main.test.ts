@@ -81,6 +81,30 @@ describe('a database Observer cannot use', () => {
   });
 });
 
+describe('a new database', () => {
+  it('has its tables before the service listens: the first requests get history, trends and stats, not 503 migrating', { timeout: 60_000 }, async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'observer-main-new-'));
+    const port = await freePort();
+    try {
+      const proc = start({ PORT: String(port), HOST: '127.0.0.1', DATABASE_URL: `sqlite:${join(dir, 'observer.db')}` });
+      let first: Response | null = null;
+      for (let i = 0; i < 600 && first === null; i++) {
+        first = await fetch(`http://127.0.0.1:${port}/api/v1/trends`).catch(() => null);
+        if (first === null) await new Promise((r) => setTimeout(r, 50));
+      }
+      expect(first?.status).toBe(200);
+      const stats = await fetch(`http://127.0.0.1:${port}/api/v1/stats`);
+      expect(stats.status).toBe(200);
+      const health = (await (await fetch(`http://127.0.0.1:${port}/api/v1/status`)).json()) as Record<string, unknown>;
+      expect(health).toMatchObject({ status: 'OK', migration: null });
+      proc.child.kill('SIGTERM');
+      expect(await proc.exited).toBe(0);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
 describe('shutdown', () => {
   // Two processes start through tsx: slow on a loaded two-core machine, hence the longer timeout.
   it('on SIGTERM finishes the request in flight, stops accepting and exits 0', { timeout: 90_000 }, async () => {

@@ -213,9 +213,10 @@ export class KyselyHistoryStore implements HistoryStore {
 
   /**
    * Refuses a database a newer Observer wrote, before anything is changed, and notes the
-   * migrations to apply; true when there is one.
+   * migrations to apply: none ('current'), all on a database without tables ('new'), or some
+   * on one that holds data ('upgrade').
    */
-  async checkSchema(): Promise<boolean> {
+  async checkSchema(): Promise<'current' | 'new' | 'upgrade'> {
     const known = observerMigrations(this.parts.dialect).map((m) => m.name);
     const applied = await this.runner.applied();
     const unknown = applied.filter((name) => !known.includes(name));
@@ -227,7 +228,8 @@ export class KyselyHistoryStore implements HistoryStore {
     // With none pending, what remains is the work after the last one's commit (a vacuum).
     const pending = known.filter((name) => !applied.includes(name));
     this.pending = pending.length > 0 ? pending : known.slice(-1);
-    return pending.length > 0;
+    if (pending.length === 0) return 'current';
+    return applied.length === 0 ? 'new' : 'upgrade';
   }
 
   /** Applies the migrations (checkSchema() first); rejects with MigrationStoppedError when close() stops them. */

@@ -74,12 +74,13 @@ export async function startStore(
     await parts.db.destroy().catch(() => {});
     return unreadable(parts.location)(error);
   };
-  const pending = await store.checkSchema().catch(release);
+  const schema = await store.checkSchema().catch(release);
   let migrated: Promise<void> | null = null;
   const migrate = () => (migrated ??= store.migrate().then(() => store.start(), release));
-  // A database already current is ready before the service listens: a restart answers
-  // /history, /trends and /stats from its first request, not 503 `migrating`.
-  if (!pending) await migrate();
+  // A database already current, or a new one (its tables take moments to create), is ready
+  // before the service listens: /history, /trends and /stats answer from the first request,
+  // not 503 `migrating`. Only an upgrade of stored data is left to run while it listens.
+  if (schema !== 'upgrade') await migrate();
   return { store, migrate };
 }
 
