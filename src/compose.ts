@@ -4,7 +4,7 @@
  * returns; tests build the same thing.
  */
 import { getHeapStatistics } from 'node:v8';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import type { Config } from './config/index.js';
 import { cacheBudget } from './core/cache-budget.js';
 import { ClientHasher } from './core/client-hash.js';
@@ -13,6 +13,7 @@ import { createTracer } from './core/create-tracer.js';
 import type { Tracer } from './core/tracing.js';
 import { buildApp, type AppDeps } from './http/app.js';
 import { startMetricsServer, type MetricsServer } from './http/metrics.js';
+import { serviceLogger } from './http/request-logger.js';
 import { MemoryRateLimitStore, RedisRateLimitStore } from './http/rate-limit.js';
 import type { Metrics, MetricsSources } from './metrics/index.js';
 import { IcmpPinger } from './resolve/index.js';
@@ -45,34 +46,27 @@ export interface ComposeOptions {
 }
 
 /**
- * Where background errors and Redis's state changes are reported: stderr until the app exists,
- * then the app's log.
+ * Where background work reports: the service's log (made before the store, so that a migration
+ * run before the service listens is logged too); stderr for errors when logging is off.
  */
-function backgroundLog() {
-  const log = {
+function backgroundLog(log: FastifyBaseLogger | null) {
+  return {
     error: (error: unknown, context: string) => {
-      process.stderr.write(`observer: ${context}: ${String(error)}\n`);
+      if (log) log.warn({ err: error, context }, 'background error');
+      else process.stderr.write(`observer: ${context}: ${String(error)}\n`);
     },
     redis: (state: string, reason: string) => {
-      process.stderr.write(`observer: redis ${state}: ${reason}\n`);
+      if (log) log[state === 'ok' ? 'info' : 'warn']({ reason }, state === 'ok' ? 'redis ok: shared mode' : 'redis down: local mode');
+      else process.stderr.write(`observer: redis ${state}: ${reason}\n`);
     },
-    /** A retention pass ended: what it removed and how long it took (info; nothing before the app). */
-    retention: (_report: RetentionReport) => {},
+    /** A retention pass ended: what it removed and how long it took. */
+    retention: (report: RetentionReport) => log?.info({ retention: report }, 'retention pass done'),
     /** A migration's statements (debug) and committed transactions (info). */
-    migration: (_event: MigrationEvent) => {},
-    /** From now on, into the app's log. */
-    attach(app: FastifyInstance) {
-      log.error = (error, context) => app.log.warn({ err: error, context }, 'background error');
-      log.retention = (report) => app.log.info({ retention: report }, 'retention pass done');
-      log.migration = (event) =>
-        event.kind === 'statement'
-          ? app.log.debug({ migration: event.migration, step: event.step, statement: event.statement }, 'migration statement done')
-          : app.log.info({ migration: event.migration, step: event.step, progress: Math.round(event.progress * 1000) / 1000 }, 'migration step committed');
-      log.redis = (state, reason) =>
-        app.log[state === 'ok' ? 'info' : 'warn']({ reason }, state === 'ok' ? 'redis back: shared mode' : 'redis down: local mode');
-    },
+    migration: (event: MigrationEvent) =>
+      event.kind === 'statement'
+        ? log?.debug({ migration: event.migration, step: event.step, statement: event.statement }, 'migration statement done')
+        : log?.info({ migration: event.migration, step: event.step, progress: Math.round(event.progress * 1000) / 1000 }, 'migration step committed'),
   };
-  return log;
 }
 type BackgroundLog = ReturnType<typeof backgroundLog>;
 
@@ -110,7 +104,8 @@ async function metricsFor(config: Config, sources: MetricsSources): Promise<Metr
 /** The app with every route, its store, status service and (with REDIS_URL) Redis; closing the app closes them. */
 export async function composeApp(config: Config, options: ComposeOptions = {}) {
   const clock = options.clock ?? systemClock;
-  const log = backgroundLog();
+  const serviceLog = serviceLogger(config.logLevel, options.logger);
+  const log = backgroundLog(serviceLog);
   // OpenTelemetry is loaded only with an OTLP endpoint (src/core/tracing.ts).
   const tracer = await createTracer(config.tracing, (error) => log.error(error, 'traces'));
   const redis = await connectRedis(config, log);
@@ -159,11 +154,11 @@ export async function composeApp(config: Config, options: ComposeOptions = {}) {
     health: () => dependencyHealth(store, redis),
     tracer,
     ...(options.logger !== undefined ? { logger: options.logger } : {}),
+    log: serviceLog,
     ...(options.slowRequestMs !== undefined ? { slowRequestMs: options.slowRequestMs } : {}),
   });
   const metricsServer: MetricsServer | null =
     metrics && config.metricsPort !== null ? await startMetricsServer(metrics, config.metricsPort) : null;
-  log.attach(app);
   warnOnCacheBudget(app, config);
   // Said once, at start: which ICMP mode serves the `icmp` field.
   app.log.info({ icmp: icmp.mode.mode, detail: icmp.mode.detail || undefined }, `icmp: ${icmp.mode.mode}`);

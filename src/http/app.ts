@@ -6,7 +6,7 @@
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import Fastify, { LogController } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger } from 'fastify';
 import ipaddr from 'ipaddr.js';
 import type { Config } from '../config/index.js';
 import { cacheBudget } from '../core/cache-budget.js';
@@ -21,7 +21,7 @@ import { clientAddress, clientKeyOf, type TrustProxy } from './client-key.js';
 import { corsStep, registerPreflight } from './cors.js';
 import { answerFrameworkError, registerErrorHandling, registerNotFound } from './errors.js';
 import { bodyRefusalStep, limitConnectionsPerClient, serverTimeouts } from './limits.js';
-import { lazyChildLogger } from './request-logger.js';
+import { lazyChildLogger, serviceLogger, type LoggerOption } from './request-logger.js';
 import { KnownPaths, registerBulkPathRefusal } from './method-not-allowed.js';
 import { answerClientError, guardRequests, ignoreUnknownExpectations, markStopping, WIRE_SERVER_OPTIONS, type Front } from './wire-errors.js';
 import { registerMetricsRoute } from './metrics.js';
@@ -76,7 +76,9 @@ export interface AppDeps {
   config: Config;
   clock?: Clock;
   /** pino logger options; false silences logging (tests). */
-  logger?: { level?: string; stream?: NodeJS.WritableStream } | false;
+  logger?: LoggerOption;
+  /** The log to write into (compose.ts makes it first); else one made from `logger`. */
+  log?: FastifyBaseLogger | null;
   /** Shared Redis (with its breaker) for rate limits when REDIS_URL is set. */
   redis?: SharedRedis | null;
   /** Extra health fields: database, Redis and write-buffer state. */
@@ -278,17 +280,9 @@ function trustedPeer(config: Config): (address: string) => boolean {
 /** Fastify with our logging, proxy trust, validation and routing options; nothing registered. */
 function createServer(deps: AppDeps, front: Front) {
   const { config } = deps;
+  const log = deps.log !== undefined ? deps.log : serviceLogger(config.logLevel, deps.logger);
   return Fastify({
-    logger:
-      deps.logger === false
-        ? false
-        : {
-            level: deps.logger?.level ?? config.logLevel,
-            ...(deps.logger?.stream ? { stream: deps.logger.stream } : {}),
-            // Never a client IP or user agent in the logs: requests are logged by our own
-            // onResponse hook with the fields below only.
-            serializers: { req: () => ({}), res: () => ({}) },
-          },
+    ...(log ? { loggerInstance: log } : { logger: false }),
     logController: new LogController({ disableRequestLogging: true }),
     childLoggerFactory: lazyChildLogger,
     trustProxy: trustProxyOf(config),

@@ -1,4 +1,20 @@
 import type { FastifyBaseLogger } from 'fastify';
+import { pino } from 'pino';
+
+/** pino logger options; false silences logging (tests). */
+export type LoggerOption = { level?: string; stream?: NodeJS.WritableStream } | false | undefined;
+
+/**
+ * The service's log, made before anything else (compose.ts) so that the store's migrations are
+ * logged from the start; the app logs into it too. Null when logging is off.
+ */
+export function serviceLogger(level: string, option: LoggerOption): FastifyBaseLogger | null {
+  if (option === false) return null;
+  // Never a client IP or user agent in the logs: requests are logged by our own onResponse
+  // hook with its own fields only.
+  const options = { level: option?.level ?? level, serializers: { req: () => ({}), res: () => ({}) } };
+  return option?.stream ? pino(options, option.stream) : pino(options);
+}
 
 type Bindings = Parameters<FastifyBaseLogger['child']>[0];
 type ChildOptions = Parameters<FastifyBaseLogger['child']>[1];
