@@ -1,7 +1,8 @@
 /**
- * Entry point: config → dependencies (compose.ts) → listen → schema migrations. Shuts down
- * gracefully on SIGTERM/SIGINT: stops accepting, finishes requests in flight, then closes the
- * stores (a migration running stops after its transaction in progress).
+ * Entry point: config → dependencies (compose.ts; a new database gets its tables here) →
+ * listen → the schema migrations of an upgrade. Shuts down gracefully on SIGTERM/SIGINT: stops
+ * accepting, finishes requests in flight, then closes the stores (a migration running stops
+ * after its transaction in progress).
  */
 import { composeApp } from './compose.js';
 import { loadConfig, ConfigError, type Config } from './config/index.js';
