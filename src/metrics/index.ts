@@ -13,6 +13,7 @@
 import { PerformanceObserver, constants as perfConstants } from 'node:perf_hooks';
 import { getHeapStatistics } from 'node:v8';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { WriterWorkKind } from '../store/sqlite/writer-work.js';
 import type { StoreHealth } from '../store/types.js';
 
 export type DependencyState = 'ok' | 'degraded' | 'down';
@@ -37,7 +38,7 @@ export interface Metrics {
   /** A render or ping refused by the admission control (503 `overloaded`), and why. */
   observeShed(work: 'render' | 'ping', reason: 'event_loop_lag' | 'render_slots'): void;
   /** One unit of the SQLite writer's work (a group commit, a retention or vacuum step, a checkpoint), request to answer. */
-  observeWriterWork(work: string, seconds: number): void;
+  observeWriterWork(work: WriterWorkKind, seconds: number): void;
   /** The exposition text. */
   scrape(): Promise<string>;
 }
@@ -51,7 +52,6 @@ const REQUEST_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5
 const PING_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
 /** Seconds; a retention step is meant to stay under 20 ms. */
 const WRITER_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1, 2.5];
-const WRITER_WORK = new Set(['batch', 'retention_step', 'vacuum_step', 'checkpoint']);
 
 export function createMetrics(sources: MetricsSources = {}): Metrics {
   const registry = new Registry();
@@ -94,7 +94,7 @@ export function createMetrics(sources: MetricsSources = {}): Metrics {
       shed.inc({ work, reason });
     },
     observeWriterWork(work, seconds) {
-      writer.observe({ work: WRITER_WORK.has(work) ? work : 'other' }, seconds);
+      writer.observe({ work }, seconds);
     },
     scrape: () => registry.metrics(),
   };
