@@ -119,9 +119,11 @@ export async function buildApp(deps: AppDeps) {
   const hasher = deps.hasher ?? new ClientHasher(clock);
   // Requests the front answers never reach Fastify (see fast-status.ts).
   const front: Front = { fast: null, stopping: false };
-  const steps = requestSteps(deps);
+  const log = deps.log !== undefined ? deps.log : serviceLogger(config.logLevel, deps.logger);
+  const logRequests = requestLinesLogged(config, log);
+  const steps = requestSteps(deps, log !== null, logRequests);
   const health = healthAnswer(healthBody(clock, deps.health), steps.headerPairs);
-  const app = createServer(deps, front);
+  const app = createServer(deps, front, log);
   markStopping(app, front);
   warnOnOpenTrustProxy(app, config);
   const tracer = deps.tracer ?? NO_TRACER;
@@ -141,7 +143,7 @@ export async function buildApp(deps: AppDeps) {
   await registerDocs(app, config);
   if (deps.metrics && config.metricsToken !== null) registerMetricsRoute(app, { metrics: deps.metrics, token: config.metricsToken });
   const answers = deps.status ? statusAnswers(app, config, { status: deps.status, hasher, rateLimits, admitPing, headers: steps.headerPairs }) : null;
-  if (answers) openFront(app, deps, front, { answers, health, steps });
+  if (answers && !logRequests) openFront(app, front, { answers, health, steps });
 
   await app.register(
     async (api) => {
@@ -187,14 +189,14 @@ function registerBasics(app: App, steps: RequestSteps): void {
  * headers, the maintenance gate, the refusal of an unexpected body, the request's record,
  * then the steps the caller adds.
  */
-function requestSteps(deps: AppDeps): RequestSteps {
+function requestSteps(deps: AppDeps, logging: boolean, logRequests: boolean): RequestSteps {
   const { config } = deps;
   const record = requestRecorder({
     prefix: API_PREFIX,
     store: deps.store,
     metrics: deps.metrics,
-    logging: deps.logger !== false,
-    logRequests: requestLinesLogged(deps),
+    logging,
+    logRequests,
     slowRequestMs: deps.slowRequestMs ?? SLOW_REQUEST_MS,
   });
   return new RequestSteps([
@@ -278,9 +280,8 @@ function trustedPeer(config: Config): (address: string) => boolean {
 }
 
 /** Fastify with our logging, proxy trust, validation and routing options; nothing registered. */
-function createServer(deps: AppDeps, front: Front) {
+function createServer(deps: AppDeps, front: Front, log: FastifyBaseLogger | null) {
   const { config } = deps;
-  const log = deps.log !== undefined ? deps.log : serviceLogger(config.logLevel, deps.logger);
   return Fastify({
     ...(log ? { loggerInstance: log } : { logger: false }),
     logController: new LogController({ disableRequestLogging: true }),
@@ -330,17 +331,11 @@ function statusAnswers(
 }
 
 /**
- * The front (fast-status.ts) in front of Fastify's handler, unless every request gets an
- * access line: it opens when the application is ready. Once closing, every request goes to
+ * The front (fast-status.ts) in front of Fastify's handler, which buildApp leaves out when every
+ * request gets an access line: it opens when the application is ready. Once closing, every request goes to
  * Fastify, which answers 503 on kept-alive connections.
  */
-function openFront(
-  app: App,
-  deps: AppDeps,
-  front: Front,
-  parts: { answers: StatusAnswers; health: HealthAnswer; steps: RequestSteps },
-) {
-  if (requestLinesLogged(deps)) return;
+function openFront(app: App, front: Front, parts: { answers: StatusAnswers; health: HealthAnswer; steps: RequestSteps }) {
   app.addHook('onReady', (done) => {
     front.fast = new FastStatus({ ...parts, prefix: API_PREFIX, log: app.log, onError: (error) => app.log.error({ err: error }, 'unexpected error') });
     done();
@@ -427,9 +422,8 @@ async function registerDocs(app: App, config: Config): Promise<void> {
 }
 
 /** Whether every request gets an access line (LOG_REQUESTS at a level that shows it). */
-function requestLinesLogged(deps: AppDeps): boolean {
-  const { config, logger } = deps;
-  return logger !== false && config.logRequests && ['trace', 'debug', 'info'].includes(logger?.level ?? config.logLevel);
+function requestLinesLogged(config: Config, log: FastifyBaseLogger | null): boolean {
+  return log !== null && config.logRequests && ['trace', 'debug', 'info'].includes(log.level);
 }
 
 export { SERVICE_NAME, SERVICE_VERSION };
