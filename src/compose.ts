@@ -65,7 +65,10 @@ function backgroundLog(log: FastifyBaseLogger | null) {
     migration: (event: MigrationEvent) =>
       event.kind === 'statement'
         ? log?.debug({ migration: event.migration, step: event.step, statement: event.statement }, 'migration statement done')
-        : log?.info({ migration: event.migration, step: event.step, progress: Math.round(event.progress * 1000) / 1000 }, 'migration step committed'),
+        : log?.info(
+            { migration: event.migration, step: event.step, progress: Math.round(event.progress * 1000) / 1000, ms: event.ms, ...(event.rows === undefined ? {} : { rows: event.rows }) },
+            'migration step committed',
+          ),
   };
 }
 type BackgroundLog = ReturnType<typeof backgroundLog>;
