@@ -129,7 +129,8 @@ async function nextRows(trx: Kysely<unknown>, table: 'checks' | 'checks_sorting'
 
 /** The span of the old rowids: where the sort starts and ends. */
 async function oldRowids(trx: Kysely<unknown>): Promise<{ first: number; last: number }> {
-  const { rows } = await sql<{ first: number | null; last: number | null }>`SELECT min(id) AS first, max(id) AS last FROM checks`.execute(trx);
+  // Two subqueries: SQLite answers a lone min() or max() from the end of the key, both in one SELECT by a scan.
+  const { rows } = await sql<{ first: number | null; last: number | null }>`SELECT (SELECT min(id) FROM checks) AS first, (SELECT max(id) FROM checks) AS last`.execute(trx);
   return { first: Number(rows[0]?.first ?? 0), last: Number(rows[0]?.last ?? 0) };
 }
 
