@@ -160,6 +160,9 @@ export class KyselyHistoryStore implements HistoryStore {
   private writeTurn: Promise<unknown> = Promise.resolve();
   /** The migration the next run starts with, and where it stands, as checkSchema() found it. */
   private resumed: MigrationState | null = null;
+  /** The last migration reported running: the one health names until the upgrade is done. */
+  private lastState: MigrationState | null = null;
+  private readonly migrationNames: string[];
   /** Watches, their events and delivery log (watch-store.ts). */
   readonly watches: WatchStore;
   private readonly tracer: Tracer;
@@ -176,8 +179,12 @@ export class KyselyHistoryStore implements HistoryStore {
     this.watches = parts.watches?.(this.db) ?? new WatchStore(this.db);
     this.tracer = options.tracer ?? NO_TRACER;
     const migrations = observerMigrations(parts.dialect, { rowsPerStep: options.migrationRowsPerStep });
+    this.migrationNames = migrations.map((m) => m.name);
     this.runner = new MigrationRunner(this.db as Kysely<unknown>, parts.dialect, migrations, {
       signal: this.stopMigration.signal,
+      onState: (state) => {
+        if (state) this.lastState = state;
+      },
       ...(parts.migrationSteps ? { steps: parts.migrationSteps } : {}),
       ...(parts.afterCommitSteps ? { afterSteps: parts.afterCommitSteps } : {}),
       ...(options.onMigration ? { onEvent: options.onMigration } : {}),
@@ -238,6 +245,7 @@ export class KyselyHistoryStore implements HistoryStore {
       );
     }
     this.resumed = await this.runner.resumes();
+    if (this.resumed) this.lastState = this.resumed;
     if (known.every((name) => applied.includes(name))) return 'current';
     return applied.length === 0 ? 'new' : 'upgrade';
   }
@@ -250,25 +258,34 @@ export class KyselyHistoryStore implements HistoryStore {
    */
   migrate(): Promise<void> {
     this.upgrading ??= (async () => {
+      let rest: boolean;
       try {
         await this.checkSchema();
         await this.runner.run();
         this.served = true;
         this.parts.migrated?.();
+        const afterDue = await this.runner.afterCommitDue();
+        rest = afterDue || (await this.parts.held.any());
+        // Nothing left but to write directly again: done before the schema is called current.
+        if (!rest) await this.releaseHeld();
         this.schemaServed.resolve();
+        if (!rest) return;
+        if (afterDue) await this.afterCommit();
       } catch (error) {
         this.schemaServed.reject(error);
         throw error;
       }
-      if (await this.runner.afterCommitDue()) {
-        await this.runner.runAfterCommit().catch((error: unknown) => {
-          if (this.stopMigration.signal.aborted) throw error;
-          this.onError(new Error('the work after the migrations failed; the next start does it again', { cause: error }));
-        });
-      }
       await this.releaseHeld();
     })();
     return this.upgrading;
+  }
+
+  /** The work after the migrations' commits; a failure is reported, and left to the next start. */
+  private async afterCommit(): Promise<void> {
+    await this.runner.runAfterCommit().catch((error: unknown) => {
+      if (this.stopMigration.signal.aborted) throw error;
+      this.onError(new Error('the work after the migrations failed; the next start does it again', { cause: error }));
+    });
   }
 
   /** Resolves once the schema is current and reads are served (migrate() goes on after it); rejects as migrate() does. */
@@ -310,9 +327,14 @@ export class KyselyHistoryStore implements HistoryStore {
     return turn;
   }
 
-  /** The migration running, or the work after the migrations (progress 1), or null: nothing keeps reads from being served. */
+  /**
+   * The migration running and the fraction of it done; once reads are served, the last one at
+   * 1 while the rest of the upgrade runs (the work after it, the held batches applied); null
+   * once writes go to the database again.
+   */
   migration(): MigrationState | null {
-    return this.runner.state ?? (this.served ? null : this.resumed);
+    if (this.direct) return null;
+    return this.runner.state ?? (this.served ? { name: this.lastState?.name ?? this.migrationNames.at(-1)!, progress: 1 } : this.resumed);
   }
 
   private ensureMigrated(): void {
