@@ -32,9 +32,9 @@ export interface HeldBatches {
   /**
    * Applies every batch held so far, oldest first, through the normal batch path, until
    * `signal` aborts. `last`: no batch is held meanwhile (the caller holds the writes back), so
-   * what is held can be let go of once applied.
+   * what is held can be let go of once applied. Resolves with the number of batches applied.
    */
-  release(signal: AbortSignal, last: boolean): Promise<void>;
+  release(signal: AbortSignal, last: boolean): Promise<number>;
 }
 
 /** A batch as `batchBody` wrote it, with its id. */
@@ -56,11 +56,14 @@ export function memoryHeldBatches(apply: Apply): HeldBatches {
     async any() {
       return held.length > 0;
     },
-    async release(signal) {
-      while (held.length > 0 && !signal.aborted) {
+    async release(signal, last) {
+      // Those held by now, unless no more come: batches keep coming while they are applied.
+      let applied = 0;
+      for (let left = last ? Infinity : held.length; left > 0 && held.length > 0 && !signal.aborted; left--, applied++) {
         await apply(held[0]!);
         held.shift();
       }
+      return applied;
     },
   };
 }
@@ -96,19 +99,19 @@ export function fileHeldBatches(path: string, apply: Apply): HeldBatches {
     },
     async release(signal, last) {
       const text = await readFile(path).catch(() => Buffer.alloc(0));
-      let at = applied;
-      for (let end = text.indexOf(10, at); end >= 0 && !signal.aborted; end = text.indexOf(10, at)) {
-        const line = text.toString('utf8', at, end);
+      let batches = 0;
+      for (let end = text.indexOf(10, applied); end >= 0 && !signal.aborted; end = text.indexOf(10, applied), batches++) {
+        const line = text.toString('utf8', applied, end);
         const tab = line.indexOf('\t');
         await apply(heldBatch(line.slice(0, tab), line.slice(tab + 1)));
-        at = end + 1;
-        applied = at;
+        applied = end + 1;
       }
-      if (!last || signal.aborted) return;
+      if (!last || signal.aborted) return batches;
       await file?.close();
       file = null;
       applied = 0;
       await rm(path, { force: true });
+      return batches;
     },
   };
 }
@@ -135,11 +138,15 @@ export function postgresHeldBatches(db: Kysely<Database>, apply: (trx: Transacti
       const { rows } = await sql`SELECT 1 FROM held_batches LIMIT 1`.execute(db);
       return rows.length > 0;
     },
-    async release(signal) {
+    async release(signal, last) {
+      // Those held by now, unless no more come: batches keep coming while they are applied.
+      const { rows } = await sql<{ top: string | null }>`SELECT max(seq) AS top FROM held_batches`.execute(db);
+      const upTo = last ? sql.lit(Number.MAX_SAFE_INTEGER) : sql.lit(Number(rows[0]?.top ?? 0));
       // Another instance applying the oldest at the same time: this one takes the next.
       const next = (trx: Transaction<Database>) =>
-        sql<{ seq: string; id: string; body: string }>`SELECT seq, id, body FROM held_batches ORDER BY seq LIMIT 1 FOR UPDATE SKIP LOCKED`.execute(trx);
-      for (let more = true; more && !signal.aborted; ) {
+        sql<{ seq: string; id: string; body: string }>`SELECT seq, id, body FROM held_batches WHERE seq <= ${upTo} ORDER BY seq LIMIT 1 FOR UPDATE SKIP LOCKED`.execute(trx);
+      let applied = 0;
+      for (let more = true; more && !signal.aborted; applied += more ? 1 : 0) {
         more = await db.transaction().execute(async (trx) => {
           const row = (await next(trx)).rows[0];
           if (!row) return false;
@@ -148,6 +155,7 @@ export function postgresHeldBatches(db: Kysely<Database>, apply: (trx: Transacti
           return true;
         });
       }
+      return applied;
     },
   };
 }

@@ -71,6 +71,8 @@ export interface StoreOptions {
 const MINUTE = 60_000;
 /** History answers kept for the fallback: at most one per this many ms (read-fallback.ts, keepEveryMs). */
 const HISTORY_KEPT_EVERY_MS = 10;
+/** Held batches at most applied while the group commit waits (the last release). */
+const LAST_RELEASE_BATCHES = 10;
 /** Longest pause between two tries of applying the held batches. */
 const RELEASE_RETRY_MAX_MS = 5_000;
 /** Distinct clients are counted over this window; older look-up rows are deleted. */
@@ -301,7 +303,7 @@ export class KyselyHistoryStore implements HistoryStore {
   private async releaseHeld(): Promise<void> {
     const { held } = this.parts;
     const { signal } = this.stopMigration;
-    const release = async (last: boolean) => {
+    const release = async (last: boolean): Promise<number> => {
       for (let failures = 0; ; failures++) {
         try {
           return await held.release(signal, last);
@@ -312,7 +314,9 @@ export class KyselyHistoryStore implements HistoryStore {
         }
       }
     };
-    if (await held.any()) await release(false);
+    // Rounds while the group commit goes on holding, until one applies few batches: the last,
+    // while it waits, is short.
+    if (await held.any()) while ((await release(false)) > LAST_RELEASE_BATCHES && !signal.aborted);
     await this.inTurn(async () => {
       await release(true);
       if (signal.aborted) throw new MigrationStoppedError('held batches');
