@@ -3,6 +3,8 @@
  * refusing is set aside in `dead_batches`, counted in a metric and logged, and the rows behind
  * it are written; a batch retried after its commit went through but its answer was lost (the
  * connection cut right after COMMIT, by a proxy in front of the real PostgreSQL) counts once.
+ * A database that cannot write now (an SQLite file that may not grow) never gets a batch set
+ * aside: the batches wait and are all written once it can.
  */
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -10,13 +12,17 @@ import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
-import { afterAll, describe, expect, it } from 'vitest';
+import { sql } from 'kysely';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import { createMetrics } from '../../src/metrics/index.js';
 import { openStore, type HistoryStore } from '../../src/store/index.js';
 import { sqliteBinding } from '../../src/store/sqlite/binding.js';
 import { createSqliteBatchWriter } from '../../src/store/sqlite/batch-writer.js';
+import { transactionRunner } from '../../src/store/sqlite/transaction.js';
 import type { CheckRecord } from '../../src/store/types.js';
-import { BatchSetAsideError, type WriteBatch } from '../../src/store/write-queue.js';
+import { KyselyHistoryStore } from '../../src/store/history-store.js';
+import { openSqliteParts } from '../../src/store/sqlite/parts.js';
+import { ATTEMPTS_BEFORE_SET_ASIDE, BatchSetAsideError, type WriteBatch } from '../../src/store/write-queue.js';
 import { FakeClock } from '../support/clock.js';
 import { parseExposition, value } from '../support/prometheus.js';
 import { createTestDatabase, type TestDatabase } from '../support/postgres-databases.js';
@@ -222,7 +228,7 @@ it('counts a batch written twice by the SQLite writer once, and forgets the ids 
   await store.close();
   const database = sqliteBinding().open(path);
   try {
-    const write = createSqliteBatchWriter(database, () => undefined);
+    const write = createSqliteBatchWriter(database, transactionRunner(database, () => undefined));
     const id = randomUUID();
     const batch: WriteBatch = {
       id: randomUUID(),
@@ -232,16 +238,59 @@ it('counts a batch written twice by the SQLite writer once, and forgets the ids 
       expireBefore: null,
       settled: [],
     };
-    write(batch);
-    write(batch);
+    await write(batch);
+    await write(batch);
     const one = (text: string) => database.prepare(text).get() as Record<string, unknown>;
     expect(one("SELECT value FROM counters WHERE name = 'totalChecks'")).toMatchObject({ value: 1 });
     expect(one('SELECT clients_24h, record_players FROM servers')).toMatchObject({ clients_24h: 1, record_players: 4 });
     expect(one('SELECT sum(checks) AS checks FROM check_hours')).toMatchObject({ checks: 1 });
     // The next batch of the same queue says the first is settled: its ledger row goes.
-    write({ ...batch, id: randomUUID(), checks: [], lookups: [], counters: new Map(), settled: [batch.id] });
+    await write({ ...batch, id: randomUUID(), checks: [], lookups: [], counters: new Map(), settled: [batch.id] });
     expect((database.prepare('SELECT id FROM applied_batches').all() as Array<{ id: string }>).map((r) => r.id)).not.toContain(batch.id);
   } finally {
     database.close();
+  }
+});
+
+it('holds every batch while the SQLite file may not grow, sets none aside, and writes them all once it may', async () => {
+  const parts = await openSqliteParts(join(dir, `${randomUUID()}.db`), {}, () => {});
+  const errors: unknown[] = [];
+  const store = new KyselyHistoryStore({ ...parts, retention: { checkDays: 30, rollupDays: 30 } }, new FakeClock(T0), {
+    onError: (error) => errors.push(error),
+    writes: { retryMinMs: 5, retryMaxMs: 20 },
+    pruneDelayMs: 3_600_000,
+  });
+  try {
+    await store.migrate();
+    const id = randomUUID();
+    store.recordCheck(check(id));
+    await store.flush();
+    // The writer's connection may not add a page to the file: the checks and look-ups of a
+    // busy server make it "full" (SQLITE_FULL), and SQLite rolls their transaction back by
+    // itself, as on a full disk.
+    const pages = Number((await sql.raw<{ page_count: number }>('PRAGMA page_count').execute(parts.db)).rows[0]!.page_count);
+    await sql.raw(`PRAGMA max_page_count = ${pages}`).execute(parts.db);
+    const looks = 300;
+    for (let i = 1; i <= looks; i++) {
+      store.recordCheck(check(id, T0 + i));
+      store.recordLookup(id, `client-${i}`);
+    }
+    store.count({ totalChecks: looks });
+    await vi.waitFor(() => expect(store.health().failedWrites).toBeGreaterThan(3 * ATTEMPTS_BEFORE_SET_ASIDE), { timeout: 20_000, interval: 10 });
+    expect(store.health()).toMatchObject({ state: 'down', buffered: 2 * looks, deadLettered: 0 });
+    // What the log shows is the database's reason, not what a ROLLBACK after it said.
+    expect(errors.length).toBeGreaterThan(0);
+    expect(errors.map((error) => (error as { code?: unknown }).code)).toEqual(errors.map(() => 'SQLITE_FULL'));
+
+    await sql.raw(`PRAGMA max_page_count = ${pages * 1000}`).execute(parts.db);
+    await store.flush();
+    expect(store.health()).toMatchObject({ state: 'ok', buffered: 0, dropped: 0, deadLettered: 0 });
+    const counted = await sql<{ checks: number; lookups: number; dead: number; total: number }>`SELECT
+      (SELECT count(*) FROM checks) AS checks, (SELECT count(*) FROM lookups) AS lookups,
+      (SELECT count(*) FROM dead_batches) AS dead, (SELECT value FROM counters WHERE name = 'totalChecks') AS total`.execute(parts.db);
+    expect(counted.rows[0]).toEqual({ checks: looks + 1, lookups: looks, dead: 0, total: looks });
+    expect((await store.history(id, '24h'))?.checks).toBe(looks + 1);
+  } finally {
+    await store.close();
   }
 });
