@@ -12,7 +12,7 @@ import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
-import { sql } from 'kysely';
+import { Kysely, PostgresDialect, sql } from 'kysely';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { createMetrics } from '../../src/metrics/index.js';
 import { openStore, type HistoryStore } from '../../src/store/index.js';
@@ -20,7 +20,11 @@ import { sqliteBinding } from '../../src/store/sqlite/binding.js';
 import { createSqliteBatchWriter } from '../../src/store/sqlite/batch-writer.js';
 import { transactionRunner } from '../../src/store/sqlite/transaction.js';
 import type { CheckRecord } from '../../src/store/types.js';
+import { refusedByDatabase } from '../../src/store/batch-ledger.js';
 import { KyselyHistoryStore } from '../../src/store/history-store.js';
+import { createPostgresBatchWriter } from '../../src/store/postgres/batch-writer.js';
+import { createPostgresPool } from '../../src/store/postgres/pool.js';
+import type { Database } from '../../src/store/schema.js';
 import { openSqliteParts } from '../../src/store/sqlite/parts.js';
 import { ATTEMPTS_BEFORE_SET_ASIDE, BatchSetAsideError, type WriteBatch } from '../../src/store/write-queue.js';
 import { FakeClock } from '../support/clock.js';
@@ -126,14 +130,42 @@ describe.each(targets)('%s', (_name, create) => {
   });
 });
 
+/** What a cutter cuts the connection at, once armed: the server's answer to a COMMIT, or the client's ROLLBACK. */
+type Cut = 'commit answered' | 'rollback sent';
+
 /**
- * A TCP proxy in front of PostgreSQL that, once armed, cuts the connection when the server
- * answers a COMMIT (its CommandComplete message) instead of passing that answer on.
+ * A TCP proxy in front of PostgreSQL that, once armed, cuts the connection at one message
+ * instead of passing it on: the server's CommandComplete of a COMMIT, or the client's ROLLBACK
+ * query. Messages: a type byte, a length (which counts itself), the body; the client's first
+ * one (startup) has no type byte.
  */
-async function commitCutter(upstream: URL): Promise<{ url: string; arm(): void; cuts(): number; close(): Promise<void> }> {
-  let armed = false;
+async function pgCutter(upstream: URL): Promise<{ url: string; arm(cut: Cut): void; cuts(): number; close(): Promise<void> }> {
+  let armed: Cut | null = null;
   let cuts = 0;
   const sockets = new Set<net.Socket>();
+  /** Passes `from`'s messages to `to` one at a time, and cuts both where `cutsAt` says. */
+  const relay = (from: net.Socket, to: net.Socket, typed: boolean, cutsAt: (message: Buffer) => boolean) => {
+    let pending = Buffer.alloc(0);
+    let head = typed ? 1 : 0;
+    from.on('data', (chunk: Buffer) => {
+      pending = Buffer.concat([pending, chunk]);
+      while (pending.length >= head + 4) {
+        const length = pending.readUInt32BE(head);
+        if (pending.length < head + length) break;
+        const message = pending.subarray(0, head + length);
+        pending = pending.subarray(head + length);
+        if (head === 1 && cutsAt(message)) {
+          armed = null;
+          cuts += 1;
+          from.destroy();
+          to.destroy();
+          return;
+        }
+        head = 1;
+        to.write(message);
+      }
+    });
+  };
   const server = net.createServer((client) => {
     const db = net.connect(Number(upstream.port), upstream.hostname);
     sockets.add(client).add(db);
@@ -141,33 +173,16 @@ async function commitCutter(upstream: URL): Promise<{ url: string; arm(): void; 
     db.on('close', () => client.destroy());
     client.on('error', () => {});
     db.on('error', () => {});
-    client.pipe(db);
-    let pending = Buffer.alloc(0);
-    db.on('data', (chunk: Buffer) => {
-      pending = Buffer.concat([pending, chunk]);
-      // Server messages: a type byte, a length (which counts itself), the body.
-      while (pending.length >= 5) {
-        const length = pending.readUInt32BE(1);
-        if (pending.length < 1 + length) break;
-        const message = pending.subarray(0, 1 + length);
-        pending = pending.subarray(1 + length);
-        if (armed && message[0] === 0x43 && message.subarray(5, 11).toString() === 'COMMIT') {
-          armed = false;
-          cuts += 1;
-          client.destroy();
-          db.destroy();
-          return;
-        }
-        client.write(message);
-      }
-    });
+    // 'C': CommandComplete; 'Q': a simple query (how the driver sends ROLLBACK).
+    relay(db, client, true, (m) => armed === 'commit answered' && m[0] === 0x43 && m.subarray(5, 11).toString() === 'COMMIT');
+    relay(client, db, false, (m) => armed === 'rollback sent' && m[0] === 0x51 && /^rollback/i.test(m.subarray(5).toString()));
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const url = new URL(upstream);
   url.host = `127.0.0.1:${(server.address() as net.AddressInfo).port}`;
   return {
     url: url.toString(),
-    arm: () => void (armed = true),
+    arm: (cut) => void (armed = cut),
     cuts: () => cuts,
     close: () =>
       new Promise((resolve) => {
@@ -180,7 +195,7 @@ async function commitCutter(upstream: URL): Promise<{ url: string; arm(): void; 
 it('counts a batch once on PostgreSQL when the connection drops after its COMMIT and the batch is retried', async () => {
   const database = await createTestDatabase('observer_ledger');
   databases.push(database);
-  const proxy = await commitCutter(new URL(database.url));
+  const proxy = await pgCutter(new URL(database.url));
   let store: HistoryStore | null = null;
   try {
     const errors: unknown[] = [];
@@ -190,7 +205,7 @@ it('counts a batch once on PostgreSQL when the connection drops after its COMMIT
       pruneDelayMs: 3_600_000,
     });
     const id = randomUUID();
-    proxy.arm();
+    proxy.arm('commit answered');
     store.recordCheck(check(id));
     store.recordLookup(id, 'client-a');
     store.count({ totalChecks: 1, serverQueries: 1, totalRequests: 1 });
@@ -218,6 +233,37 @@ it('counts a batch once on PostgreSQL when the connection drops after its COMMIT
     }
   } finally {
     await store?.close();
+    await proxy.close();
+  }
+});
+
+it('throws the error that refused a batch on PostgreSQL, not the lost connection of the ROLLBACK after it', async () => {
+  const database = await createTestDatabase('observer_ledger');
+  databases.push(database);
+  const store = await openStore({ database: { kind: 'postgres', url: database.url }, checkRetentionDays: 30 });
+  await store.close();
+  const proxy = await pgCutter(new URL(database.url));
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: createPostgresPool(proxy.url, () => {}) }) });
+  try {
+    const write = createPostgresBatchWriter(db);
+    const batch = (checks: CheckRecord[]): WriteBatch => ({ id: randomUUID(), checks, lookups: [], counters: new Map(), expireBefore: null, settled: [] });
+    proxy.arm('rollback sent');
+    // A check without a host breaks a NOT NULL constraint: the database refuses the batch.
+    const refused = await Promise.resolve(write(batch([{ ...check(randomUUID()), host: null as unknown as string }]))).then(
+      () => null,
+      (error: unknown) => error,
+    );
+    expect(proxy.cuts()).toBe(1);
+    expect(refused).toMatchObject({ code: '23502' });
+    expect(refusedByDatabase(refused)).toBe(true);
+    // And a lost connection alone is never counted against a batch.
+    expect(refusedByDatabase(new Error('Connection terminated unexpectedly'))).toBe(false);
+    // The next batch gets a connection of its own and is written.
+    const id = randomUUID();
+    await write(batch([check(id)]));
+    expect(await db.selectFrom('servers').select('id').execute()).toEqual([{ id }]);
+  } finally {
+    await db.destroy();
     await proxy.close();
   }
 });
