@@ -20,7 +20,7 @@ import { KyselyHistoryStore } from '../../src/store/history-store.js';
 import { pragmaValue, sqliteBinding, type SqliteConnection } from '../../src/store/sqlite/binding.js';
 import { SqliteMainThreadTransactionError } from '../../src/store/sqlite/dialect.js';
 import { SqliteWorkerTransactionError, workerKysely } from '../../src/store/sqlite/worker-kysely.js';
-import { SqliteNestedTransactionError, transactionRunner, type RunTransaction } from '../../src/store/sqlite/transaction.js';
+import { SqliteNestedTransactionError, SqliteTransactionEndedError, transactionRunner, type RunTransaction } from '../../src/store/sqlite/transaction.js';
 import { openSqliteParts, type SqliteParts } from '../../src/store/sqlite/parts.js';
 import { SqliteWorkerStoppedError, type SqliteWorker } from '../../src/store/sqlite/worker-client.js';
 import type { WriteBatch } from '../../src/store/write-queue.js';
@@ -163,6 +163,16 @@ describe('transactions in the SQLite writer thread', () => {
     await expect(nested).rejects.toThrow(SqliteNestedTransactionError);
     expect(connection.inTransaction).toBe(false);
     expect(await names(db)).toEqual([]);
+  });
+
+  it('refuses work that ended its transaction itself', async () => {
+    const { db, runTransaction } = writer();
+    await expect(
+      runTransaction(async () => {
+        await insert(db, 'inside');
+        await sql`COMMIT`.execute(db);
+      }),
+    ).rejects.toThrow(SqliteTransactionEndedError);
   });
 
   it('commits nothing once the gate refuses, and throws what the gate said', async () => {

@@ -31,6 +31,18 @@ export class SqliteNestedTransactionError extends Error {
   }
 }
 
+/**
+ * The transaction was no longer open when its work ended: the work committed or rolled it back
+ * itself, or went on after an error with which SQLite rolled it back.
+ */
+export class SqliteTransactionEndedError extends Error {
+  readonly code = 'SQLITE_TRANSACTION_ENDED';
+  constructor() {
+    super('the transaction on the SQLite writer ended before its work did (a COMMIT or ROLLBACK inside it, or an error SQLite rolled it back with, caught by the work)');
+    this.name = 'SqliteTransactionEndedError';
+  }
+}
+
 /** The thread's one way to run a transaction on `database`; `beforeCommit` may refuse a commit (by throwing: it is rolled back). */
 export function transactionRunner(database: SqliteConnection, beforeCommit: () => void): RunTransaction {
   return async (work) => {
@@ -39,6 +51,7 @@ export function transactionRunner(database: SqliteConnection, beforeCommit: () =
     database.exec('BEGIN IMMEDIATE');
     try {
       const result = await work();
+      if (!database.inTransaction) throw new SqliteTransactionEndedError();
       beforeCommit();
       database.exec('COMMIT');
       return result;
