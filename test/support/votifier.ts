@@ -56,7 +56,13 @@ export interface ReceiverOptions {
 /** RSA without padding, then PKCS#1 v1.5 type 2 unpadding (RFC 8017 §7.2.2); null when the block is not one. */
 export function decryptVoteBlock(block: Buffer, key: KeyObject): Buffer | null {
   if (block.length !== 256) return null;
-  const raw = privateDecrypt({ key, padding: constants.RSA_NO_PADDING }, block);
+  let raw: Buffer;
+  try {
+    raw = privateDecrypt({ key, padding: constants.RSA_NO_PADDING }, block);
+  } catch {
+    // A block encrypted for a larger modulus: no RSA block of this key at all.
+    return null;
+  }
   const separator = raw.indexOf(0, 2);
   // 0x00 0x02, at least 8 non-zero padding bytes, 0x00, the message.
   if (raw[0] !== 0 || raw[1] !== 2 || separator < 10) return null;
@@ -74,7 +80,7 @@ const errorAnswer = (cause: string, error: string) => `${JSON.stringify({ status
 
 export async function startVotifierReceiver(options: ReceiverOptions): Promise<VotifierReceiver> {
   const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
-  const tokens = { default: randomBytes(16).toString('hex'), ...options.tokens };
+  const tokens: Record<string, string> = { default: randomBytes(16).toString('hex'), ...options.tokens };
   const behaviour = options.behaviour ?? 'normal';
   const votes: ReceivedVote[] = [];
   const refusals: string[] = [];
@@ -147,7 +153,7 @@ export async function startVotifierReceiver(options: ReceiverOptions): Promise<V
     refusals,
     publicKey: publicKey.export({ type: 'spki', format: 'der' }).toString('base64'),
     publicKeyPem: publicKey.export({ type: 'spki', format: 'pem' }).toString(),
-    token: tokens.default,
+    token: tokens.default!,
     connections: () => accepted,
     open: () => sockets.size,
     close: () =>
