@@ -465,23 +465,17 @@ export const VoteAnswer = Type.Object(
   {
     $id: 'VoteAnswer',
     additionalProperties: false,
-    'x-examples': {
-      sent: { summary: 'NuVotifier took the vote', value: { sent: true, version: 2, latency_ms: 3.1, error_code: null, error: null, server_status: { status: 'ok', cause: null, error: null } } },
-      bad_token: {
-        summary: 'A token the server does not hold',
-        value: {
-          sent: false,
-          version: 2,
-          latency_ms: 2.4,
-          error_code: 'bad_token',
-          error: 'The server refused the vote\'s signature: the token is not the one it holds for this service.',
-          server_status: { status: 'error', cause: 'CorruptedFrameException', error: 'Signature is not valid (invalid token?)' },
-        },
+    examples: [
+      { sent: true, version: 2, latency_ms: 3.1, error_code: null, error: null, server_status: { status: 'ok', cause: null, error: null } },
+      {
+        sent: false,
+        version: 2,
+        latency_ms: 2.4,
+        error_code: 'bad_token',
+        error: 'The server refused the vote\'s signature: the token is not the one it holds for this service.',
+        server_status: { status: 'error', cause: 'CorruptedFrameException', error: 'Signature is not valid (invalid token?)' },
       },
-      connection_refused: {
-        summary: 'Nothing answered on the port',
-        value: { sent: false, version: null, latency_ms: null, error_code: 'connection_refused', error: 'No connection could be made to this address and port before the deadline: …', server_status: null },
-      },
-    },
+      { sent: false, version: null, latency_ms: null, error_code: 'connection_refused', error: 'No connection could be made to this address and port before the deadline: …', server_status: null },
+    ],
   },
 );

@@ -161,8 +161,9 @@ function validParameters(rng: Rng, parameters: Parameter[], context: FuzzContext
   return { pathValues, query };
 }
 
-/** A JSON body the operation takes: a bulk look-up or a watch. */
+/** A JSON body the operation takes: a bulk look-up, a watch or a test vote. */
 function validBody(rng: Rng, path: string, context: FuzzContext): string {
+  if (path === '/vote') return voteBody(rng);
   if (path === '/watches') {
     return JSON.stringify({
       address: pick(rng, context.addresses),
@@ -179,6 +180,17 @@ function validBody(rng: Rng, path: string, context: FuzzContext): string {
     ...(chance(rng, 0.1) ? { query: true, queryPort: 1 + Math.floor(rng() * 65535) } : {}),
   }));
   return JSON.stringify({ servers: entries });
+}
+
+/** A test vote: most are answered at once (a key that is none, a refused or malformed target), some wait for the deadline (a closed port). */
+function voteBody(rng: Rng): string {
+  return JSON.stringify({
+    host: pick(rng, ['127.0.0.1', 'mc.observer.test', 'missing.observer.test', '10.0.0.1', 'a..b', '::1', '127.0.0.1:8192']),
+    ...(chance(rng, 0.7) ? { port: pick(rng, [1, 1023, 8192, 65535]) } : {}),
+    username: pick(rng, ['Steve', 'a_b_1', 'x'.repeat(17), '']),
+    ...(chance(rng, 0.3) ? { service: pick(rng, ['Observer', 'My List', 'bad\nline']) } : {}),
+    ...pick<Record<string, string>>(rng, [{ public_key: 'not a key' }, { public_key: 'not a key' }, { token: 'fuzz-token' }, {}, { token: 't', public_key: 'k' }]),
+  });
 }
 
 /** Bodies a JSON route must refuse: malformed, mistyped, out of bounds. */
