@@ -16,8 +16,19 @@ import type { Config } from '../config/index.js';
 import { BadRequestError, ProbeError, TargetRateLimitedError, TargetRefusedError, type VoteFailure } from '../core/errors.js';
 import { Deadline, type AbortLike } from '../core/deadline.js';
 import type { QueryMode } from '../core/types.js';
-import { connectTcp as defaultConnectTcp, type StreamConnection, type TcpConnector } from '../protocol/index.js';
-import { exchangeVote, MAX_ANSWER_BYTES, MAX_GREETING_BYTES, parsePublicKey, VoteKeyError, type ServerAnswer, type Vote, type VoteExchange, type VoteSecret } from '../protocol/votifier.js';
+import {
+  connectTcp as defaultConnectTcp,
+  exchangeVote,
+  parsePublicKey,
+  VoteKeyError,
+  type ServerAnswer,
+  type StreamConnection,
+  type TcpConnector,
+  type Vote,
+  type VoteExchange,
+  type VoteSecret,
+} from '../protocol/index.js';
+import { MAX_ANSWER_BYTES, MAX_GREETING_BYTES } from '../protocol/votifier.js';
 import type { WindowCounter } from '../core/rate-window.js';
 import { AddressGuard, parseAddress, TargetResolver, type ParsedAddress, type ResolvedTarget } from '../resolve/index.js';
 import { TargetBudget } from '../status/budgets.js';

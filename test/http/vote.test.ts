@@ -85,6 +85,13 @@ describe('votes that arrive', () => {
     expect(v1.votes).toEqual([0, 1].map(() => ({ version: 1, service: 'Observer', username: 'Steve', address: '127.0.0.1', timestamp: '42' })));
   });
 
+  it('a name with addresses of both families: a refused IPv4 address is followed by the IPv6 one', async () => {
+    const nu = await receiver({ kind: 'nuvotifier', host: '::1' });
+    const res = await vote({ host: 'dual.observer.test', port: nu.port, username: 'Steve', token: nu.token });
+    expect(res.json()).toMatchObject({ sent: true, version: 2 });
+    expect(nu.votes).toHaveLength(1);
+  });
+
   it('a v1 vote reaches NuVotifier too, which greets v2 and takes v1 blocks', async () => {
     const nu = await receiver({ kind: 'nuvotifier' });
     const res = await vote({ host: '127.0.0.1', port: nu.port, username: 'Steve', public_key: nu.publicKey });
