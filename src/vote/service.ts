@@ -13,7 +13,7 @@
  * Nothing is kept: the secret and the username live as long as the vote, in no log or span.
  */
 import type { Config } from '../config/index.js';
-import { BadRequestError, ProbeError, TargetRateLimitedError, TargetRefusedError, type VoteFailure } from '../core/errors.js';
+import { BadRequestError, ProbeError, TargetRefusedError, type VoteFailure } from '../core/errors.js';
 import { Deadline, type AbortLike } from '../core/deadline.js';
 import type { QueryMode } from '../core/types.js';
 import {
@@ -167,7 +167,7 @@ export class VoteService {
   /** A connection to the first address that takes one (the next only within its budget); null when none did. */
   private async connect(ips: string[], port: number, deadline: AbortLike): Promise<StreamConnection | null> {
     for (const [index, ip] of ips.entries()) {
-      if (index > 0 && !(await this.withinBudget(ip))) return null;
+      if (index > 0 && (await this.deps.budget?.allows(ip)) === false) return null;
       try {
         return await this.connectTcp({ ip, port, signal: deadline, maxBytes: MAX_GREETING_BYTES + MAX_ANSWER_BYTES });
       } catch (error) {
@@ -175,16 +175,6 @@ export class VoteService {
       }
     }
     return null;
-  }
-
-  private async withinBudget(ip: string): Promise<boolean> {
-    try {
-      await this.deps.budget?.take(ip);
-      return true;
-    } catch (error) {
-      if (error instanceof TargetRateLimitedError) return false;
-      throw error;
-    }
   }
 
   /** No connection, whatever the reason: answered once the deadline has passed, so that every reason looks alike. */
