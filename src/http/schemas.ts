@@ -4,6 +4,7 @@
  */
 import { Type, type Static } from 'typebox';
 import { ERROR_MESSAGES, QUERY_ERROR_MESSAGES, VOTE_FAILURES, type VoteFailure } from '../core/errors.js';
+import { VOTE_DEFAULTS } from '../vote/service.js';
 
 export const ErrorResponse = Type.Object(
   {
@@ -409,18 +410,18 @@ const VOTE_KEY_EXAMPLE = 'MIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEA…IDAQAB'
 export const VoteRequest = Type.Object(
   {
     host: Type.String({ minLength: 1, maxLength: 255, description: 'The Votifier\'s host name or IP address, without a port.', examples: ['play.example.net'] }),
-    port: Type.Optional(Type.Integer({ minimum: 1, maximum: 65535, default: 8192, description: 'The Votifier port (`port` in its config.yml). On a public address: 1024 to 65535.' })),
+    port: Type.Optional(Type.Integer({ minimum: 1, maximum: 65535, default: VOTE_DEFAULTS.port, description: 'The Votifier port (`port` in its config.yml). On a public address: 1024 to 65535.' })),
     username: Type.String({ pattern: '^[A-Za-z0-9_]{1,16}$', description: 'The player the vote is for: a Minecraft name, 1 to 16 letters, digits or `_`. Not stored.' }),
     service: Type.Optional(
       Type.String({
         minLength: 1,
         maxLength: 64,
         pattern: '^[\\x20-\\x7e]+$',
-        default: 'Observer',
+        default: VOTE_DEFAULTS.service,
         description: 'The service name the vote says it comes from (printable ASCII); NuVotifier picks the token of this name, else its `default`.',
       }),
     ),
-    address: Type.Optional(Type.String({ minLength: 1, maxLength: 64, pattern: '^[\\x21-\\x7e]+$', default: '127.0.0.1', description: 'The voter\'s address the vote carries (printable ASCII, no space).' })),
+    address: Type.Optional(Type.String({ minLength: 1, maxLength: 64, pattern: '^[\\x21-\\x7e]+$', default: VOTE_DEFAULTS.address, description: 'The voter\'s address the vote carries (printable ASCII, no space).' })),
     timestamp: Type.Optional(Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER, description: 'Milliseconds since the epoch; default: now.' })),
     token: Type.Optional(
       Type.String({ minLength: 1, maxLength: 256, description: 'NuVotifier\'s token (config.yml `tokens`): a v2 vote. Exactly one of `token` and `public_key`. Never stored, logged or shown.' }),

@@ -33,8 +33,8 @@ import type { WindowCounter } from '../core/rate-window.js';
 import { AddressGuard, parseAddress, TargetResolver, type ParsedAddress, type ResolvedTarget } from '../resolve/index.js';
 import { TargetBudget } from '../status/budgets.js';
 
-/** Votifier's default port. */
-export const DEFAULT_VOTIFIER_PORT = 8192;
+/** What a vote request leaves out: Votifier's default port, the service and voter's address a test vote gives. */
+export const VOTE_DEFAULTS = { port: 8192, service: 'Observer', address: '127.0.0.1' } as const;
 /** The lowest port a vote may go to on a public address: below it are system services, never a Votifier. */
 export const MIN_PUBLIC_VOTE_PORT = 1024;
 
@@ -120,6 +120,8 @@ export class VoteService {
    * `beforeSend` may refuse too (admission, 503). Every other end is an answer.
    */
   async send(request: VoteRequest, beforeSend: () => void = () => {}): Promise<VoteAnswer> {
+    const parsed = parseAddress(request.host);
+    if (parsed.port !== null) throw new BadRequestError('invalid_address', 'Give the host without a port: the port goes in `port`.');
     let secret: VoteSecret;
     try {
       secret = secretOf(request);
@@ -127,8 +129,6 @@ export class VoteService {
       if (error instanceof VoteKeyError) return failed('bad_key', error.message);
       throw error;
     }
-    const parsed = parseAddress(request.host);
-    if (parsed.port !== null) throw new BadRequestError('invalid_address', 'Give the host without a port: the port goes in `port`.');
     const deadline = new Deadline();
     const timer = setTimeout(() => deadline.abort(QUERY_DEADLINE), this.deps.deadlineMs);
     try {

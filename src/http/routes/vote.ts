@@ -8,7 +8,7 @@ import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import { ObserverError } from '../../core/errors.js';
 import type { VoteService } from '../../vote/service.js';
-import { DEFAULT_VOTIFIER_PORT, MIN_PUBLIC_VOTE_PORT, type VoteRequest as ServiceRequest } from '../../vote/service.js';
+import { MIN_PUBLIC_VOTE_PORT, VOTE_DEFAULTS, type VoteRequest as ServiceRequest } from '../../vote/service.js';
 import { errorResponses, headers, json } from '../contract.js';
 import { tierConfig } from '../rate-limit.js';
 import { VoteRequest } from '../schemas.js';
@@ -26,8 +26,8 @@ export interface VoteRouteOptions {
 export function voteRequestOf(body: VoteRequest, now: () => number): ServiceRequest {
   return {
     host: body.host,
-    port: body.port ?? DEFAULT_VOTIFIER_PORT,
-    vote: { service: body.service ?? 'Observer', username: body.username, address: body.address ?? '127.0.0.1', timestamp: body.timestamp ?? now() },
+    port: body.port ?? VOTE_DEFAULTS.port,
+    vote: { service: body.service ?? VOTE_DEFAULTS.service, username: body.username, address: body.address ?? VOTE_DEFAULTS.address, timestamp: body.timestamp ?? now() },
     token: body.token,
     publicKey: body.public_key,
   };
