@@ -30,7 +30,7 @@ const SHUTDOWN_RETRY_SECONDS = '5';
  * How long a refused connection stays open at most once its answer is written, reading and
  * dropping what the client still sends (Apache's lingering close waits as long).
  */
-export const LINGER_MS = 2_000;
+const LINGER_MS = 2_000;
 
 /** What Node's `clientError` codes answer: status, code and sentence. */
 function refusalOf(code: string | undefined): [number, string, string] {
@@ -63,7 +63,7 @@ const REQUEST_LINE = /^([A-Z]{1,20}) \S/;
  * line (Node's error carries them as `rawPacket`: the chunk read last). A request head that
  * came in several reads, or a timeout, leaves it unknown.
  */
-export function refusedMethod(rawPacket: unknown): string | undefined {
+function refusedMethod(rawPacket: unknown): string | undefined {
   return Buffer.isBuffer(rawPacket) ? REQUEST_LINE.exec(rawPacket.toString('latin1', 0, 32))?.[1] : undefined;
 }
 
@@ -76,7 +76,8 @@ export function refusedMethod(rawPacket: unknown): string | undefined {
  */
 function closeAfterAnswer(socket: Socket, answer: string): void {
   let written = false;
-  let ended = false;
+  // A client that closed its side before the refusal (a head cut short) has nothing more to send.
+  let ended = socket.readableEnded;
   const timer = setTimeout(() => socket.destroy(), LINGER_MS).unref();
   const closeWhenDone = () => {
     if (written && ended) socket.destroy();
