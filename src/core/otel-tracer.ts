@@ -69,7 +69,7 @@ class Handle implements TraceSpan {
  * of a trace gets the same choice and the configured share of traces is kept whatever IDs
  * callers choose.
  */
-export class KeyedRatioSampler implements Sampler {
+class KeyedRatioSampler implements Sampler {
   private readonly key = randomBytes(32);
   /** Kept when the hash's first 32 bits are under this. */
   private readonly bound: number;
