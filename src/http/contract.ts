@@ -157,8 +157,9 @@ export interface ErrorOptions {
  * Every error a route can answer, as JSON `ErrorResponse` with its headers. Besides `errors`,
  * every route can answer what a request is refused with before any route (400 `bad_request`,
  * 408 `request_timeout`, 431 `headers_too_large`: http/wire-errors.ts), 500 `internal_error`,
- * 503 `maintenance` (unless it answers during maintenance) and 413 `body_not_allowed` (unless
- * it takes a body).
+ * 503 `maintenance` (unless it answers during maintenance) and the refusals of its body
+ * (http/limits.ts): 413 `body_not_allowed` when it takes none; else 400 `invalid_body`, 413
+ * `body_too_large` and 415 `unsupported_media_type`.
  */
 export function errorResponses(errors: RouteErrors, options: ErrorOptions = {}) {
   const all: Record<number, ApiErrorCode[] | undefined> = { ...errors };
@@ -168,7 +169,13 @@ export function errorResponses(errors: RouteErrors, options: ErrorOptions = {}) 
   add(400, 'bad_request');
   add(408, 'request_timeout');
   add(431, 'headers_too_large');
-  if (!options.takesBody) add(413, 'body_not_allowed');
+  if (options.takesBody) {
+    add(400, 'invalid_body');
+    add(413, 'body_too_large');
+    add(415, 'unsupported_media_type');
+  } else {
+    add(413, 'body_not_allowed');
+  }
   add(500, 'internal_error');
   if (!options.duringMaintenance) add(503, 'maintenance');
   const out: Record<number, ReturnType<typeof json>> = {};

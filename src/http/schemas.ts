@@ -411,7 +411,7 @@ export const VoteRequest = Type.Object(
   {
     host: Type.String({ minLength: 1, maxLength: 255, description: 'The Votifier\'s host name or IP address, without a port.', examples: ['play.example.net'] }),
     port: Type.Optional(Type.Integer({ minimum: 1, maximum: 65535, default: VOTE_DEFAULTS.port, description: 'The Votifier port (`port` in its config.yml). On a public address: 1024 to 65535.' })),
-    username: Type.String({ pattern: '^[A-Za-z0-9_]{1,16}$', description: 'The player the vote is for: a Minecraft name, 1 to 16 letters, digits or `_`. Not stored.' }),
+    username: Type.String({ pattern: '^[A-Za-z0-9_]{1,16}$', examples: ['Steve', 'Alex_01'], description: 'The player the vote is for: a Minecraft name, 1 to 16 letters, digits or `_`. Not stored.' }),
     service: Type.Optional(
       Type.String({
         minLength: 1,
