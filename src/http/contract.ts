@@ -15,7 +15,7 @@ export const API_ERRORS = {
   invalid_parameter: [400, 'a parameter or body field outside its schema (type, bounds, pattern, unknown field)'],
   invalid_body: [400, 'a request body that is empty or not valid JSON'],
   invalid_cursor: [400, 'a `/trends` cursor naming a server this service does not rank'],
-  target_refused: [400, 'the address resolves to a non-public IP'],
+  target_refused: [400, 'the address resolves to a non-public IP (a test vote: or to a port below 1024 on a public address)'],
   invalid_webhook: [400, 'a webhook URL Observer cannot send to (scheme, credentials, form)'],
   webhook_refused: [400, 'a webhook URL on a non-public address or a system port'],
   webhook_not_found: [400, "a webhook URL whose host name has no DNS records"],

@@ -1,6 +1,6 @@
 /**
  * HTTP limits every request meets before any route runs (docs/hostile-clients.md):
- *  - a body only where a route takes one (POST /status/bulk, /watches), as `application/json`
+ *  - a body only where a route takes one (POST /status/bulk, /watches, /vote), as `application/json`
  *    (415 otherwise), at most HTTP_BODY_LIMIT_BYTES (Fastify's `bodyLimit`, checked before
  *    parsing); any other request to a route that announces a body is refused with 413 before
  *    it is read. A body refused unread is read and dropped, within bounds, before the refusal

@@ -169,6 +169,22 @@ function createdWatch(values: RequestValues, context: FuzzContext): Outcome[] | 
   return [{ status: 201 }, { status: 409, error: 'too_many_unverified' }, { status: 409, error: 'too_many_watches' }, { status: 429, error: 'watch_capacity' }];
 }
 
+/**
+ * What POST /vote answers a body, in the order the route checks it: its host (a port in it is
+ * refused too), one secret exactly, a public key (any the fuzz makes is no key: a 200 with
+ * `bad_key`, nothing resolved), then the host as a Bedrock look-up resolves it (no SRV). A vote
+ * that is sent is a 200 whatever it meets.
+ */
+function voted(values: RequestValues, context: FuzzContext): Outcome[] | 'documented' {
+  const body = (values.body ?? {}) as { host?: string; token?: string; public_key?: string };
+  const target = targetOf(context, body.host);
+  if (!target) return 'documented';
+  const result = target.result('bedrock');
+  if (result === 'invalid_address' || /:\d+$/.test(target.text)) return [{ status: 400, error: 'invalid_address' }];
+  if ((body.token === undefined) === (body.public_key === undefined)) return [INVALID_PARAMETER];
+  return body.public_key !== undefined ? [{ status: 200 }] : [lookupOutcome(result)];
+}
+
 /** Each entry of a bulk look-up: what the single endpoint would answer it. */
 export function bulkEntries(body: unknown, context: FuzzContext): string[][] | null {
   const servers = (body as { servers?: Array<{ address: string; legacy?: boolean; bedrock?: boolean; edition?: string }> } | undefined)?.servers;
@@ -221,6 +237,7 @@ const MODELS: Record<string, Model> = {
   deleteWatch: managed([{ status: 204 }]),
   verifyWatch: managed([{ status: 200 }]),
   testWatch: managed([{ status: 409, error: 'not_verified' }]),
+  sendTestVote: voted,
   probeServer: (v, c) => {
     const outcomes = lookedUp(c, v.query.get('target'), modeOf(false, false, v.query.get('edition') ?? 'java'));
     return outcomes === 'documented' ? outcomes : outcomes.map((o) => (o.error === 'host_not_found' ? { status: 200 } : o));

@@ -105,6 +105,7 @@ async function fuzzedService(extra: { env?: Record<string, string>; preload?: st
       RATE_LIMIT_STATUS: '60',
       RATE_LIMIT_GENERAL: '60',
       RATE_LIMIT_MEDIA: '60',
+      RATE_LIMIT_VOTE: '60',
       TARGET_PINGS_PER_MINUTE: '100000',
       NEW_SERVERS_PER_CLIENT_PER_DAY: '1000000',
       ...extra.env,

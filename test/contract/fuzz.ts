@@ -163,7 +163,7 @@ function validText(rng: Rng, name: string, schema: Schema, context: FuzzContext,
   }
   if (isColour(name, schema)) return `${chance(rng, 0.5) ? '#' : ''}${randomHex(rng, pick(rng, [3, 6]))}`;
   if (schema.format === 'uuid') return uuid(rng);
-  if (['address', 'server', 'target'].includes(name)) {
+  if (['address', 'server', 'target', 'host'].includes(name)) {
     const texts = context.targets.map((target) => target.text);
     return pick(rng, operationId.endsWith('ServerWidget') ? [...texts, 'demo', 'DEMO'] : texts);
   }
