@@ -132,7 +132,7 @@ export type VoteFailure = 'connection_refused' | 'timeout' | 'not_votifier' | 'b
 export const VOTE_FAILURES: Readonly<Record<VoteFailure, string>> = {
   connection_refused: 'no connection to the port within the deadline: closed, filtered or unreachable alike',
   not_votifier: 'connected, but no Votifier greeting',
-  wrong_version: 'a token for a Votifier v1 server, which only takes a public key',
+  wrong_version: 'the secret does not fit the protocol the server greeted with: a token for Votifier v1, or a public key for NuVotifier v2',
   bad_key: 'the public key is not a 2048-bit RSA key, or the server kept the connection open after the vote (Votifier does when it cannot decrypt it)',
   bad_token: "the server refused the vote's signature",
   server_error: "the server refused the vote for another reason (its cause in `server_status`), or closed without answering",

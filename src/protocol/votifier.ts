@@ -7,7 +7,9 @@
  *
  *   S→C greeting  `VOTIFIER <version>\n`: `VOTIFIER 1.9` from Votifier; `VOTIFIER 2 <challenge>`
  *                 from NuVotifier, which then takes a vote of either protocol (unless its
- *                 `disable-v1-protocol` is set).
+ *                 `disable-v1-protocol` is set), but answers a v1 vote, taken or not, by
+ *                 closing: only a v2 vote to it can be told taken from refused. So a test vote
+ *                 follows the greeting (a token to NuVotifier, a key to Votifier), never a guess.
  *   v1  C→S       256 bytes: `VOTE\n<service>\n<username>\n<address>\n<timestamp>\n` encrypted
  *                 with the server's 2048-bit RSA public key, PKCS#1 v1.5 (Java's "RSA" cipher).
  *                 No answer: the server closes once it has read the block. Votifier 1.9 leaves
@@ -215,18 +217,18 @@ function ended(version: 1 | 2 | null, failure: VoteExchange['failure'], detail: 
   return { version, failure, detail, serverStatus: null, latencyMs: null, ...extra };
 }
 
-/** An answer the server sent: taken, or refused with its own cause (`bad_token` when it names the signature or token). */
-function answered(version: 1 | 2, secret: VoteSecret, answer: ServerAnswer, latencyMs: number): VoteExchange {
+/** An answer the server sent: taken, or refused with its own cause (`bad_token` when NuVotifier names the signature or token). */
+function answered(version: 1 | 2, answer: ServerAnswer, latencyMs: number): VoteExchange {
   if (answer.status === 'ok') return ended(version, null, null, { serverStatus: answer, latencyMs });
   const said = `${answer.cause ?? ''} ${answer.error ?? ''}`;
-  const failure = secret.kind === 'token' && /signature|token/i.test(said) ? 'bad_token' : 'server_error';
+  const failure = version === 2 && /signature|token/i.test(said) ? 'bad_token' : 'server_error';
   const detail = failure === 'bad_token' ? 'The server refused the vote\'s signature: the token is not the one it holds for this service.' : 'The server refused the vote: see server_status.';
   return ended(version, failure, detail, { serverStatus: answer, latencyMs });
 }
 
 /** How the exchange ends once the vote is written and the server closes or the deadline passes without an answer. */
-function unanswered(version: 1 | 2, secret: VoteSecret, error: ProbeError, latencyMs: number): VoteExchange {
-  if (secret.kind === 'key') {
+function unanswered(version: 1 | 2, error: ProbeError, latencyMs: number): VoteExchange {
+  if (version === 1) {
     // Votifier v1 answers nothing: closing the connection once the block is read is how it takes a vote.
     if (error.code === 'connection_closed') return ended(version, null, null, { latencyMs });
     if (error.code === 'timeout') {
@@ -239,46 +241,51 @@ function unanswered(version: 1 | 2, secret: VoteSecret, error: ProbeError, laten
   return ended(version, 'server_error', 'The server answered the vote with something that is not a Votifier answer.', { latencyMs });
 }
 
-/** A v1 server that closed (or a deadline that passed) before the block was written. */
-function closedBeforeVote(version: 1 | 2, error: ProbeError): VoteExchange {
+/** A server that answered, or closed (or a deadline that passed), before the vote was written. */
+function beforeTheVote(version: 1 | 2, early: Read<ServerAnswer>): VoteExchange {
+  if (early.ok) return ended(version, 'server_error', 'The server answered before the vote was sent.');
+  const { error } = early;
   return error.code === 'timeout'
     ? ended(version, 'timeout', 'The deadline passed before the vote could be sent.')
     : ended(version, 'server_error', 'The server closed the connection after its greeting, before the vote was sent.');
 }
 
-/** The vote on the wire for this server; null when the secret does not fit its protocol (a token for Votifier v1). */
+/** The vote on the wire for this server; null when the secret does not fit the protocol it greeted with. */
 function votePacket(vote: Vote, secret: VoteSecret, greeting: Greeting): Buffer | null {
-  if (secret.kind === 'key') return encodeVoteV1(vote, secret.key);
-  return greeting.version === 2 ? encodeVoteV2(vote, greeting.challenge, secret.token) : null;
+  if (greeting.version === 2) return secret.kind === 'token' ? encodeVoteV2(vote, greeting.challenge, secret.token) : null;
+  return secret.kind === 'key' ? encodeVoteV1(vote, secret.key) : null;
 }
 
+const WRONG_VERSION = {
+  1: 'The server speaks Votifier v1, which takes a public key, not a token: send its public key instead.',
+  2:
+    'The server speaks NuVotifier v2: send its token. It takes v1 votes too, but closes the connection whether it could ' +
+    'decrypt them or not, so a vote with the public key could not tell you whether it was taken.',
+} as const;
+
 /**
- * Sends one vote on a connection it is handed: reads the greeting, picks the protocol of the
- * secret (a token needs NuVotifier's greeting; a key goes to either, NuVotifier taking v1 too),
- * writes the vote and reads the answer or the close. Never throws: every end is a VoteExchange.
+ * Sends one vote on a connection it is handed: reads the greeting, checks that the secret fits
+ * its protocol (a token for NuVotifier v2, a key for Votifier v1), writes the vote and reads the answer or the close. Never throws: every end is a VoteExchange.
  */
 export async function exchangeVote(connection: StreamConnection, vote: Vote, secret: VoteSecret, now: () => number): Promise<VoteExchange> {
   const greeted = await settled(connection.read(readGreeting));
   if (!greeted.ok) return ended(null, 'not_votifier', NO_GREETING[greeted.error.code] ?? 'The server did not greet as Votifier does.');
   const greeting = greeted.value;
   const packet = votePacket(vote, secret, greeting);
-  if (packet === null) {
-    return ended(1, 'wrong_version', 'The server speaks Votifier v1, which takes a public key, not a token: send its public key instead.');
-  }
-  // Listen for the answer (or the close) from the greeting on. Votifier v1 answers nothing, so a
+  if (packet === null) return ended(greeting.version, 'wrong_version', WRONG_VERSION[greeting.version]);
+  // Listen for the answer (or the close) from the greeting on: whatever comes before the vote is
+  // written (an answer, a close) ends the exchange unsent. Votifier v1 answers nothing, so a
   // close is the only sign that a server will not read the block, and only when it comes first:
-  // a close sent right behind the greeting gets V1_CLOSE_GRACE_MS to arrive, and then one turn
+  // a close sent right behind a v1 greeting gets V1_CLOSE_GRACE_MS to arrive, and then one turn
   // of the event loop to be reported, before the block is written.
   const seen: { read: Read<ServerAnswer> | null } = { read: null };
   const answer = settled(connection.read(readServerAnswer)).then((read) => (seen.read = read));
-  if (secret.kind === 'key') {
-    await delay(V1_CLOSE_GRACE_MS);
-    await nextTurn();
-    if (seen.read !== null && !seen.read.ok) return closedBeforeVote(greeting.version, seen.read.error);
-  }
+  if (greeting.version === 1) await delay(V1_CLOSE_GRACE_MS);
+  await nextTurn();
+  if (seen.read !== null) return beforeTheVote(greeting.version, seen.read);
   const written = now();
   connection.write(packet);
   const result = await answer;
   const latencyMs = roundLatency(now() - written);
-  return result.ok ? answered(greeting.version, secret, result.value, latencyMs) : unanswered(greeting.version, secret, result.error, latencyMs);
+  return result.ok ? answered(greeting.version, result.value, latencyMs) : unanswered(greeting.version, result.error, latencyMs);
 }

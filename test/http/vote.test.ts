@@ -92,12 +92,6 @@ describe('votes that arrive', () => {
     expect(nu.votes).toHaveLength(1);
   });
 
-  it('a v1 vote reaches NuVotifier too, which greets v2 and takes v1 blocks', async () => {
-    const nu = await receiver({ kind: 'nuvotifier' });
-    const res = await vote({ host: '127.0.0.1', port: nu.port, username: 'Steve', public_key: nu.publicKey });
-    expect(res.json()).toMatchObject({ sent: true, version: 2, error_code: null });
-    expect(nu.votes).toEqual([expect.objectContaining({ version: 1, username: 'Steve' })]);
-  });
 });
 
 describe('votes the server refuses', () => {
@@ -127,11 +121,13 @@ describe('votes the server refuses', () => {
     expect(v1.open()).toBe(0);
   });
 
-  it('NuVotifier closes after a block it cannot decrypt exactly as after one it took: v1 cannot tell (docs/votes.md)', async () => {
+  it('a public key for NuVotifier (a v2 greeting) is wrong_version, and nothing is sent: a v1 block to it would not say whether it was taken', async () => {
     const nu = await receiver({ kind: 'nuvotifier' });
-    const other = await receiver({ kind: 'votifier' });
-    expect((await vote({ host: '127.0.0.1', port: nu.port, username: 'Steve', public_key: other.publicKey })).json()).toMatchObject({ sent: true, version: 2 });
-    expect(nu.refusals).toEqual(['cannot decrypt']);
+    const body = (await vote({ host: '127.0.0.1', port: nu.port, username: 'Steve', public_key: nu.publicKey })).json();
+    expect(body).toMatchObject({ sent: false, version: 2, error_code: 'wrong_version', latency_ms: null });
+    expect(body.error).toContain('token');
+    await until(() => nu.open() === 0);
+    expect([nu.votes, nu.refusals, nu.open()]).toEqual([[], [], 0]);
   });
 
   it('a token for a Votifier v1 server is wrong_version, and nothing is sent', async () => {
@@ -156,6 +152,7 @@ describe('servers that are not Votifiers, or do not answer', () => {
     ['never greets', 'silent', 'not_votifier', null],
     ['greets as something else', 'garbage', 'not_votifier', null],
     ['closes after the greeting', 'close-after-greeting', 'server_error', 2],
+    ['answers before any vote', 'answer-first', 'server_error', 2],
     ['never answers the vote', 'no-answer', 'timeout', 2],
   ] as const)('a server that %s: %s', async (_what, behaviour, code, version) => {
     const nu = await receiver({ kind: 'nuvotifier', behaviour });

@@ -12,7 +12,8 @@
  * v1.5 decryption, and later lines answer a bad block with random bytes instead of an error
  * (implicit rejection), which would hide a block the receiver cannot decrypt.
  * Hostile behaviours no real receiver shows: `silent` (never greets), `close-after-greeting`,
- * `no-answer` (a NuVotifier that reads the vote and never answers), `garbage` (an HTTP-like line).
+ * `answer-first` (`{"status":"ok"}` right behind the greeting, before any vote), `no-answer` (a
+ * NuVotifier that reads the vote and never answers), `garbage` (an HTTP-like line).
  */
 import { constants, createHmac, generateKeyPairSync, privateDecrypt, randomBytes, timingSafeEqual, type KeyObject } from 'node:crypto';
 import net from 'node:net';
@@ -25,7 +26,7 @@ export interface ReceivedVote {
   timestamp: string;
 }
 
-export type ReceiverBehaviour = 'normal' | 'silent' | 'close-after-greeting' | 'no-answer' | 'garbage';
+export type ReceiverBehaviour = 'normal' | 'silent' | 'close-after-greeting' | 'answer-first' | 'no-answer' | 'garbage';
 
 export interface VotifierReceiver {
   port: number;
@@ -129,7 +130,9 @@ export async function startVotifierReceiver(options: ReceiverOptions): Promise<V
     if (behaviour === 'silent') return;
     if (behaviour === 'garbage') return void socket.end('HTTP/1.1 400 Bad Request\r\n\r\n');
     const challenge = randomBytes(16).toString('hex');
-    socket.write(options.kind === 'votifier' ? 'VOTIFIER 1.9\n' : `VOTIFIER 2 ${challenge}\n`);
+    const greeting = options.kind === 'votifier' ? 'VOTIFIER 1.9\n' : `VOTIFIER 2 ${challenge}\n`;
+    // An answer sent before any vote goes in the greeting's write, so that it arrives with it.
+    socket.write(behaviour === 'answer-first' ? `${greeting}{"status":"ok"}\r\n` : greeting);
     if (behaviour === 'close-after-greeting') return void socket.destroy();
     let buffered = Buffer.alloc(0);
     let done = false;

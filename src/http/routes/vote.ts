@@ -36,8 +36,8 @@ export function voteRequestOf(body: VoteRequest, now: () => number): ServiceRequ
 function description(deadlineMs: number): string {
   return (
     'Sends one test vote to a Votifier (v1, RSA: give `public_key`) or NuVotifier (v2: give `token`) and says what the server ' +
-    'did with it. The protocol follows the greeting: NuVotifier greets v2 and takes either; Votifier v1 takes only a key ' +
-    '(a token for it: `wrong_version`, nothing sent). Whatever happens after the request is accepted is a 200 with ' +
+    'did with it. The protocol follows the greeting: a token for a server that greets v1, or a key for one that greets v2, ' +
+    'is `wrong_version`, with nothing sent. Whatever happens after the request is accepted is a 200 with ' +
     '`sent` and, when false, `error_code`. The vote has PING_TIMEOUT_MS ' +
     `(${deadlineMs} ms) from resolving the host to the answer. A connection that cannot be made (a closed port, a filtered ` +
     'one, an unreachable host) is `connection_refused`, answered only once that deadline has passed, so that no answer tells ' +
