@@ -72,7 +72,7 @@ async function lockServers(trx: Transaction<Database>, ids: string[]): Promise<v
 }
 
 export function createPostgresBatchWriter(db: Kysely<Database>): BatchWriter {
-  return (batch: WriteBatch) => db.transaction().execute((trx) => applyBatch(trx, batch));
+  return (batch: WriteBatch) => inTransaction(db, (trx) => applyBatch(trx, batch));
 }
 
 /** Writes one batch within `trx` (its own transaction, or the one that also deletes it where it was held). */
@@ -90,6 +90,24 @@ export async function applyBatch(trx: Transaction<Database>, batch: WriteBatch):
   await writeLookups(trx, batch.lookups);
   if (batch.expireBefore !== null) await expireLookups(trx, batch.expireBefore);
   await writeCounters(trx, batch.counters);
+}
+
+/**
+ * Runs `work` in a transaction; a failure throws the error that ended it, even when the
+ * ROLLBACK after it fails too (the connection is gone): which of the two it is decides
+ * whether the write queue holds the batch or counts it refused.
+ */
+async function inTransaction<T>(db: Kysely<Database>, work: (trx: Transaction<Database>) => Promise<T>): Promise<T> {
+  const trx = await db.startTransaction().execute();
+  try {
+    const result = await work(trx);
+    await trx.commit().execute();
+    return result;
+  } catch (error) {
+    // The connection goes back to the pool either way.
+    await trx.rollback().execute().catch(() => {});
+    throw error;
+  }
 }
 
 /** Upserts the server rows and notes the integer key of each in `sids`. */
