@@ -320,7 +320,7 @@ export class KyselyHistoryStore implements HistoryStore {
     if (await held.any()) while ((await release(false)) > LAST_RELEASE_BATCHES && !signal.aborted);
     await this.inTurn(async () => {
       await release(true);
-      if (signal.aborted) throw new MigrationStoppedError('held batches');
+      if (signal.aborted) throw new MigrationStoppedError(this.lastState?.name ?? this.migrationNames.at(-1)!);
       this.direct = true;
     });
   }

@@ -171,12 +171,18 @@ interface Coverage {
   completedFrom: Set<string>;
 }
 
-/** Ports looked up, never one twice in the whole test: each look-up is of a server new to the history. */
-let nextPort = 20_000;
+/**
+ * Addresses looked up, never one twice in the whole test: each look-up is of a server new to
+ * the history. Each a loopback address of its own on port 1, where nothing listens: a port of
+ * 127.0.0.1 could be one another test's Minecraft server listens on, which would put an online
+ * server into /trends and /stats.
+ */
+let looked = 0;
+const lookupAddress = (n: number) => `127.${1 + ((n >> 16) & 0xff)}.${(n >> 8) & 0xff}.${n & 0xff}:1`;
 
-/** The look-ups of one start: each port answered and when; and when the start was signalled. */
+/** The look-ups of one start: each address answered and when; and when the start was signalled. */
 interface Lookups {
-  answered: Array<{ port: number; at: number }>;
+  answered: Array<{ address: string; at: number }>;
   signal: Signal | null;
   signalledAt: number;
 }
@@ -187,11 +193,11 @@ function lookUp(service: Service, record: Lookups, until: Promise<unknown>): Pro
   void until.then(() => (over = true));
   return (async () => {
     while (!over && alive(service)) {
-      const port = nextPort++;
+      const address = lookupAddress(looked++);
       try {
-        const res = await fetch(`http://127.0.0.1:${service.port}/api/v1/status/127.0.0.1:${port}`);
+        const res = await fetch(`http://127.0.0.1:${service.port}/api/v1/status/${address}`);
         await res.arrayBuffer();
-        if (res.status === 200) record.answered.push({ port, at: performance.now() });
+        if (res.status === 200) record.answered.push({ address, at: performance.now() });
       } catch {
         // killed, or not listening yet
       }
@@ -206,9 +212,9 @@ function lookUp(service: Service, record: Lookups, until: Promise<unknown>): Pro
  */
 async function checkLookups(service: Service, starts: Lookups[]): Promise<void> {
   for (const start of starts) {
-    const missing: Array<{ port: number; at: number }> = [];
+    const missing: Array<{ address: string; at: number }> = [];
     for (const lookup of start.answered) {
-      const res = await fetch(`http://127.0.0.1:${service.port}/api/v1/history/127.0.0.1:${lookup.port}`);
+      const res = await fetch(`http://127.0.0.1:${service.port}/api/v1/history/${lookup.address}`);
       await res.arrayBuffer();
       if (res.status !== 200) missing.push(lookup);
     }
