@@ -2,9 +2,12 @@
  * Group commits held while the history's tables are being upgraded (a migration runs, or the
  * work after it): each batch is kept where it survives the process within its commit window,
  * as at any other time, and applied through the normal batch path, oldest first, once the
- * tables are current. A SIGKILL at any moment of an upgrade then loses one commit window of
- * look-ups at most. A batch is applied with its own id, so one applied twice (the process died
- * between applying it and forgetting it) counts once (batch-ledger.ts).
+ * tables are current and the group commit writes to them again. A SIGKILL at any moment of an
+ * upgrade then loses one commit window of look-ups at most. A batch is applied with its own id,
+ * so one applied twice (the process died between applying it and forgetting it) counts once
+ * (batch-ledger.ts). That they land after newer batches is harmless: every write keeps the
+ * newest of what it meets (a server's latest check, a client's last look-up), as a batch
+ * retried after an outage does.
  *
  * Where they are kept:
  * - PostgreSQL: the table `held_batches`, which no migration touches (it takes none of their
@@ -30,11 +33,11 @@ export interface HeldBatches {
   /** Whether batches are held (by this start or an earlier one). */
   any(): Promise<boolean>;
   /**
-   * Applies every batch held so far, oldest first, through the normal batch path, until
-   * `signal` aborts. `last`: no batch is held meanwhile (the caller holds the writes back), so
-   * what is held can be let go of once applied. Resolves with the number of batches applied.
+   * Applies every batch held, oldest first, through the normal batch path, until `signal`
+   * aborts, and lets go of where they were kept once all are applied. This process holds none
+   * meanwhile: its group commit writes to the database by then.
    */
-  release(signal: AbortSignal, last: boolean): Promise<number>;
+  release(signal: AbortSignal): Promise<void>;
 }
 
 /** A batch as `batchBody` wrote it, with its id. */
@@ -56,14 +59,11 @@ export function memoryHeldBatches(apply: Apply): HeldBatches {
     async any() {
       return held.length > 0;
     },
-    async release(signal, last) {
-      // Those held by now, unless no more come: batches keep coming while they are applied.
-      let applied = 0;
-      for (let left = last ? Infinity : held.length; left > 0 && held.length > 0 && !signal.aborted; left--, applied++) {
+    async release(signal) {
+      while (held.length > 0 && !signal.aborted) {
         await apply(held[0]!);
         held.shift();
       }
-      return applied;
     },
   };
 }
@@ -97,21 +97,20 @@ export function fileHeldBatches(path: string, apply: Apply): HeldBatches {
     async any() {
       return (await stat(path).catch(() => null))?.size ? true : false;
     },
-    async release(signal, last) {
+    async release(signal) {
       const text = await readFile(path).catch(() => Buffer.alloc(0));
-      let batches = 0;
-      for (let end = text.indexOf(10, applied); end >= 0 && !signal.aborted; end = text.indexOf(10, applied), batches++) {
+      // From where a release of this process that failed midway got to.
+      for (let end = text.indexOf(10, applied); end >= 0 && !signal.aborted; end = text.indexOf(10, applied)) {
         const line = text.toString('utf8', applied, end);
         const tab = line.indexOf('\t');
         await apply(heldBatch(line.slice(0, tab), line.slice(tab + 1)));
         applied = end + 1;
       }
-      if (!last || signal.aborted) return batches;
+      if (signal.aborted) return;
       await file?.close();
       file = null;
       applied = 0;
       await rm(path, { force: true });
-      return batches;
     },
   };
 }
@@ -138,15 +137,11 @@ export function postgresHeldBatches(db: Kysely<Database>, apply: (trx: Transacti
       const { rows } = await sql`SELECT 1 FROM held_batches LIMIT 1`.execute(db);
       return rows.length > 0;
     },
-    async release(signal, last) {
-      // Those held by now, unless no more come: batches keep coming while they are applied.
-      const { rows } = await sql<{ top: string | null }>`SELECT max(seq) AS top FROM held_batches`.execute(db);
-      const upTo = last ? sql.lit(Number.MAX_SAFE_INTEGER) : sql.lit(Number(rows[0]?.top ?? 0));
+    async release(signal) {
       // Another instance applying the oldest at the same time: this one takes the next.
       const next = (trx: Transaction<Database>) =>
-        sql<{ seq: string; id: string; body: string }>`SELECT seq, id, body FROM held_batches WHERE seq <= ${upTo} ORDER BY seq LIMIT 1 FOR UPDATE SKIP LOCKED`.execute(trx);
-      let applied = 0;
-      for (let more = true; more && !signal.aborted; applied += more ? 1 : 0) {
+        sql<{ seq: string; id: string; body: string }>`SELECT seq, id, body FROM held_batches ORDER BY seq LIMIT 1 FOR UPDATE SKIP LOCKED`.execute(trx);
+      for (let more = true; more && !signal.aborted; ) {
         more = await db.transaction().execute(async (trx) => {
           const row = (await next(trx)).rows[0];
           if (!row) return false;
@@ -155,7 +150,6 @@ export function postgresHeldBatches(db: Kysely<Database>, apply: (trx: Transacti
           return true;
         });
       }
-      return applied;
     },
   };
 }

@@ -71,8 +71,6 @@ export interface StoreOptions {
 const MINUTE = 60_000;
 /** History answers kept for the fallback: at most one per this many ms (read-fallback.ts, keepEveryMs). */
 const HISTORY_KEPT_EVERY_MS = 10;
-/** Held batches at most applied while the group commit waits (the last release). */
-const LAST_RELEASE_BATCHES = 10;
 /** Longest pause between two tries of applying the held batches. */
 const RELEASE_RETRY_MAX_MS = 5_000;
 /** Distinct clients are counted over this window; older look-up rows are deleted. */
@@ -155,10 +153,12 @@ export class KyselyHistoryStore implements HistoryStore {
   /** Set once the schema is current: reads answer from then on (before, 503 `migrating`). */
   private served = false;
   private readonly schemaServed = settleLater();
-  /** Set once the upgrade is done (the work after the migrations, the held batches applied): batches are written, not held. */
+  /** Set once the tables are current and nothing else writes them (the work after the migrations done): batches are written, not held. */
   private direct = false;
+  /** Set once the upgrade is done: the batches held during it applied too. */
+  private upgraded = false;
   private upgrading: Promise<void> | null = null;
-  /** The group commit's write, or the last release of the held batches: one at a time. */
+  /** The group commit's write, or the switch to writing directly: one at a time. */
   private writeTurn: Promise<unknown> = Promise.resolve();
   /** The migration the next run starts with, and where it stands, as checkSchema() found it. */
   private resumed: MigrationState | null = null;
@@ -255,32 +255,42 @@ export class KyselyHistoryStore implements HistoryStore {
 
   /**
    * The whole upgrade (checkSchema() first): the migrations; then, reads served, the work after
-   * their commits (writes held meanwhile) and the batches held since the upgrade began, applied;
-   * then writes go to the database again. Rejects with MigrationStoppedError when close() stops
-   * it; a failure of the work after the commits is reported, and left to the next start.
+   * their commits (writes held meanwhile); then writes go to the database again, and the
+   * batches held since the upgrade began are applied. Rejects with MigrationStoppedError when
+   * close() stops it; a failure of the work after the commits is reported, and left to the
+   * next start.
    */
   migrate(): Promise<void> {
     this.upgrading ??= (async () => {
-      let rest: boolean;
+      let afterDue: boolean;
       try {
         await this.checkSchema();
         await this.runner.run();
         this.served = true;
         this.parts.migrated?.();
-        const afterDue = await this.runner.afterCommitDue();
-        rest = afterDue || (await this.parts.held.any());
-        // Nothing left but to write directly again: done before the schema is called current.
-        if (!rest) await this.releaseHeld();
+        afterDue = await this.runner.afterCommitDue();
+        // Nothing else in the way: writes go to the database before the schema is called current.
+        if (!afterDue) await this.writeDirectly();
         this.schemaServed.resolve();
-        if (!rest) return;
-        if (afterDue) await this.afterCommit();
       } catch (error) {
         this.schemaServed.reject(error);
         throw error;
       }
+      if (afterDue) {
+        await this.afterCommit();
+        await this.writeDirectly();
+      }
       await this.releaseHeld();
+      this.upgraded = true;
     })();
     return this.upgrading;
+  }
+
+  /** The group commit writes to the database from its next batch on; none is being held meanwhile. */
+  private writeDirectly(): Promise<void> {
+    return this.inTurn(() => {
+      this.direct = true;
+    });
   }
 
   /** The work after the migrations' commits; a failure is reported, and left to the next start. */
@@ -297,35 +307,27 @@ export class KyselyHistoryStore implements HistoryStore {
   }
 
   /**
-   * Applies the batches held during the upgrade, by this start or an earlier one, then writes
-   * them no more: the last of them with the group commit's writes held back, so that none is
-   * held after it. A batch that fails is tried again, with the group commit's backoff.
+   * Applies the batches held during the upgrade, by this start or an earlier one (the group
+   * commit writes directly by then, so they are all there is). A failure is tried again, with
+   * the group commit's backoff.
    */
   private async releaseHeld(): Promise<void> {
     const { held } = this.parts;
     const { signal } = this.stopMigration;
-    const release = async (last: boolean): Promise<number> => {
-      for (let failures = 0; ; failures++) {
-        try {
-          return await held.release(signal, last);
-        } catch (error) {
-          if (signal.aborted) throw error;
-          if (failures % 10 === 0) this.onError(error);
-          await new Promise((resolve) => setTimeout(resolve, Math.min(RELEASE_RETRY_MAX_MS, 100 * 2 ** Math.min(10, failures))));
-        }
+    for (let failures = 0; await held.any(); failures++) {
+      try {
+        await held.release(signal);
+      } catch (error) {
+        if (signal.aborted) break;
+        if (failures % 10 === 0) this.onError(error);
+        await new Promise((resolve) => setTimeout(resolve, Math.min(RELEASE_RETRY_MAX_MS, 100 * 2 ** Math.min(10, failures))));
       }
-    };
-    // Rounds while the group commit goes on holding, until one applies few batches: the last,
-    // while it waits, is short.
-    if (await held.any()) while ((await release(false)) > LAST_RELEASE_BATCHES && !signal.aborted);
-    await this.inTurn(async () => {
-      await release(true);
-      if (signal.aborted) throw new MigrationStoppedError(this.lastState?.name ?? this.migrationNames.at(-1)!);
-      this.direct = true;
-    });
+      if (signal.aborted) break;
+    }
+    if (signal.aborted) throw new MigrationStoppedError(this.lastState?.name ?? this.migrationNames.at(-1)!);
   }
 
-  /** Runs `write` once the write before it has ended: group commits, and the last release of the held batches. */
+  /** Runs `write` once the write before it has ended: group commits, and the switch to writing directly. */
   private inTurn<T>(write: () => Promise<T> | T): Promise<T> {
     const turn = this.writeTurn.then(write);
     this.writeTurn = turn.catch(() => {});
@@ -335,10 +337,10 @@ export class KyselyHistoryStore implements HistoryStore {
   /**
    * The migration running and the fraction of it done; once reads are served, the last one at
    * 1 while the rest of the upgrade runs (the work after it, the held batches applied); null
-   * once writes go to the database again.
+   * once it is done.
    */
   migration(): MigrationState | null {
-    if (this.direct) return null;
+    if (this.upgraded) return null;
     return this.runner.state ?? (this.served ? { name: this.lastState?.name ?? this.migrationNames.at(-1)!, progress: 1 } : this.resumed);
   }
 

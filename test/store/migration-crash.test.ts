@@ -273,6 +273,11 @@ async function interruptCopy(database: LegacyDatabase, plan: Plan, signal: Signa
       // Signalled, and nothing else: a start that fails on its own is what this test is against.
       expect(signalled, service.output()).not.toBeNull();
       expect(exit, service.output()).toEqual(signal === 'SIGKILL' ? { code: null, signal: 'SIGKILL' } : { code: 0, signal: null });
+      if (signal === 'SIGTERM') {
+        // A stop is no error, and is said once (none when the upgrade was done by the time it came).
+        expect(service.log.filter((entry) => Number(entry.level) >= 50), service.output()).toEqual([]);
+        expect(service.log.filter((entry) => /stopped before it finished/.test(String(entry.msg))).length, service.output()).toBeLessThanOrEqual(1);
+      }
     } finally {
       await end(service);
     }
