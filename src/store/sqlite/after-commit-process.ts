@@ -19,9 +19,11 @@ const PARENT_CHECK_MS = 200;
 
 const send = (message: AfterCommitMessage) => new Promise<void>((resolve) => process.send!(message, () => resolve()));
 
+// The thread's timer keeps the thread alive (an unref'd one would let it end at once); the
+// thread itself does not keep the process alive.
 new Worker(
   `const { workerData } = require('node:worker_threads');
-  setInterval(() => { if (process.ppid !== workerData) process.kill(process.pid, 'SIGKILL'); }, ${PARENT_CHECK_MS}).unref();`,
+  setInterval(() => { if (process.ppid !== workerData) process.kill(process.pid, 'SIGKILL'); }, ${PARENT_CHECK_MS});`,
   { eval: true, workerData: process.ppid },
 ).unref();
 
