@@ -5,7 +5,8 @@
  */
 import { sql, type CreateTableBuilder, type Kysely, type Migration } from 'kysely';
 import { createBatchLedger } from './batch-ledger.js';
-import { addFourHourRollup, historyLayoutMigration } from './history-layout.js';
+import { historyLayoutMigration } from './history-layout.js';
+import { addFourHourRollup } from './postgres/layout-migrations.js';
 import type { ObserverMigration } from './migration-runner.js';
 import type { Dialect } from './schema.js';
 import { WATCH_CREATION_LOCK } from './watch-rows.js';

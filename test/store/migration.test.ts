@@ -1,7 +1,8 @@
 /**
- * Migration 0003 on a database filled in the previous layout, on SQLite and PostgreSQL: the
- * store opens it, carries every check over, rolls them up by hour, and answers history,
- * trends and statistics exactly as the raw checks say; new checks land beside the old ones.
+ * Migration 0003 on a database filled in the previous layout, on SQLite and PostgreSQL (there
+ * also in steps of a few rows, whose hourly rows add up across steps): the store opens it,
+ * carries every check over, rolls them up by hour, and answers history, trends and statistics
+ * exactly as the raw checks say; new checks land beside the old ones.
  */
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -82,9 +83,11 @@ async function postgresTarget(): Promise<LegacyDatabase> {
 }
 
 describe.each([
-  ['SQLite', sqliteTarget],
-  ['PostgreSQL', postgresTarget],
-])('migration to the time-series layout on %s', (_name, target) => {
+  ['SQLite', sqliteTarget, undefined],
+  ['PostgreSQL', postgresTarget, undefined],
+  // Steps of a few rows: a server's hour, and a check and its duplicate, fall in two steps.
+  ['PostgreSQL in steps of 7 checks', postgresTarget, 7],
+])('migration to the time-series layout on %s', (_name, target, rowsPerStep) => {
   it('carries every check over and answers history, trends and statistics as the raw checks say', async () => {
     const database = await target();
     const [a, b] = [randomUUID(), randomUUID()];
@@ -95,7 +98,7 @@ describe.each([
     await legacy.destroy();
 
     const clock = new FakeClock(T0);
-    const store = await openStore({ database, checkRetentionDays: 30 }, clock);
+    const store = await openStore({ database, checkRetentionDays: 30 }, clock, { migrationRowsPerStep: rowsPerStep });
     try {
       for (const range of ['24h', '7d', '30d'] as const) {
         const history = await store.history(a, range);
