@@ -9,7 +9,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { sql } from 'kysely';
 import { bucketWindow, openStore, type HistoryRange } from '../../src/store/index.js';
+import { MigrationRunner } from '../../src/store/migration-runner.js';
+import { observerMigrations } from '../../src/store/migrations.js';
 import { playersScore, SCORE_SCALE } from '../../src/store/ranking.js';
 import { pragmaValue, sqliteBinding } from '../../src/store/sqlite/binding.js';
 import { createTestDatabase } from '../support/postgres-databases.js';
@@ -140,4 +143,21 @@ describe.each([
       file.close();
     }
   });
+});
+
+it('on PostgreSQL, run by a tool whose connection reads bigint as text, copies every check in its steps', async () => {
+  const database = await postgresTarget();
+  const { servers, checks } = legacyRows(randomUUID(), randomUUID());
+  const legacy = await openLegacy(database);
+  try {
+    await insertLegacy(legacy, 'servers', servers);
+    await insertLegacy(legacy, 'checks', checks);
+    // Ids of one to three digits: a position compared as text would end the copy early.
+    await new MigrationRunner(legacy, 'postgres', observerMigrations('postgres', { rowsPerStep: 7 })).run('0003_history_layout');
+    const { rows } = await sql<{ copied: string }>`SELECT count(*) AS copied FROM checks`.execute(legacy);
+    // One check of no server, and one duplicate, are left out.
+    expect(Number(rows[0]!.copied)).toBe(checks.length - 2);
+  } finally {
+    await legacy.destroy();
+  }
 });

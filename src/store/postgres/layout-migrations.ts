@@ -76,7 +76,7 @@ async function layoutBegin(trx: Kysely<unknown>): Promise<void> {
  * that is gone), and adds those inserted to their hourly rows: one statement.
  */
 async function copyStep(trx: Kysely<unknown>, position: number, rows: number): Promise<StepResult> {
-  const result = await sql<{ last: number | null; first: number | null; top: number | null }>`
+  const result = await sql<{ last: number | string | null; first: number | string | null; top: number | string | null }>`
     WITH batch AS (SELECT * FROM checks_v1 WHERE id > ${position} ORDER BY id LIMIT ${rows}),
     copied AS (
       INSERT INTO checks SELECT s.sid, b.checked_at, b.online, b.players_online, b.players_max, round(b.latency_ms)
@@ -90,8 +90,12 @@ async function copyStep(trx: Kysely<unknown>, position: number, rows: number): P
         players_sum = check_hours.players_sum + excluded.players_sum,
         players_peak = GREATEST(check_hours.players_peak, excluded.players_peak))
     SELECT (SELECT max(id) FROM batch) AS last, (SELECT min(id) FROM checks_v1) AS first, (SELECT max(id) FROM checks_v1) AS top`.execute(trx);
-  const { last, first, top } = result.rows[0] ?? { last: null, first: null, top: null };
-  if (last === null || first === null || top === null || last >= top) return { position: Math.max(position, top ?? 0), progress: 1, done: true };
+  // bigint: a string unless the pool reads it as a number.
+  const [last, first, top] = (['last', 'first', 'top'] as const).map((key) => {
+    const value = result.rows[0]?.[key];
+    return value == null ? null : Number(value);
+  });
+  if (last == null || first == null || top == null || last >= top) return { position: Math.max(position, top ?? 0), progress: 1, done: true };
   return { position: last, progress: (last - first + 1) / (top - first + 1), done: false };
 }
 
