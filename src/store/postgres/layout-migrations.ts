@@ -71,16 +71,18 @@ async function layoutBegin(trx: Kysely<unknown>): Promise<void> {
 }
 
 /**
- * Copies the rows of `checks_v1` after id `position`, `rows` of them at most (a check of the
- * same server and millisecond as one copied already is left out, as are those of a server
- * that is gone), and adds those inserted to their hourly rows: one statement.
+ * Copies the rows of `checks_v1` after id `position`, `rows` of them at most, and adds those
+ * inserted to their hourly rows: one statement. Of the checks of one server and millisecond the
+ * first written is kept, and those of a server that is gone are left out. The rows go in in the
+ * new key's order: a step of checks written in time order then fills each server's index
+ * pages in turn instead of visiting every server's for every minute.
  */
 async function copyStep(trx: Kysely<unknown>, position: number, rows: number): Promise<StepResult> {
   const result = await sql<{ last: number | string | null; first: number | string | null; top: number | string | null }>`
     WITH batch AS (SELECT * FROM checks_v1 WHERE id > ${position} ORDER BY id LIMIT ${rows}),
     copied AS (
       INSERT INTO checks SELECT s.sid, b.checked_at, b.online, b.players_online, b.players_max, round(b.latency_ms)
-        FROM batch b JOIN servers s ON s.id = b.server_id
+        FROM batch b JOIN servers s ON s.id = b.server_id ORDER BY s.sid, b.checked_at, b.id
       ON CONFLICT DO NOTHING
       RETURNING server, checked_at, online, players_online),
     hours AS (
