@@ -11,8 +11,9 @@
  *  - baseline: the upgrade as the previous release ran it, 0003 in one transaction (its
  *    statements, kept here), then the migrations after it;
  *  - one instance: the upgrade in steps; its length, its steps (how many, the longest, from
- *    the log's `migration step committed`), the slowest health answer meanwhile (a probe every
- *    5 ms, bench/scale/probe.mjs), the WAL it wrote against the baseline's;
+ *    the log's `migration step committed`), health answers meanwhile and idle after (a probe
+ *    every 5 ms, bench/scale/probe.mjs) beside the service's own longest event-loop delay
+ *    (`nodejs_eventloop_lag_max_seconds`), the WAL it wrote against the baseline's;
  *  - two instances: A upgrades, B starts once A is 20 % in and waits; A gets SIGTERM at 50 %:
  *    how long A takes to exit and with which code, how long until B commits its first step,
  *    the whole upgrade's length against one instance's, B's slowest health answer and its
@@ -147,7 +148,7 @@ function startService(url: string, root = ROOT): Promise<Service> {
     // The start script runs dist/main.js of its working directory.
     const child = spawn(command, args, {
       cwd: root,
-      env: serviceEnv(port, '/nonexistent', { DATABASE_URL: url, LOG_LEVEL: 'info', ICMP: 'off', REFRESH_PINGS_PER_MINUTE: '0' }),
+      env: serviceEnv(port, '/nonexistent', { DATABASE_URL: url, LOG_LEVEL: 'info', ICMP: 'off', REFRESH_PINGS_PER_MINUTE: '0', METRICS_TOKEN }),
       stdio: ['ignore', 'pipe', 'inherit'],
     });
     const service: Service = { child, base: `http://127.0.0.1:${port}`, exited: new Promise((resolve) => child.once('exit', resolve)), commits: [] };
@@ -166,6 +167,15 @@ function startService(url: string, root = ROOT): Promise<Service> {
 }
 
 type Migration = { name: string; progress: number } | null;
+
+const METRICS_TOKEN = 'bench-postgres-migration-metrics-token';
+
+/** The service's longest event-loop delay since the last scrape, ms: a slow health answer with a short one waited for a core, not for the service. */
+async function loopLagMax(service: Service): Promise<number> {
+  const res = await fetch(`${service.base}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } });
+  const match = /^nodejs_eventloop_lag_max_seconds (\S+)$/m.exec(await res.text());
+  return match ? Number(match[1]) * 1000 : NaN;
+}
 
 /** Health's `migration` (undefined: no answer, or not 200). */
 async function migrationOf(service: Service): Promise<Migration | undefined> {
@@ -227,17 +237,23 @@ async function oneInstance(url: string): Promise<number> {
   try {
     await until(service, (m) => m !== undefined);
     const report = probe(service);
+    await loopLagMax(service);
     const started = performance.now();
     await until(service, finished);
     const ms = performance.now() - started;
+    const lagMigrating = await loopLagMax(service);
     // The same probe with the service idle: what this machine's load alone makes of it.
     report.phase('idle');
     await sleep(10_000);
+    const lagIdle = await loopLagMax(service);
     const none = { n: 0, p99: NaN, max: NaN };
     const { migrating = none, idle = none } = await report.end();
     const steps = copySteps(service);
     console.log(`  one instance: upgrade ${fmt(ms / 1000, 1)} s, ${steps.count} copy steps, the longest ${fmt(steps.longest)} ms`);
-    console.log(`    health while migrating: p99 ${fmt(migrating.p99, 1)} ms, slowest ${fmt(migrating.max, 1)} ms (${fmt(migrating.n)} answers); idle after: p99 ${fmt(idle.p99, 1)} ms, slowest ${fmt(idle.max, 1)} ms`);
+    console.log(
+      `    health while migrating: p99 ${fmt(migrating.p99, 1)} ms, slowest ${fmt(migrating.max, 1)} ms (${fmt(migrating.n)} answers), the service's loop delay at most ${fmt(lagMigrating, 1)} ms; ` +
+        `idle after: p99 ${fmt(idle.p99, 1)} ms, slowest ${fmt(idle.max, 1)} ms, loop delay ${fmt(lagIdle, 1)} ms`,
+    );
     return ms;
   } finally {
     await stopped(service);
