@@ -126,7 +126,7 @@ export interface MigrationSession {
   /**
    * Waits for the lock without holding a statement open (another instance may migrate for
    * minutes), then resolves with the connection to migrate on; `onWait` is called once if it
-   * has to wait. Rejects with MigrationStoppedError once `signal` aborts.
+   * has to wait. Rejects once `signal` aborts (the run ends with MigrationStoppedError).
    */
   acquire(signal: AbortSignal, onWait: () => void): Promise<Db>;
   /** A stop: the statement running on the connection is cancelled, and no other one starts. */
