@@ -19,7 +19,7 @@
  *    the whole upgrade's length against one instance's, B's slowest health answer and its
  *    answers that were not 200 (none expected), and whether B exited (it must not);
  *  - a stop in one long statement: a build with one more migration that sleeps 60 s in one
- *    statement (test/support/appended-migration.ts), SIGTERM 3 s in: how long until exit.
+ *    statement (test/support/test-migration.mjs, preloaded), SIGTERM 3 s in: how long until exit.
  *
  * BENCH_PG_MIGRATION_SCALE (default 1) divides the servers (e.g. 10 for a quick run).
  * Loopback only.
@@ -33,7 +33,7 @@ import { freePort } from '../scripts/ports.mjs';
 import { MigrationRunner } from '../src/store/migration-runner.js';
 import { observerMigrations } from '../src/store/migrations.js';
 import { ensurePartitions } from '../src/store/postgres/partitions.js';
-import { buildWithMigration } from '../test/support/appended-migration.js';
+import { APPENDED_MIGRATION_NAME, appendedMigrationEnv } from '../test/support/appended-migration.js';
 import { startPrivatePostgres } from '../test/support/private-postgres.js';
 import { fmt, serviceEnv, startCommand, summarise } from './support.js';
 
@@ -142,13 +142,13 @@ interface Service {
   commits: Array<{ at: number; migration: string; step: string }>;
 }
 
-function startService(url: string, root = ROOT): Promise<Service> {
+function startService(url: string, env: Record<string, string> = {}): Promise<Service> {
   return freePort().then((port) => {
     const [command, args] = startCommand(ROOT);
     // The start script runs dist/main.js of its working directory.
     const child = spawn(command, args, {
-      cwd: root,
-      env: serviceEnv(port, '/nonexistent', { DATABASE_URL: url, LOG_LEVEL: 'info', ICMP: 'off', REFRESH_PINGS_PER_MINUTE: '0', METRICS_TOKEN }),
+      cwd: ROOT,
+      env: serviceEnv(port, '/nonexistent', { DATABASE_URL: url, LOG_LEVEL: 'info', ICMP: 'off', REFRESH_PINGS_PER_MINUTE: '0', METRICS_TOKEN, ...env }),
       stdio: ['ignore', 'pipe', 'inherit'],
     });
     const service: Service = { child, base: `http://127.0.0.1:${port}`, exited: new Promise((resolve) => child.once('exit', resolve)), commits: [] };
@@ -291,17 +291,15 @@ async function twoInstances(url: string, alone: number): Promise<void> {
 }
 
 async function longStatement(url: string): Promise<void> {
-  const build = buildWithMigration({ seconds: 60 });
-  const service = await startService(url, build.root);
+  const service = await startService(url, appendedMigrationEnv(60));
   try {
-    await until(service, (m) => m?.name === '9000_test_migration');
+    await until(service, (m) => m?.name === APPENDED_MIGRATION_NAME);
     await sleep(3000);
     const stop = await stopped(service);
     console.log(`  a stop in a migration's 60 s statement: exited in ${fmt(stop.ms)} ms with code ${stop.code}`);
     summarise(`postgres-migration: SIGTERM in a 60 s statement exits in ${fmt(stop.ms)} ms (code ${stop.code})`);
   } finally {
     if (service.child.exitCode === null) await stopped(service);
-    build.remove();
   }
 }
 

@@ -2,8 +2,8 @@
  * Upgrades of instances sharing one PostgreSQL database, as a rolling deploy meets them, with the
  * real service (`node dist/main.js`, what `npm start` runs) in processes of its own.
  *
- * A migration longer than the statement timeout: a build with one more migration
- * (test/support/appended-migration.ts), the pool's statement timeout lowered to 1 s through
+ * A migration longer than the statement timeout: this build with one more migration
+ * (test/support/test-migration.mjs, preloaded), the pool's statement timeout lowered to 1 s through
  * DATABASE_URL. Instance A migrates; B, started meanwhile, waits for its turn and answers
  * throughout: health 200 with the migration named, /history 503 `migrating`, uncached status
  * look-ups 200. A gets SIGTERM in the migration's statement: it exits 0, its transaction rolled
@@ -18,7 +18,7 @@
  */
 import pg from 'pg';
 import { afterAll, expect, it } from 'vitest';
-import { APPENDED_MIGRATION_NAME, buildWithMigration } from '../support/appended-migration.js';
+import { APPENDED_MIGRATION_NAME, appendedMigrationEnv } from '../support/appended-migration.js';
 import { createTestDatabase } from '../support/postgres-databases.js';
 import { LOOPBACK_ALLOWLIST } from '../support/services.js';
 import { alive, answersBeside, children, end, migrated, startService, stop, type Service } from './service-process.js';
@@ -141,12 +141,10 @@ it('an instance started while another runs a migration longer than the statement
   const database = await createTestDatabase('observer_rolling');
   cleanups.push(() => database.drop());
   await buildDatabase({ kind: 'postgres', url: database.url }, MIGRATION_NAMES.length, { servers: 5, checksPerServer: 50, intervalMs: 5 * MINUTE, end: NOW });
-  const build = buildWithMigration({ seconds: MIGRATION_SECONDS });
-  cleanups.push(async () => build.remove());
   const url = (name: string) => withParameters(database.url, { statement_timeout: String(STATEMENT_TIMEOUT_MS), application_name: name });
-  const start = (name: string) => startService({ kind: 'postgres', url: url(name) }, undefined, { root: build.root, env: LOOKUP_ENV });
+  const start = (name: string) => startService({ kind: 'postgres', url: url(name) }, undefined, { env: { ...LOOKUP_ENV, ...appendedMigrationEnv(MIGRATION_SECONDS) } });
   const sleeping = (name: string) => async () =>
-    (await query(database.url, `SELECT 1 FROM pg_stat_activity WHERE application_name = $1 AND query LIKE 'SELECT pg_sleep%' AND state = 'active'`, [name])).length > 0;
+    (await query(database.url, `SELECT 1 FROM pg_stat_activity WHERE application_name = $1 AND query ILIKE 'select pg_sleep%' AND state = 'active'`, [name])).length > 0;
 
   const a = await start('observer-a');
   const services = [a];

@@ -48,8 +48,6 @@ async function portForService(): Promise<number> {
 export type LineHandler = (entry: Record<string, unknown>, service: Service) => void;
 
 export interface ServiceOptions {
-  /** The directory whose dist/main.js runs, and the process's working directory (default: this checkout). */
-  root?: string;
   /** Variables added to the service's environment. */
   env?: Record<string, string>;
 }
@@ -76,7 +74,6 @@ export async function startService(database: LegacyDatabase, onLine: LineHandler
 async function spawnService(database: LegacyDatabase, options: ServiceOptions, onLine: LineHandler): Promise<Service> {
   const port = await portForService();
   const child = spawn(process.execPath, ['dist/main.js'], {
-    ...(options.root === undefined ? {} : { cwd: options.root }),
     env: {
       PATH: process.env.PATH ?? '',
       DATABASE_URL: databaseUrl(database),
