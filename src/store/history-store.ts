@@ -28,7 +28,7 @@ import { refusedByDatabase, setBatchAside } from './batch-ledger.js';
 import { MigratingError, StoreOpenError } from './errors.js';
 import type { HeldBatches } from './held-batches.js';
 import { retentionCutoffs, type Maintenance, type Retention, type RetentionReport } from './maintenance.js';
-import { MigrationRunner, MigrationStoppedError, type MigrationEvent, type MigrationState, type MigrationSteps } from './migration-runner.js';
+import { MigrationRunner, MigrationStoppedError, type MigrationEvent, type MigrationSession, type MigrationState, type MigrationSteps } from './migration-runner.js';
 import { observerMigrations } from './migrations.js';
 import { ReadFallback } from './read-fallback.js';
 import type { Database, Dialect } from './schema.js';
@@ -116,6 +116,8 @@ export interface StoreParts {
   afterCommitSteps?: MigrationSteps;
   /** Where group commits are kept while an upgrade runs (held-batches.ts). */
   held: HeldBatches;
+  /** The session the migrations run in, under the lock that instances sharing the database take in turn (PostgreSQL). */
+  migrationSession?: MigrationSession;
   /** The watch store (default: a WatchStore on `db`). */
   watches?: (db: Kysely<Database>) => WatchStore;
 }
@@ -189,6 +191,7 @@ export class KyselyHistoryStore implements HistoryStore {
       },
       ...(parts.migrationSteps ? { steps: parts.migrationSteps } : {}),
       ...(parts.afterCommitSteps ? { afterSteps: parts.afterCommitSteps } : {}),
+      ...(parts.migrationSession ? { session: parts.migrationSession } : {}),
       ...(options.onMigration ? { onEvent: options.onMigration } : {}),
     });
     // Rejected only when the start stops; migrate() reports it.

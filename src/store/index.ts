@@ -11,6 +11,7 @@ import { postgresHeldBatches } from './held-batches.js';
 import { KyselyHistoryStore, reportBackgroundError, type StoreOptions, type StoreParts } from './history-store.js';
 import { MigrationStoppedError } from './migration-runner.js';
 import { applyBatch, createPostgresBatchWriter } from './postgres/batch-writer.js';
+import { postgresMigrationSession } from './postgres/migration-session.js';
 import { createPostgresPool } from './postgres/pool.js';
 import { postgresMaintenance } from './postgres/partitions.js';
 import type { Database } from './schema.js';
@@ -113,5 +114,6 @@ function postgresParts(url: string, onError: (error: unknown) => void): Omit<Sto
     maintenance: postgresMaintenance(db),
     readHistory: postgresHistoryReader(pool),
     held: postgresHeldBatches(db, applyBatch),
+    migrationSession: postgresMigrationSession(url, pool, onError),
   };
 }

@@ -20,8 +20,10 @@
  *
  * The applied migrations are recorded in Kysely's `kysely_migration` table, as Kysely's own
  * Migrator did, so databases written by earlier versions are read as they are. On PostgreSQL
- * each migration's transaction holds the same advisory lock as Kysely's Migrator: instances
- * that start together apply each migration once, the others wait, then find it applied.
+ * each migration's transaction holds the same advisory lock as Kysely's Migrator, and the
+ * service runs its migrations in a session that holds that lock from the first to the last
+ * (MigrationSession, postgres/migration-session.ts): of the instances that share a database,
+ * one migrates at a time, the others wait for their turn, then find what it applied.
  */
 import { sql, type Kysely, type KyselyPlugin } from 'kysely';
 import type { Dialect } from './schema.js';
@@ -87,7 +89,7 @@ const LEDGER = 'kysely_migration';
 const LEDGER_LOCK = 'kysely_migration_lock';
 const PROGRESS = 'observer_migration_progress';
 /** Kysely's Migrator's advisory lock id on PostgreSQL: instances of every version agree on it. */
-const POSTGRES_LOCK_ID = '3853314791062309107';
+export const POSTGRES_LOCK_ID = '3853314791062309107';
 
 /**
  * What the runner reports as it goes (the service logs it): each statement of a migration's
@@ -98,7 +100,9 @@ const POSTGRES_LOCK_ID = '3853314791062309107';
  */
 export type MigrationEvent =
   | { kind: 'statement'; migration: string; step: string; statement: number }
-  | { kind: 'committed'; migration: string; step: string; progress: number; ms: number; rows?: number };
+  | { kind: 'committed'; migration: string; step: string; progress: number; ms: number; rows?: number }
+  /** Another instance runs the migrations: this one waits for its turn (`migration`: the first it lacks). */
+  | { kind: 'waiting'; migration: string };
 
 /** Where a run of the migrations is; each step answers the next one. */
 export interface MigrationCursor {
@@ -134,6 +138,24 @@ export interface MigrationStepDone {
 /** Runs the next step from `cursor`, reporting each statement; null when nothing is left. `signal` may end a step that can be ended midway. */
 export type MigrationSteps = (cursor: MigrationCursor, onEvent?: (event: MigrationEvent) => void, signal?: AbortSignal) => Promise<MigrationStepDone | null>;
 
+/**
+ * A connection that runs the migrations while it holds the migration lock (PostgreSQL, where
+ * several instances share a database): taken when there is something to apply, kept from the
+ * first step to the last, let go when the run ends however it ends.
+ */
+export interface MigrationSession {
+  /**
+   * Waits for the lock without holding a statement open (another instance may migrate for
+   * minutes), then resolves with the connection to migrate on; `onWait` is called once if it
+   * has to wait. Rejects once `signal` aborts (the run ends with MigrationStoppedError).
+   */
+  acquire(signal: AbortSignal, onWait: () => void): Promise<Db>;
+  /** A stop: the statement running on the connection is cancelled, and no other one starts. */
+  stop(): void;
+  /** Lets the lock and the connection go. */
+  release(): Promise<void>;
+}
+
 export interface MigrationRunnerOptions {
   /** Called whenever the migration running or its progress changes (null: none runs). */
   onState?: (state: MigrationState | null) => void;
@@ -145,6 +167,8 @@ export interface MigrationRunnerOptions {
   steps?: MigrationSteps;
   /** Where the work after the commits runs (SQLite: a process of its own); default: as the steps. */
   afterSteps?: MigrationSteps;
+  /** With the default steps: they run on this session's connection, under its lock (PostgreSQL). */
+  session?: MigrationSession;
 }
 
 export class MigrationRunner {
@@ -155,12 +179,16 @@ export class MigrationRunner {
 
   constructor(
     private readonly db: Db,
-    dialect: Dialect,
+    private readonly dialect: Dialect,
     private readonly migrations: readonly ObserverMigration[],
     private readonly options: MigrationRunnerOptions = {},
   ) {
-    this.steps = options.steps ?? ((cursor, onEvent) => new MigrationStepper(db, dialect, migrations, onEvent).next(cursor));
+    this.steps = options.steps ?? this.stepsOn(db);
     this.planner = new MigrationStepper(db, dialect, migrations);
+  }
+
+  private stepsOn(db: Db): MigrationSteps {
+    return (cursor, onEvent) => new MigrationStepper(db, this.dialect, this.migrations, onEvent).next(cursor);
   }
 
   /** The migration running now, or null. */
@@ -183,7 +211,7 @@ export class MigrationRunner {
 
   /** Applies every migration not applied yet, up to `until` (its name) if given; the work after their commits is left to runAfterCommit(). */
   run(until?: string): Promise<void> {
-    return this.runFrom({ ...(until === undefined ? {} : { until }), afterFrom: 0 }, this.steps);
+    return this.runFrom({ ...(until === undefined ? {} : { until }), afterFrom: 0 }, this.steps, this.options.session);
   }
 
   /** Whether work after the commits of applied migrations is left to do (an earlier start was stopped in it, say). */
@@ -196,18 +224,20 @@ export class MigrationRunner {
     return this.runFrom({ ledger: true, after: true, afterFrom: 0 }, this.options.afterSteps ?? this.steps);
   }
 
-  private async runFrom(start: MigrationCursor, steps: MigrationSteps): Promise<void> {
+  private async runFrom(start: MigrationCursor, stepsHere: MigrationSteps, session?: MigrationSession): Promise<void> {
     const { onEvent, signal } = this.options;
     let cursor = start;
+    let steps = stepsHere;
+    // A stop during a step of the session's: its statement is cancelled, the step rolled back.
+    const stop = () => session?.stop();
+    signal?.addEventListener('abort', stop, { once: true });
     try {
       // Before the first step answers: a resumed copy reports where it stands, not 0.
       this.setState(await this.planner.upcoming(cursor));
+      if (session && !this.options.steps && (await this.pending(start.until))) steps = this.stepsOn(await this.inTurn(session));
       for (;;) {
         if (signal?.aborted) throw new MigrationStoppedError(this.current?.name ?? (await this.firstPending()));
-        const done = await steps(cursor, onEvent, signal).catch(async (error: unknown) => {
-          // A step the stop ended midway.
-          throw signal?.aborted ? new MigrationStoppedError(this.current?.name ?? (await this.firstPending())) : error;
-        });
+        const done = await steps(cursor, onEvent, signal);
         if (done === null) break;
         if (done.committed) {
           const { migration, step, progress, ms, rows } = done;
@@ -219,9 +249,29 @@ export class MigrationRunner {
         const progress = upcoming.name === done.migration ? Math.max(upcoming.progress, done.progress) : upcoming.progress;
         this.setState({ name: upcoming.name, progress: Math.min(1, Math.max(0, progress)) });
       }
+    } catch (error) {
+      if (signal?.aborted && !(error instanceof MigrationStoppedError)) throw new MigrationStoppedError(this.current?.name ?? (await this.firstPending()));
+      throw error;
     } finally {
+      signal?.removeEventListener('abort', stop);
       this.setState(null);
+      await session?.release();
     }
+  }
+
+  /** Whether a migration up to `until` is not applied yet. */
+  private async pending(until?: string): Promise<boolean> {
+    const applied = await this.applied();
+    const last = until === undefined ? this.migrations.length - 1 : this.migrations.findIndex((m) => m.name === until);
+    return this.migrations.slice(0, last + 1).some((m) => !applied.includes(m.name));
+  }
+
+  /** The session's connection once it holds the lock; meanwhile the migration reported is the first one not applied. */
+  private async inTurn(session: MigrationSession): Promise<Db> {
+    const signal = this.options.signal ?? new AbortController().signal;
+    return session.acquire(signal, () => {
+      void this.firstPending().then((migration) => this.options.onEvent?.({ kind: 'waiting', migration }));
+    });
   }
 
   private async firstPending(): Promise<string> {
@@ -384,6 +434,8 @@ export class MigrationStepper {
   }
 
   private async ensureLedger(): Promise<void> {
+    // Made already: no lock to wait for (another instance may hold it for a long migration).
+    if (this.dialect === 'postgres' && (await this.ledgerExists())) return;
     await this.transact(this.db, async (trx) => {
       if (this.dialect === 'postgres') await sql`SELECT pg_advisory_xact_lock(${sql.lit(POSTGRES_LOCK_ID)})`.execute(trx);
       // The same tables Kysely's Migrator made, so that either can read what the other wrote.
@@ -400,6 +452,11 @@ export class MigrationStepper {
         .addColumn('is_locked', 'integer', (c) => c.notNull().defaultTo(0))
         .execute();
     });
+  }
+
+  private async ledgerExists(): Promise<boolean> {
+    const { rows } = await sql<{ made: boolean }>`SELECT to_regclass(${LEDGER}) IS NOT NULL AND to_regclass(${LEDGER_LOCK}) IS NOT NULL AS made`.execute(this.db);
+    return rows[0]?.made === true;
   }
 
   private async isApplied(db: Db, name: string): Promise<boolean> {
