@@ -6,6 +6,8 @@
 #
 #   bash scripts/container.sh base          makes the local base image unless it exists
 #   bash scripts/container.sh build         base, then the service's image; prints its name
+#   bash scripts/container.sh stand-ins     base, then local stand-ins for the images compose.yaml
+#                                           names (test/deploy/stand-ins/); prints their names
 #   bash scripts/container.sh podman ARG... podman with this machine's flags (run, exec, ...)
 #
 # Podman runs with runc and cgroupfs, and with a containers.conf of its own without default
@@ -44,19 +46,23 @@ NODE_PREFIX=${XDG_CACHE_HOME:-$HOME/.cache}/observer/node-$NODE_VERSION
 
 mkdir -p "$CACHE"
 export CONTAINERS_CONF=$CACHE/containers.conf
-printf '[containers]\ndefault_ulimits = []\n' >"$CONTAINERS_CONF"
+# netavark (with aardvark-dns) rather than CNI: compose's containers find each other by name.
+printf '[containers]\ndefault_ulimits = []\n[network]\nnetwork_backend = "netavark"\n' >"$CONTAINERS_CONF"
 
 # The base's build folder (a root file system of ~200 MB), removed however the script ends.
 work=
 trap '[ -z "$work" ] || rm -rf "$work"' EXIT
 
-pod() { podman --runtime runc --cgroup-manager cgroupfs "$@"; }
+PODMAN=(podman --runtime runc --cgroup-manager cgroupfs)
+pod() { "${PODMAN[@]}" "$@"; }
 
 install_tools() {
   local need=()
   command -v podman >/dev/null || need+=(podman)
   command -v debootstrap >/dev/null || [ -x /usr/sbin/debootstrap ] || need+=(debootstrap)
   command -v runc >/dev/null || [ -x /usr/sbin/runc ] || need+=(runc)
+  [ -x /usr/lib/podman/netavark ] || need+=(netavark)
+  [ -x /usr/lib/podman/aardvark-dns ] || need+=(aardvark-dns)
   [ ${#need[@]} -eq 0 ] && return 0
   if [ "$(id -u)" != 0 ]; then
     echo "Missing Debian packages: ${need[*]} (run as root, or: sudo apt-get install ${need[*]})" >&2
@@ -147,6 +153,41 @@ build_image() {
   echo "$IMAGE"
 }
 
+# The full name a registry would give a short one (postgres:17 -> docker.io/library/postgres:17).
+qualified() {
+  case "$1" in
+    */*/*) echo "$1" ;;
+    */*) echo "docker.io/$1" ;;
+    *) echo "docker.io/library/$1" ;;
+  esac
+}
+
+# Where no registry can be reached, the images compose.yaml names are made here, each under its
+# own name: the base stands for the Dockerfile's default BASE (Node in /usr/local on bookworm),
+# and test/deploy/stand-ins/<service>/ for the image of that service, from Debian's packages on
+# the base, with the official image's contract (entrypoint, environment, port, stop signal).
+make_stand_ins() {
+  local service image
+  image=$(qualified "$(sed -n 's/^ARG BASE=//p' Dockerfile)")
+  pod tag "$BASE_IMAGE" "$image"
+  echo "$image"
+  node --input-type=module -e '
+    import { readFileSync } from "node:fs";
+    import { parse } from "yaml";
+    const { services } = parse(readFileSync("compose.yaml", "utf8"), { merge: true });
+    for (const [name, s] of Object.entries(services)) if (!s.build) console.log(name, s.image);' |
+    while read -r service image; do
+      image=$(qualified "$image")
+      if [ ! -f "test/deploy/stand-ins/$service/Containerfile" ]; then
+        echo "No stand-in for $service ($image) in test/deploy/stand-ins/" >&2
+        exit 1
+      fi
+      pod build --quiet --format docker --network host --build-arg "BASE=$BASE_IMAGE" --tag "$image" \
+        --file "test/deploy/stand-ins/$service/Containerfile" "test/deploy/stand-ins/$service" >/dev/null
+      echo "$image"
+    done
+}
+
 case "${1:-}" in
   base)
     install_tools
@@ -157,12 +198,18 @@ case "${1:-}" in
     make_base
     build_image
     ;;
+  stand-ins)
+    install_tools
+    make_base
+    make_stand_ins
+    ;;
   podman)
     shift
-    pod "$@"
+    # exec: a long-running podman (`system service`) is then the caller's own child to stop.
+    exec "${PODMAN[@]}" "$@"
     ;;
   *)
-    echo "usage: bash scripts/container.sh base|build|podman ARG..." >&2
+    echo "usage: bash scripts/container.sh base|build|stand-ins|podman ARG..." >&2
     exit 2
     ;;
 esac

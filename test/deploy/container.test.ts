@@ -166,7 +166,7 @@ describe('the container image', () => {
 });
 
 describe('compose.yaml', () => {
-  const compose = parse(readFileSync('compose.yaml', 'utf8')) as {
+  const compose = parse(readFileSync('compose.yaml', 'utf8'), { merge: true }) as {
     services: Record<string, { build?: string; environment?: Record<string, string>; networks?: unknown }>;
   };
   const nginxConf = readFileSync('deploy/compose/nginx.conf', 'utf8');
@@ -175,9 +175,12 @@ describe('compose.yaml', () => {
     const instances = Object.entries(compose.services)
       .filter(([, service]) => service.build === '.')
       .map(([name]) => `${name}:8080`);
-    const upstream = [...nginxConf.matchAll(/^\s*server ([\w.-]+:\d+)/gm)].map((m) => m[1]);
+    const upstream = (backup: boolean) =>
+      [...nginxConf.matchAll(/^\s*server ([\w.-]+:\d+)( backup)?/gm)].filter((m) => (m[2] !== undefined) === backup).map((m) => m[1]);
     expect(instances).toHaveLength(2);
-    expect(upstream).toEqual(instances);
+    // Each instance once, and once more as a backup (never left out: see the file).
+    expect(upstream(false)).toEqual(instances);
+    expect(upstream(true)).toEqual(instances);
     for (const name of ['postgres', 'redis', 'nginx']) expect(compose.services).toHaveProperty(name);
   });
 

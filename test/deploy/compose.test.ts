@@ -1,0 +1,191 @@
+/**
+ * compose.yaml run for real (test/support/compose-stack.ts): two instances sharing PostgreSQL
+ * and Redis behind nginx, started with `docker-compose up -d --build` on podman, the test's
+ * settings layered on it (test/deploy/compose.test.yaml). Load and probes go to nginx's port on
+ * loopback; the instances look up a Minecraft server on a host of the test's own inside the
+ * compose network. Asserted as counts: requests sent, answers by status, requests without an
+ * answer (none), and the checks the answers carry against the checks /history counts (equal).
+ *
+ * How the test knows a look-up reached an instance: each instance's own /metrics (asked from
+ * inside its container) counts the status requests it answered, and the Minecraft server sees
+ * the ping come from that instance's fixed address.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readCompose, startComposeStack, TARGET_PORT, TARGET_ZONE, type ComposeStack } from '../support/compose-stack.js';
+import { latencyQuantile, startSteadyLoad, type LoadTally } from '../support/steady-load.js';
+
+const INSTANCES = ['observer-1', 'observer-2'] as const;
+const fmt = (ms: number) => ms.toFixed(0);
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const serverName = (label: string, worker: number, n: number) => `${label}-w${worker}-n${n}.${TARGET_ZONE}:${TARGET_PORT}`;
+
+let stack: ComposeStack;
+
+beforeAll(async () => {
+  stack = await startComposeStack();
+}, 40 * 60_000);
+
+afterAll(async () => {
+  await stack?.down();
+}, 180_000);
+
+interface Health {
+  status: string;
+  database: string;
+  redis: string;
+  write_buffer: number;
+  migration: unknown;
+}
+
+/** One instance's health, asked from inside its container. */
+async function health(service: string): Promise<Health> {
+  return JSON.parse(await stack.ask(service, '/api/v1/status')) as Health;
+}
+
+/** The status look-ups an instance answered, by its own /metrics. */
+async function statusAnswers(service: string): Promise<number> {
+  const text = await stack.metrics(service);
+  let sum = 0;
+  for (const m of text.matchAll(/^observer_http_requests_total\{([^}]*)\} (\d+)$/gm)) {
+    if (m[1]!.includes('route="/api/v1/status/:address"')) sum += Number(m[2]);
+  }
+  return sum;
+}
+
+async function get(path: string): Promise<{ status: number; headers: Headers; body: Record<string, unknown> }> {
+  const res = await fetch(stack.url + path);
+  return { status: res.status, headers: res.headers, body: (await res.json()) as Record<string, unknown> };
+}
+
+/** Waits until every instance has written the checks it holds (the history is then whole). */
+async function historyWritten(): Promise<void> {
+  for (let i = 0; i < 120; i += 1) {
+    const states = await Promise.all(INSTANCES.map(health));
+    if (states.every((h) => h.write_buffer === 0 && h.database === 'ok')) return;
+    await sleep(500);
+  }
+  throw new Error('the instances did not write their buffered checks within a minute');
+}
+
+/** The checks /history counts for each server the load asked, summed. */
+async function checksInHistory(tally: LoadTally): Promise<number> {
+  let sum = 0;
+  const addresses = [...tally.checks.keys()];
+  for (let i = 0; i < addresses.length; i += 8) {
+    const answers = await Promise.all(addresses.slice(i, i + 8).map((a) => get(`/api/v1/history/${a}?range=24h`)));
+    for (const answer of answers) {
+      expect(answer.status).toBe(200);
+      sum += answer.body.checks as number;
+    }
+  }
+  return sum;
+}
+
+const answeredChecks = (tally: LoadTally) => [...tally.checks.values()].reduce((sum, set) => sum + set.size, 0);
+
+/** Prints the load's counts, and asserts them: every request answered 2xx or 503 with Retry-After. */
+function expectAllAnswered(name: string, tally: LoadTally): void {
+  const answered = Object.values(tally.byStatus).reduce((a, b) => a + b, 0);
+  console.log(
+    `${name}: ${tally.sent} requests sent, answered by status ${JSON.stringify(tally.byStatus)} (errors ${JSON.stringify(tally.errors)}), ` +
+      `${tally.failed} without an answer; answer time p50 ${fmt(latencyQuantile(tally, 0.5))} ms, p99 ${fmt(latencyQuantile(tally, 0.99))} ms, ` +
+      `longest ${fmt(latencyQuantile(tally, 1))} ms`,
+  );
+  expect(tally.unexpected).toEqual([]);
+  expect(tally.failed).toBe(0);
+  expect(answered).toBe(tally.sent);
+  expect(tally.byStatus[502] ?? 0).toBe(0);
+}
+
+/**
+ * 24 servers no one asked before, each asked twice through nginx (the 48 look-ups spread over
+ * both instances): one cache, so the second answer is the first one's check; one history, so
+ * each server has that one check, whichever instance wrote it and whichever reads it.
+ */
+async function expectShared(label: string): Promise<void> {
+  const servers = Array.from({ length: 24 }, (_, i) => serverName(label, 0, i));
+  const first = await Promise.all(servers.map((s) => get(`/api/v1/status/${s}`)));
+  const again = await Promise.all(servers.map((s) => get(`/api/v1/status/${s}`)));
+  for (const [i, answer] of first.entries()) {
+    expect(answer.status).toBe(200);
+    expect(answer.body).toMatchObject({ online: true, players: { online: 4, max: 40 } });
+    expect(again[i]!.headers.get('x-cache')).toBe('HIT');
+    expect(again[i]!.body.checked_at).toBe(answer.body.checked_at);
+  }
+  await historyWritten();
+  for (const server of servers) expect((await get(`/api/v1/history/${server}?range=24h`)).body.checks).toBe(1);
+}
+
+/** Polls every 250 ms until every instance's health satisfies `test`; the ms it took. */
+async function untilEveryInstance(test: (h: Health) => boolean, what: string, ms = 60_000): Promise<number> {
+  const started = Date.now();
+  while (!(await Promise.all(INSTANCES.map(health))).every(test)) {
+    if (Date.now() - started > ms) throw new Error(`not every instance ${what} within ${ms} ms`);
+    await sleep(250);
+  }
+  return Date.now() - started;
+}
+
+describe('compose.yaml, started as an operator starts it', () => {
+  it('turns every health check healthy and answers health through nginx', async () => {
+    const checked = Object.keys(readCompose().services).filter((s) => s !== 'nginx');
+    expect(checked.sort()).toEqual(['observer-1', 'observer-2', 'postgres', 'redis']);
+    for (const service of checked) expect(await stack.healthCheck(service)).toBe('healthy');
+    const answer = await get('/api/v1/status');
+    expect(answer.status).toBe(200);
+    expect(answer.body).toMatchObject({ status: 'OK', database: 'ok', redis: 'ok', migration: null });
+  });
+
+  it('sends look-ups to both instances, which share one cache and one history', async () => {
+    const before = await Promise.all(INSTANCES.map(statusAnswers));
+    await expectShared('share');
+    const after = await Promise.all(INSTANCES.map(statusAnswers));
+    const answered = after.map((n, i) => n - before[i]!);
+    console.log(`status look-ups answered by observer-1 / observer-2: ${answered.join(' / ')}`);
+    // Both instances answered look-ups, and between them all 48.
+    expect(answered.every((n) => n > 0)).toBe(true);
+    expect(answered[0]! + answered[1]!).toBe(48);
+    // Both pinged: the Minecraft server saw each instance's fixed address.
+    expect([...stack.target.peers].sort()).toEqual(['172.29.80.11', '172.29.80.12']);
+  });
+
+  it('restarts each instance in turn under load, with no failed request and every check in the history', async () => {
+    const load = startSteadyLoad(stack.url, { label: 'rolling', serverName });
+    await sleep(3_000);
+    for (const service of INSTANCES) {
+      // SIGTERM, then the container's end; then a new start, and its health check passing.
+      await stack.compose('stop', '--timeout', '30', service);
+      expect(await stack.podman('inspect', '--format', '{{.State.ExitCode}}', stack.container(service))).toBe('0');
+      await stack.compose('start', service);
+      await stack.waitHealthy(service);
+      await sleep(2_000);
+    }
+    const tally = await load.stop();
+    expectAllAnswered('rolling restart', tally);
+    await historyWritten();
+    expect(await checksInHistory(tally)).toBe(answeredChecks(tally));
+  });
+
+  it('keeps answering while Redis is killed and PostgreSQL restarted, shares again, and every check reaches the history', async () => {
+    const load = startSteadyLoad(stack.url, { label: 'backing', serverName });
+    await sleep(3_000);
+    // Redis dies with its data; the instances answer from their own state meanwhile.
+    await stack.podman('kill', '--signal', 'KILL', stack.container('redis'));
+    await untilEveryInstance((h) => h.redis !== 'ok', 'noticed Redis gone');
+    await sleep(3_000);
+    await stack.compose('start', 'redis');
+    await stack.waitHealthy('redis');
+    const back = await untilEveryInstance((h) => h.redis === 'ok', 'shared Redis again');
+    console.log(`both instances shared Redis again ${back} ms after its health check passed`);
+    await expectShared('after-redis');
+    // PostgreSQL stopped (its fast shutdown) and started again; checks wait in the instances' buffers.
+    await stack.compose('restart', '--timeout', '30', 'postgres');
+    await stack.waitHealthy('postgres');
+    await untilEveryInstance((h) => h.database === 'ok', 'wrote to PostgreSQL again');
+    await sleep(3_000);
+    const tally = await load.stop();
+    expectAllAnswered('Redis killed, PostgreSQL restarted', tally);
+    await historyWritten();
+    expect(await checksInHistory(tally)).toBe(answeredChecks(tally));
+  });
+});
