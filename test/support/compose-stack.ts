@@ -19,7 +19,7 @@
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -28,6 +28,7 @@ import { promisify } from 'node:util';
 import { parse } from 'yaml';
 import { freePort } from '../../scripts/ports.mjs';
 import { startNamespaceHost, type NamespaceHost } from './namespace-host.js';
+import { containerScript, podman } from './podman.js';
 
 const run = promisify(execFile);
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -73,24 +74,6 @@ interface ComposeFile {
 /** compose.yaml, its `<<` merge keys applied as compose applies them. */
 export function readCompose(file = 'compose.yaml'): ComposeFile {
   return parse(readFileSync(file, 'utf8'), { merge: true }) as ComposeFile;
-}
-
-export async function podman(...args: string[]): Promise<string> {
-  const { stdout } = await run('bash', ['scripts/container.sh', 'podman', ...args], { timeout: 180_000, maxBuffer: 64 << 20 });
-  return stdout.trim();
-}
-
-/** A command of scripts/container.sh, niced (the rest of the suite shares the cores), its output in `log`. */
-async function containerScript(command: string, log: string): Promise<void> {
-  mkdirSync('.test-runtime', { recursive: true });
-  const fd = openSync(log, 'w');
-  const child = spawn('nice', ['-n', '10', 'bash', 'scripts/container.sh', command], { stdio: ['ignore', fd, fd] });
-  const code = await new Promise<number | null>((resolve) => child.once('close', resolve));
-  closeSync(fd);
-  if (code !== 0) {
-    const tail = readFileSync(log, 'utf8').split('\n').slice(-40).join('\n');
-    throw new Error(`scripts/container.sh ${command} exited ${code}:\n${tail}`);
-  }
 }
 
 function alive(pid: number): boolean {
@@ -226,7 +209,7 @@ export async function startComposeStack(): Promise<ComposeStack> {
     for (const step of cleanups.reverse()) await step().catch(() => undefined);
   };
   try {
-    await containerScript('build', '.test-runtime/container-build.log');
+    await containerScript('build', '.test-runtime/compose-build.log');
     await containerScript('stand-ins', '.test-runtime/compose-stand-ins.log');
     const socket = join(dir, 'podman.sock');
     const api = await startApiService(socket);
