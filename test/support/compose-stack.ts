@@ -1,7 +1,8 @@
 /**
  * compose.yaml started as an operator starts it, `docker-compose up -d --build` (Debian's
- * docker-compose, talking to podman's Docker-compatible API), with the test's settings from
- * test/deploy/compose.test.yaml layered on it, for the compose test and the cluster bench.
+ * docker-compose, talking to podman's Docker-compatible API through test/support/compose-api-shim.ts),
+ * with the test's settings from test/deploy/compose.test.yaml layered on it, for the compose
+ * test and the cluster bench.
  *
  * No image registry is reachable here. scripts/container.sh builds the service's image first
  * (its base made from Debian's packages, podman's layer cache filled over the host's network),
@@ -28,6 +29,7 @@ import { promisify } from 'node:util';
 import { parse } from 'yaml';
 import { freePort } from '../../scripts/ports.mjs';
 import { startNamespaceHost, type NamespaceHost } from './namespace-host.js';
+import { startComposeApiShim } from './compose-api-shim.js';
 import { containerScript, podman } from './podman.js';
 
 const run = promisify(execFile);
@@ -211,12 +213,14 @@ export async function startComposeStack(): Promise<ComposeStack> {
   try {
     await containerScript('build', '.test-runtime/compose-build.log');
     await containerScript('stand-ins', '.test-runtime/compose-stand-ins.log');
-    const socket = join(dir, 'podman.sock');
-    const api = await startApiService(socket);
+    const api = await startApiService(join(dir, 'podman.sock'));
     cleanups.push(async () => {
       api.kill('SIGTERM');
       if (api.exitCode === null) await new Promise((resolve) => api.once('exit', resolve));
     });
+    const socket = join(dir, 'compose.sock');
+    const shim = await startComposeApiShim(socket, join(dir, 'podman.sock'));
+    cleanups.push(() => new Promise((resolve) => shim.close(resolve)));
     const port = await freePort();
     const composeAs = composeCommand(socket, { POSTGRES_PASSWORD: randomBytes(12).toString('hex'), OBSERVER_PORT: `127.0.0.1:${port}` });
     await removeLeftovers(composeAs);
