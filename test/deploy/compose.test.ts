@@ -83,15 +83,24 @@ async function checksInHistory(tally: LoadTally): Promise<number> {
 
 const answeredChecks = (tally: LoadTally) => [...tally.checks.values()].reduce((sum, set) => sum + set.size, 0);
 
-/** Prints the load's counts, and asserts them: every request answered 2xx or 503 with Retry-After. */
-function expectAllAnswered(name: string, tally: LoadTally): void {
+/**
+ * A server first looked up on an instance that holds its checks back (PostgreSQL away, or a
+ * migration running) has no history on the other instances until that instance writes them.
+ */
+const HISTORY_NOT_YET_WRITTEN = /^GET \/api\/v1\/history\/\S+: 404 /;
+
+/**
+ * Prints the load's counts, and asserts them: every request answered 2xx or 503 with Retry-After,
+ * or as `allowed` (a description of the answer) says.
+ */
+function expectAllAnswered(name: string, tally: LoadTally, allowed?: RegExp): void {
   const answered = Object.values(tally.byStatus).reduce((a, b) => a + b, 0);
   console.log(
     `${name}: ${tally.sent} requests sent, answered by status ${JSON.stringify(tally.byStatus)} (errors ${JSON.stringify(tally.errors)}), ` +
       `${tally.failed} without an answer; answer time p50 ${fmt(latencyQuantile(tally, 0.5))} ms, p99 ${fmt(latencyQuantile(tally, 0.99))} ms, ` +
       `longest ${fmt(latencyQuantile(tally, 1))} ms`,
   );
-  expect(tally.unexpected).toEqual([]);
+  expect(tally.unexpected.filter((answer) => !allowed?.test(answer))).toEqual([]);
   expect(tally.failed).toBe(0);
   expect(answered).toBe(tally.sent);
   expect(tally.byStatus[502] ?? 0).toBe(0);
@@ -184,7 +193,7 @@ describe('compose.yaml, started as an operator starts it', () => {
     await untilEveryInstance((h) => h.database === 'ok', 'wrote to PostgreSQL again');
     await sleep(3_000);
     const tally = await load.stop();
-    expectAllAnswered('Redis killed, PostgreSQL restarted', tally);
+    expectAllAnswered('Redis killed, PostgreSQL restarted', tally, HISTORY_NOT_YET_WRITTEN);
     await historyWritten();
     expect(await checksInHistory(tally)).toBe(answeredChecks(tally));
   });

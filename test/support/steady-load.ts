@@ -18,7 +18,7 @@ export interface LoadTally {
   errors: Record<string, number>;
   /** Requests that got no HTTP answer. */
   failed: number;
-  /** Answers other than 2xx and 503 with Retry-After, and failures: the first 20, described. */
+  /** Answers other than 2xx and 503 with Retry-After, and failures, each described. */
   unexpected: string[];
   /** Each looked-up address with the distinct `checked_at` of its answers. */
   checks: Map<string, Set<string>>;
@@ -90,7 +90,7 @@ function record(tally: LoadTally, path: string, res: Response, body: string, sta
     tally.errors[code] = (tally.errors[code] ?? 0) + 1;
   }
   const retryable = res.status === 503 && res.headers.get('retry-after') !== null;
-  if ((res.status < 200 || res.status > 299) && !retryable && tally.unexpected.length < 20) {
+  if ((res.status < 200 || res.status > 299) && !retryable) {
     tally.unexpected.push(`GET ${path}: ${res.status} ${body.slice(0, 200)}`);
   }
   const address = /^\/api\/v1\/status\/([^?]+)$/.exec(path)?.[1];
@@ -123,7 +123,7 @@ export function startSteadyLoad(base: string, options: LoadOptions): RunningLoad
         }
       } catch (error) {
         tally.failed += 1;
-        if (tally.unexpected.length < 20) tally.unexpected.push(`GET ${path}: no answer (${String((error as Error).cause ?? error)})`);
+        tally.unexpected.push(`GET ${path}: no answer (${String((error as Error).cause ?? error)})`);
       }
       await sleep(pauseMs);
     }
