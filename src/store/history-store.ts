@@ -181,8 +181,9 @@ export class KyselyHistoryStore implements HistoryStore {
       unavailable,
       setAside: (batch, attempts, error) => setBatchAside(this.db, batch, attempts, error, clock.now()),
     });
-    this.reads = new ReadFallback({ deadlineMs: options.readDeadlineMs ?? 1000 });
-    this.historyReads = new ReadFallback({ deadlineMs: options.readDeadlineMs ?? 1000, keepEveryMs: HISTORY_KEPT_EVERY_MS });
+    const readFailed = (error: unknown) => this.onError(error);
+    this.reads = new ReadFallback({ deadlineMs: options.readDeadlineMs ?? 1000, onFailure: readFailed });
+    this.historyReads = new ReadFallback({ deadlineMs: options.readDeadlineMs ?? 1000, keepEveryMs: HISTORY_KEPT_EVERY_MS, onFailure: readFailed });
     this.trendReader = new TrendReader({
       db: this.db,
       now: () => clock.now(),
