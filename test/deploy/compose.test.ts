@@ -10,7 +10,12 @@
  * inside its container) counts the status requests it answered, and the Minecraft server sees
  * the ping come from that instance's fixed address.
  */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { APPENDED_MIGRATION_NAME } from '../support/appended-migration.js';
+import { holdTable, releaseFile } from '../support/compose-release.js';
 import { readCompose, startComposeStack, TARGET_PORT, TARGET_ZONE, type ComposeStack } from '../support/compose-stack.js';
 import { latencyQuantile, startSteadyLoad, type LoadTally } from '../support/steady-load.js';
 
@@ -34,12 +39,12 @@ interface Health {
   database: string;
   redis: string;
   write_buffer: number;
-  migration: unknown;
+  migration: { name: string; progress: number } | null;
 }
 
 /** One instance's health, asked from inside its container. */
 async function health(service: string): Promise<Health> {
-  return JSON.parse(await stack.ask(service, '/api/v1/status')) as Health;
+  return JSON.parse((await stack.ask(service, '/api/v1/status')).body) as Health;
 }
 
 /** The status look-ups an instance answered, by its own /metrics. */
@@ -125,15 +130,18 @@ async function expectShared(label: string): Promise<void> {
   for (const server of servers) expect((await get(`/api/v1/history/${server}?range=24h`)).body.checks).toBe(1);
 }
 
-/** Polls every 250 ms until every instance's health satisfies `test`; the ms it took. */
-async function untilEveryInstance(test: (h: Health) => boolean, what: string, ms = 60_000): Promise<number> {
+/** Polls every 250 ms until the health of each of `services` satisfies `test`; the ms it took. */
+async function untilInstances(services: readonly string[], test: (h: Health) => boolean, what: string, ms = 60_000): Promise<number> {
   const started = Date.now();
-  while (!(await Promise.all(INSTANCES.map(health))).every(test)) {
-    if (Date.now() - started > ms) throw new Error(`not every instance ${what} within ${ms} ms`);
+  // An instance that is starting does not answer yet.
+  while (!(await Promise.all(services.map((s) => health(s).catch(() => null)))).every((h) => h !== null && test(h))) {
+    if (Date.now() - started > ms) throw new Error(`not every one of ${services.join(', ')} ${what} within ${ms} ms`);
     await sleep(250);
   }
   return Date.now() - started;
 }
+const untilEveryInstance = (test: (h: Health) => boolean, what: string, ms?: number) => untilInstances(INSTANCES, test, what, ms);
+const untilInstance = (service: string, test: (h: Health) => boolean, what: string) => untilInstances([service], test, what);
 
 describe('compose.yaml, started as an operator starts it', () => {
   it('turns every health check healthy and answers health through nginx', async () => {
@@ -196,5 +204,72 @@ describe('compose.yaml, started as an operator starts it', () => {
     expectAllAnswered('Redis killed, PostgreSQL restarted', tally, HISTORY_NOT_YET_WRITTEN);
     await historyWritten();
     expect(await checksInHistory(tally)).toBe(answeredChecks(tally));
+  });
+});
+
+describe('a rolling upgrade to a release with one more migration', () => {
+  /**
+   * Where a migration records itself when it commits: the test holds it (SHARE: read, not
+   * written) so that the migration, its long statement done, stays uncommitted while it looks.
+   */
+  const LEDGER = 'kysely_migration';
+  /** The migration's one statement: longer than the instances' statement timeout (10 s). */
+  const MIGRATION_SECONDS = 12;
+
+  /** When each instance's container started, how often it was restarted, whether it runs. */
+  const lifetime = (service: string) => stack.podman('inspect', '--format', '{{.State.StartedAt}} {{.RestartCount}} {{.State.Running}}', stack.container(service));
+
+  /** An instance on the new release, asked directly while the migration runs: it answers status, and 503 `migrating` for stored data. */
+  async function expectServingWhileMigrating(service: string, stored: string): Promise<void> {
+    await untilInstance(service, (h) => h.migration?.name === APPENDED_MIGRATION_NAME, 'reported the migration');
+    const lookUp = await stack.ask(service, `/api/v1/status/${serverName(`${service}-migrating`, 0, 0)}`);
+    expect(lookUp.status).toBe(200);
+    expect(JSON.parse(lookUp.body)).toMatchObject({ online: true });
+    const history = await stack.ask(service, `/api/v1/history/${stored}?range=24h`);
+    expect(history.status).toBe(503);
+    expect(history.retryAfter).not.toBeNull();
+    expect(JSON.parse(history.body)).toMatchObject({ error: 'migrating' });
+  }
+
+  it('keeps answering while each instance in turn starts the new release, which migrates once; no instance exits', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'observer-release-'));
+    const release = releaseFile(dir, MIGRATION_SECONDS);
+    const upgrade = (service: string) => stack.composeWith(release, 'up', '--detach', '--no-deps', '--no-build', '--timeout', '30', service);
+    const load = startSteadyLoad(stack.url, { label: 'upgrade', serverName });
+    await sleep(3_000);
+    const stored = [...load.tally.checks.keys()][0]!;
+    const ledger = await holdTable(stack, LEDGER);
+    try {
+      // observer-1 on the new release takes the migration lock and migrates.
+      await upgrade('observer-1');
+      await expectServingWhileMigrating('observer-1', stored);
+      // The old observer-2 keeps serving stored data from the schema it knows.
+      expect((await stack.ask('observer-2', `/api/v1/history/${stored}?range=24h`)).status).toBe(200);
+      // observer-2 on the new release finds the lock taken and waits for its turn, answering.
+      await upgrade('observer-2');
+      await expectServingWhileMigrating('observer-2', stored);
+      // What an operator sees in PostgreSQL: one session holds the migration lock; each new instance has a migration session.
+      expect(await stack.psql(`SELECT count(*) FROM pg_locks JOIN pg_stat_activity USING (pid)
+        WHERE locktype = 'advisory' AND granted AND application_name = 'observer migration'`)).toBe('1');
+      expect(await stack.psql("SELECT count(*) FROM pg_stat_activity WHERE application_name = 'observer migration'")).toBe('2');
+    } finally {
+      await ledger.release();
+      rmSync(dir, { recursive: true, force: true });
+    }
+    const started = await Promise.all(INSTANCES.map(lifetime));
+    const took = await untilEveryInstance((h) => h.migration === null, 'finished the migration', 120_000);
+    console.log(`both instances served stored data again ${took} ms after the ledger was released`);
+    await sleep(2_000);
+    const tally = await load.stop();
+    expectAllAnswered('rolling upgrade', tally, HISTORY_NOT_YET_WRITTEN);
+    // Stored data answered 503 `migrating` through nginx while both instances ran the new release.
+    expect(tally.errors['503 migrating'] ?? 0).toBeGreaterThan(0);
+    await historyWritten();
+    expect(await checksInHistory(tally)).toBe(answeredChecks(tally));
+    // Applied once; neither instance exited or was restarted meanwhile.
+    expect(await stack.psql(`SELECT count(*) FROM ${LEDGER} WHERE name = '${APPENDED_MIGRATION_NAME}'`)).toBe('1');
+    expect(await stack.psql("SELECT to_regclass('observer_test_migration') IS NOT NULL")).toBe('t');
+    expect(await Promise.all(INSTANCES.map(lifetime))).toEqual(started);
+    for (const line of started) expect(line).toMatch(/ 0 true$/);
   });
 });

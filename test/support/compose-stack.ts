@@ -56,16 +56,26 @@ export interface ComposeStack {
   target: { address: string; peers: Set<string> };
   container(service: string): string;
   compose(...args: string[]): Promise<string>;
+  /** docker-compose with one more file of settings after the test's (a new release's image). */
+  composeWith(file: string, ...args: string[]): Promise<string>;
   podman(...args: string[]): Promise<string>;
   /** Runs the service's health check once, as podman's timer would; the status it leaves. */
   healthCheck(service: string): Promise<string>;
   /** Runs the service's health check every 500 ms until it is healthy (at most `ms`). */
   waitHealthy(service: string, ms?: number): Promise<void>;
-  /** GET `path` of one instance, asked from inside its container; the body. */
-  ask(service: string, path: string): Promise<string>;
+  /** GET `path` of one instance, asked from inside its container. */
+  ask(service: string, path: string): Promise<InstanceAnswer>;
+  /** One SQL statement in PostgreSQL's container, as the database's owner; its rows, unaligned. */
+  psql(statement: string): Promise<string>;
   /** GET /metrics of one instance, with its token, asked from inside its container. */
   metrics(service: string): Promise<string>;
   down(): Promise<void>;
+}
+
+export interface InstanceAnswer {
+  status: number;
+  retryAfter: string | null;
+  body: string;
 }
 
 interface ComposeFile {
@@ -104,14 +114,14 @@ async function takeLock(): Promise<() => void> {
   }
 }
 
-type ComposeCommand = (project: string, ...args: string[]) => Promise<string>;
+type ComposeCommand = (project: string, files: string[], ...args: string[]) => Promise<string>;
 
 /** What an earlier run killed before its end left: its compose project, its namespace. */
 async function removeLeftovers(compose: ComposeCommand): Promise<void> {
   const networks = await podman('network', 'ls', '--format', '{{.Name}}');
   for (const name of networks.split('\n')) {
     const pid = new RegExp(`^${PROJECT_PREFIX}(\\d+)_`).exec(name)?.[1];
-    if (pid !== undefined && !alive(Number(pid))) await compose(`${PROJECT_PREFIX}${pid}`, 'down', '--volumes', '--remove-orphans');
+    if (pid !== undefined && !alive(Number(pid))) await compose(`${PROJECT_PREFIX}${pid}`, [], 'down', '--volumes', '--remove-orphans');
   }
   const { stdout } = await run('ip', ['netns', 'list']);
   for (const name of stdout.split('\n').map((line) => line.split(' ')[0] ?? '')) {
@@ -122,8 +132,8 @@ async function removeLeftovers(compose: ComposeCommand): Promise<void> {
 
 /** docker-compose on compose.yaml and the test's settings, through the API at `socket`. */
 function composeCommand(socket: string, env: Record<string, string>): ComposeCommand {
-  return async (project, ...args) => {
-    const command = ['-p', project, '-f', 'compose.yaml', '-f', OVERRIDE, ...args];
+  return async (project, files, ...args) => {
+    const command = ['-p', project, ...['compose.yaml', OVERRIDE, ...files].flatMap((f) => ['-f', f]), ...args];
     const options = { env: { ...process.env, DOCKER_HOST: `unix://${socket}`, ...env }, timeout: 600_000, maxBuffer: 64 << 20 };
     const { stdout, stderr } = await run('docker-compose', command, options).catch((error: { stderr?: string }) => {
       throw new Error(`docker-compose ${args.join(' ')} failed: ${String(error.stderr ?? error).split('\n').slice(-30).join('\n')}`);
@@ -224,7 +234,8 @@ export async function startComposeStack(): Promise<ComposeStack> {
     const port = await freePort();
     const composeAs = composeCommand(socket, { POSTGRES_PASSWORD: randomBytes(12).toString('hex'), OBSERVER_PORT: `127.0.0.1:${port}` });
     await removeLeftovers(composeAs);
-    const compose = (...args: string[]) => composeAs(COMPOSE_PROJECT, ...args);
+    const composeWith = (file: string | null, ...args: string[]) => composeAs(COMPOSE_PROJECT, file === null ? [] : [file], ...args);
+    const compose = (...args: string[]) => composeWith(null, ...args);
     cleanups.push(() => compose('down', '--volumes', '--remove-orphans', '--timeout', '20'));
     const checks = runHealthChecks();
     try {
@@ -232,7 +243,7 @@ export async function startComposeStack(): Promise<ComposeStack> {
     } finally {
       await checks.stop();
     }
-    return await assemble({ url: `http://127.0.0.1:${port}`, compose, cleanups, cleanUp });
+    return await assemble({ url: `http://127.0.0.1:${port}`, compose, composeWith, cleanups, cleanUp });
   } catch (error) {
     await cleanUp();
     throw error;
@@ -242,12 +253,13 @@ export async function startComposeStack(): Promise<ComposeStack> {
 interface Parts {
   url: string;
   compose: (...args: string[]) => Promise<string>;
+  composeWith: (file: string, ...args: string[]) => Promise<string>;
   cleanups: Array<() => Promise<unknown>>;
   cleanUp: () => Promise<void>;
 }
 
 /** The target host on the compose network, and the stack's handles. */
-async function assemble({ url, compose, cleanups, cleanUp }: Parts): Promise<ComposeStack> {
+async function assemble({ url, compose, composeWith, cleanups, cleanUp }: Parts): Promise<ComposeStack> {
   const [network, definition] = Object.entries(readCompose().networks)[0]!;
   const subnet = definition.ipam?.config?.[0]?.subnet ?? '';
   const bridge = await podman('network', 'inspect', `${COMPOSE_PROJECT}_${network}`, '--format', '{{.NetworkInterface}}');
@@ -260,15 +272,19 @@ async function assemble({ url, compose, cleanups, cleanUp }: Parts): Promise<Com
     return podman('inspect', '--format', '{{.State.Health.Status}}', container(service));
   };
   const token = readCompose(OVERRIDE).services['observer-1']?.environment?.METRICS_TOKEN ?? '';
-  const ask = (service: string, path: string) =>
-    podman('exec', container(service), 'node', '-e',
-      `fetch('http://127.0.0.1:8080${path}', { headers: { authorization: 'Bearer ${token}' } }).then((r) => r.text()).then((t) => process.stdout.write(t))`);
+  const ask = async (service: string, path: string): Promise<InstanceAnswer> =>
+    JSON.parse(
+      await podman('exec', container(service), 'node', '-e',
+        `fetch('http://127.0.0.1:8080${path}', { headers: { authorization: 'Bearer ${token}' } })
+          .then(async (r) => process.stdout.write(JSON.stringify({ status: r.status, retryAfter: r.headers.get('retry-after'), body: await r.text() })))`),
+    ) as InstanceAnswer;
   return {
     url,
     subnet,
     target: { address: host.address, peers },
     container,
     compose,
+    composeWith,
     podman,
     healthCheck,
     async waitHealthy(service, ms = 120_000) {
@@ -279,7 +295,8 @@ async function assemble({ url, compose, cleanups, cleanUp }: Parts): Promise<Com
       }
     },
     ask,
-    metrics: (service) => ask(service, '/metrics'),
+    psql: (statement) => podman('exec', container('postgres'), 'psql', '--username', 'observer', '--dbname', 'observer', '--tuples-only', '--no-align', '--command', statement),
+    metrics: async (service) => (await ask(service, '/metrics')).body,
     down: cleanUp,
   };
 }
