@@ -26,9 +26,14 @@ import { buildDatabase, fixtureAddress, MIGRATION_NAMES, type HistoryShape } fro
 
 const MINUTE = 60_000;
 const NOW = Math.floor(Date.now() / MINUTE) * MINUTE - MINUTE;
-/** The statement timeout the instances run with (ms), and the appended migration's one statement (s). */
+/** The statement timeout the instances run with (ms). */
 const STATEMENT_TIMEOUT_MS = 1_000;
-const MIGRATION_SECONDS = 10;
+/**
+ * The appended migration's one statement (s): in A, longer than the test could ever take to
+ * reach its SIGTERM (A is stopped in it); in B, which applies it once A stopped, a few times
+ * the statement timeout.
+ */
+const MIGRATION_SECONDS = { a: 600, b: 4 };
 /** Uncached look-ups: each a loopback port nothing listens on (answered offline at once, and recorded). */
 const LOOKUP_ENV = {
   TARGET_ALLOWLIST: LOOPBACK_ALLOWLIST.join(','),
@@ -142,15 +147,16 @@ it('an instance started while another runs a migration longer than the statement
   cleanups.push(() => database.drop());
   await buildDatabase({ kind: 'postgres', url: database.url }, MIGRATION_NAMES.length, { servers: 5, checksPerServer: 50, intervalMs: 5 * MINUTE, end: NOW });
   const url = (name: string) => withParameters(database.url, { statement_timeout: String(STATEMENT_TIMEOUT_MS), application_name: name });
-  const start = (name: string) => startService({ kind: 'postgres', url: url(name) }, undefined, { env: { ...LOOKUP_ENV, ...appendedMigrationEnv(MIGRATION_SECONDS) } });
+  const start = (name: string, seconds: number) =>
+    startService({ kind: 'postgres', url: url(name) }, undefined, { env: { ...LOOKUP_ENV, ...appendedMigrationEnv(seconds) } });
   const sleeping = (name: string) => async () =>
     (await query(database.url, `SELECT 1 FROM pg_stat_activity WHERE application_name = $1 AND query ILIKE 'select pg_sleep%' AND state = 'active'`, [name])).length > 0;
 
-  const a = await start('observer-a');
+  const a = await start('observer-a', MIGRATION_SECONDS.a);
   const services = [a];
   try {
     await until('A in the migration', sleeping('observer-a'), a);
-    const b = await start('observer-b');
+    const b = await start('observer-b', MIGRATION_SECONDS.b);
     services.push(b);
     await until('B waiting for its turn', () => logged(b, 'another instance is migrating the database: waiting for its turn').length > 0, b);
     const load = probe(b, 30_000);
@@ -181,7 +187,7 @@ it('an instance started while another runs a migration longer than the statement
     expect(await missingFromHistory(b, probed.lookups)).toEqual([]);
 
     // A started again finds the migration applied and serves at once.
-    const again = await start('observer-a');
+    const again = await start('observer-a', MIGRATION_SECONDS.a);
     services.push(again);
     expect(await migrated(again)).toBe(true);
     expect(logged(again, 'migration statement done')).toEqual([]);
