@@ -56,7 +56,7 @@ export interface ComposeStack {
   target: { address: string; peers: Set<string> };
   container(service: string): string;
   compose(...args: string[]): Promise<string>;
-  /** docker-compose with one more file of settings after the test's (a new release's image). */
+  /** docker-compose with one more file of settings after the test's (a new release, test/support/compose-release.ts). */
   composeWith(file: string, ...args: string[]): Promise<string>;
   podman(...args: string[]): Promise<string>;
   /** Runs the service's health check once, as podman's timer would; the status it leaves. */
