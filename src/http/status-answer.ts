@@ -14,7 +14,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ClientHasher } from '../core/client-hash.js';
 import { ObserverError } from '../core/errors.js';
-import { statusBody, statusBodyBytes } from '../status/cache.js';
+import { statusBodyBytes } from '../status/cache.js';
 import { lookupEditions, parseEditionChoice, type EditionChoice } from '../status/editions.js';
 import type { QueryMode } from '../core/types.js';
 import type { CacheState, LookupOptions, QueryRequest, StatusAnswer, StatusLookup } from '../status/types.js';
@@ -125,7 +125,7 @@ export class StatusAnswers {
       const options = statusLookupOptions(this.options.hasher.lookupKey(ip), this.options.admitPing, ask.query);
       const answered =
         mode === 'auto'
-          ? lookupEditions(this.options.status, ask.address, options).then((both) => this.writeStatus(res, both, both.body, Buffer.byteLength(both.body)))
+          ? lookupEditions(this.options.status, ask.address, options).then((both) => this.writeStatus(res, both, both.body))
           : this.single(ask.address, mode, options, res);
       return answered?.catch((error: unknown) => this.answerError(error, counted, res));
     } catch (error) {
@@ -136,7 +136,7 @@ export class StatusAnswers {
 
   /** One edition's answer: written at once from the cache when it can be, else once looked up. */
   private single(address: string, mode: QueryMode, options: LookupOptions, res: ServerResponse): Promise<void> | undefined {
-    const write = (answer: StatusAnswer) => this.writeStatus(res, answer, statusBody(answer.status), statusBodyBytes(answer.status));
+    const write = (answer: StatusAnswer) => this.writeStatus(res, answer, statusBodyBytes(answer.status));
     const cached = this.options.status.cached?.(address, mode, options);
     if (cached === undefined) return this.options.status.lookup(address, mode, options).then(write);
     write(cached);
@@ -147,9 +147,9 @@ export class StatusAnswers {
    * A 200. Header pairs as a flat array: writeHead takes it as is, where an object's headers
    * are copied one by one. A public answer carries no client's RateLimit.
    */
-  private writeStatus(res: ServerResponse, answer: { cache: CacheState; maxAgeSeconds: number }, body: string, bytes: number): void {
+  private writeStatus(res: ServerResponse, answer: { cache: CacheState; maxAgeSeconds: number }, body: string | Buffer): void {
     const headers = [...this.fixed, 'x-cache', answer.cache, 'cache-control', cacheControl(answer.maxAgeSeconds)];
-    headers.push('content-type', JSON_TYPE, 'content-length', String(bytes));
+    headers.push('content-type', JSON_TYPE, 'content-length', String(typeof body === 'string' ? Buffer.byteLength(body) : body.length));
     res.writeHead(200, headers);
     res.end(body);
   }
