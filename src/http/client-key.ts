@@ -3,24 +3,17 @@ import proxyAddr from '@fastify/proxy-addr';
 import type { FastifyRequest } from 'fastify';
 import type { ClientHasher } from '../core/client-hash.js';
 
-const KEY = Symbol('observer.clientKey');
-const LOOKUP_KEY = Symbol('observer.lookupKey');
-
-type Holder = { [KEY]?: string; [LOOKUP_KEY]?: string };
-
 /**
- * The opaque key of the request's client (see ClientHasher), computed once per request: the
- * rate limiter and the distinct-client count use the same one.
+ * The opaque key of the request's client (see ClientHasher), made once per connection and
+ * address: the rate limiter and the distinct-client count use the same one.
  */
 export function clientKeyOf(request: FastifyRequest, hasher: ClientHasher): string {
-  const holder = request.raw as unknown as Holder;
-  return (holder[KEY] ??= hasher.hash(request.ip));
+  return hasher.keysOf(request.raw.socket, request.ip).key;
 }
 
-/** The client's key for the trends and the new-server allowance (ClientHasher.lookupKey), once per request. */
+/** The client's key for the trends and the new-server allowance (ClientHasher.lookupKey), likewise. */
 export function lookupKeyOf(request: FastifyRequest, hasher: ClientHasher): string {
-  const holder = request.raw as unknown as Holder;
-  return (holder[LOOKUP_KEY] ??= hasher.lookupKey(request.ip));
+  return hasher.keysOf(request.raw.socket, request.ip).lookupKey;
 }
 
 /** Whose `X-Forwarded-For` is believed: what Fastify's `trustProxy` option is given. */

@@ -87,12 +87,12 @@ export class StatusAnswers {
    */
   serve(req: IncomingMessage, res: ServerResponse, ask: StatusAsk | ObserverError): Promise<void> | undefined {
     try {
-      const ip = this.options.clientAddress(req);
-      const counted = this.charge(ip);
+      const client = this.options.hasher.keysOf(req.socket, this.options.clientAddress(req));
+      const counted = this.charge(client.key);
       const answered =
         counted instanceof Promise
-          ? counted.then((windowCount) => this.answer(ask, ip, windowCount, res))
-          : this.answer(ask, ip, counted, res);
+          ? counted.then((windowCount) => this.answer(ask, client.lookupKey, windowCount, res))
+          : this.answer(ask, client.lookupKey, counted, res);
       return answered?.catch((error: unknown) => this.failed(error, res));
     } catch (error) {
       this.failed(error, res);
@@ -101,14 +101,14 @@ export class StatusAnswers {
   }
 
   /** One unit of the status tier; null when the store failed (the request is let through, as every tier does). */
-  private charge(ip: string): WindowCount | Promise<WindowCount | null> | null {
+  private charge(clientKey: string): WindowCount | Promise<WindowCount | null> | null {
     const { store, limit } = this.options.rateLimit;
     const onFailure = (error: unknown) => {
       this.options.rateLimit.onError(error);
       return null;
     };
     try {
-      const counted = store.hit(`status:${this.options.hasher.hash(ip)}`, WINDOW_MS, limit);
+      const counted = store.hit(`status:${clientKey}`, WINDOW_MS, limit);
       return counted instanceof Promise ? counted.catch(onFailure) : counted;
     } catch (error) {
       return onFailure(error);
@@ -116,13 +116,13 @@ export class StatusAnswers {
   }
 
   /** Writes the answer, at once when this instance's cache decides it, or once the look-up has it. */
-  private answer(ask: StatusAsk | ObserverError, ip: string, counted: WindowCount | null, res: ServerResponse): Promise<void> | undefined {
+  private answer(ask: StatusAsk | ObserverError, lookupKey: string, counted: WindowCount | null, res: ServerResponse): Promise<void> | undefined {
     const { limit } = this.options.rateLimit;
     try {
       if (counted !== null && counted.count > limit) throw rateLimitError('status', limit, counted);
       if (ask instanceof ObserverError) throw ask;
       const mode = parseEditionChoice(ask.edition, ask.legacy ?? false, ask.bedrock ?? false);
-      const options = statusLookupOptions(this.options.hasher.lookupKey(ip), this.options.admitPing, ask.query);
+      const options = statusLookupOptions(lookupKey, this.options.admitPing, ask.query);
       const answered =
         mode === 'auto'
           ? lookupEditions(this.options.status, ask.address, options).then((both) => this.writeStatus(res, both, both.body))
