@@ -72,6 +72,8 @@ export class StatusAnswers {
   /** The headers every status answer starts with: the request steps' and the status tier's policy, as flat pairs. */
   private readonly fixed: readonly string[];
   private readonly policy: string;
+  /** The headers each body was last answered with (headersOf). */
+  private readonly heads = new WeakMap<Buffer, { cache: CacheState; maxAgeSeconds: number; headers: string[] }>();
 
   constructor(private readonly options: StatusAnswersOptions) {
     this.policy = rateLimitHeaders('status', options.rateLimit.limit, { count: 0, resetMs: 0 })['RateLimit-Policy'];
@@ -143,15 +145,33 @@ export class StatusAnswers {
     return undefined;
   }
 
-  /**
-   * A 200. Header pairs as a flat array: writeHead takes it as is, where an object's headers
-   * are copied one by one. A public answer carries no client's RateLimit.
-   */
+  /** A 200 (a public answer carries no client's RateLimit). */
   private writeStatus(res: ServerResponse, answer: { cache: CacheState; maxAgeSeconds: number }, body: string | Buffer): void {
-    const headers = [...this.fixed, 'x-cache', answer.cache, 'cache-control', cacheControl(answer.maxAgeSeconds)];
-    headers.push('content-type', JSON_TYPE, 'content-length', String(typeof body === 'string' ? Buffer.byteLength(body) : body.length));
-    res.writeHead(200, headers);
+    res.writeHead(200, typeof body === 'string' ? this.statusHeaders(answer, Buffer.byteLength(body)) : this.headersOf(body, answer));
     res.end(body);
+  }
+
+  /**
+   * The headers of a 200 as flat pairs (writeHead takes them as they are, where an object's are
+   * copied one by one), in the order every status answer has them.
+   */
+  private statusHeaders(answer: { cache: CacheState; maxAgeSeconds: number }, bytes: number): string[] {
+    const headers = [...this.fixed, 'x-cache', answer.cache, 'cache-control', cacheControl(answer.maxAgeSeconds)];
+    headers.push('content-type', JSON_TYPE, 'content-length', String(bytes));
+    return headers;
+  }
+
+  /**
+   * The headers of a cached body's answer, kept with the body while they stay the same: the
+   * answers of one cache entry within a second share their X-Cache and max-age. Node reads the
+   * pairs and does not keep or change them.
+   */
+  private headersOf(body: Buffer, answer: { cache: CacheState; maxAgeSeconds: number }): string[] {
+    const last = this.heads.get(body);
+    if (last !== undefined && last.cache === answer.cache && last.maxAgeSeconds === answer.maxAgeSeconds) return last.headers;
+    const headers = this.statusHeaders(answer, body.length);
+    this.heads.set(body, { cache: answer.cache, maxAgeSeconds: answer.maxAgeSeconds, headers });
+    return headers;
   }
 
   /** An error in the one shape, with the client's RateLimit (errors are not stored by shared caches). */
