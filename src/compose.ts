@@ -25,6 +25,7 @@ import { RedisStatusCache } from './status/redis-cache.js';
 import { startStore, type MigrationEvent, type RetentionReport, type StoreOptions } from './store/index.js';
 import type { Store } from './store/types.js';
 import { createWatches, type WatchTiming } from './watch/index.js';
+import { createVoteService } from './vote/service.js';
 import type { AbortLike } from './core/deadline.js';
 
 export interface ComposeOptions {
@@ -144,6 +145,7 @@ export async function composeApp(config: Config, options: ComposeOptions = {}) {
   const app = await buildApp({
     config,
     watches,
+    ...(config.votesEnabled ? { votes: createVoteService(config, budgetCounter, (error) => log.error(error, 'vote target budget')) } : {}),
     clock,
     redis,
     hasher,

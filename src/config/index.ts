@@ -31,7 +31,7 @@ export interface Config {
    */
   trustProxy: boolean | readonly string[];
   maintenanceMode: boolean;
-  rateLimits: { status: number; general: number; media: number };
+  rateLimits: { status: number; general: number; media: number; vote: number };
   statusCacheTtlSeconds: number;
   pingTimeoutMs: number;
   /** Pings in flight at once before the service serves stale results instead of queueing. */
@@ -85,6 +85,8 @@ export interface Config {
   publicUrl: string | null;
   /** GET /probe, Prometheus text for one server (PROBE_ENABLED); off: the route answers 404. */
   probeEnabled: boolean;
+  /** POST /vote, Votifier test votes (VOTES_ENABLED); off: the route answers 404. */
+  votesEnabled: boolean;
   /** Traces exported over OTLP (OTEL_* variables, ./tracing.ts); null: no tracing, nothing of OpenTelemetry loaded. */
   tracing: TracingConfig | null;
 }
@@ -366,6 +368,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
       status: integer(env, 'RATE_LIMIT_STATUS', 120, 1, 10_000_000),
       general: integer(env, 'RATE_LIMIT_GENERAL', 300, 1, 10_000_000),
       media: integer(env, 'RATE_LIMIT_MEDIA', 5000, 1, 10_000_000),
+      vote: integer(env, 'RATE_LIMIT_VOTE', 10, 1, 10_000_000),
     },
     statusCacheTtlSeconds: integer(env, 'STATUS_CACHE_TTL', 60, 1, 86_400),
     pingTimeoutMs: integer(env, 'PING_TIMEOUT_MS', 5000, 100, 60_000),
@@ -406,6 +409,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     watches: parseWatchSettings(env),
     publicUrl: parsePublicUrl(env.PUBLIC_URL),
     probeEnabled: boolean(env, 'PROBE_ENABLED', true),
+    votesEnabled: boolean(env, 'VOTES_ENABLED', true),
     tracing: parseTracing(env),
   };
   if (config.http.requestTimeoutMs < config.http.headersTimeoutMs) {

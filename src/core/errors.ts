@@ -125,6 +125,20 @@ export function errorCodeOf(message: string | null): ErrorCode {
 /** Every `queryResult.error_code` with its `error` sentence. */
 export const QUERY_ERROR_MESSAGES: Readonly<Record<QueryErrorCode, string>> = { ...ERROR_MESSAGES, query_unavailable: 'query not available' };
 
+/** Why a test vote was not taken: the `error_code` of a vote answer (docs/votes.md). */
+export type VoteFailure = 'connection_refused' | 'timeout' | 'not_votifier' | 'bad_token' | 'bad_key' | 'wrong_version' | 'server_error';
+
+/** Every vote `error_code` with what it means, in the order docs/votes.md lists them. */
+export const VOTE_FAILURES: Readonly<Record<VoteFailure, string>> = {
+  connection_refused: 'no connection to the port within the deadline: closed, filtered or unreachable alike',
+  not_votifier: 'connected, but no Votifier greeting',
+  wrong_version: 'the secret does not fit the protocol the server greeted with: a token for Votifier v1, or a public key for NuVotifier v2',
+  bad_key: 'the public key is not a 2048-bit RSA key, or the server kept the connection open after the vote (Votifier does when it cannot decrypt it)',
+  bad_token: "the server refused the vote's signature",
+  server_error: "the server refused the vote for another reason (its cause in `server_status`), or closed without answering",
+  timeout: 'the server greeted but did not answer the vote before the deadline',
+};
+
 export class ProbeError extends Error {
   readonly code: ProbeFailure;
   constructor(code: ProbeFailure, options: { cause?: unknown } = {}) {

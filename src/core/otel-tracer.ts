@@ -8,9 +8,11 @@
  * route template and the status code; never the client's address (the peer's or
  * X-Forwarded-For) or its user agent. An incoming `traceparent` (W3C Trace Context) makes the
  * request's span part of the caller's trace, and so takes the caller's sampling decision under
- * the parent-based samplers, as the specification has it.
+ * the parent-based samplers, as the specification has it; under the others the caller has no
+ * say (see KeyedRatioSampler).
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
+import { createHmac, randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ROOT_CONTEXT, SpanKind, SpanStatusCode, defaultTextMapGetter, trace, type Context, type Span, type Tracer as OtelTracer } from '@opentelemetry/api';
 import { W3CTraceContextPropagator, setGlobalErrorHandler } from '@opentelemetry/core';
@@ -21,9 +23,11 @@ import {
   AlwaysOnSampler,
   BatchSpanProcessor,
   ParentBasedSampler,
+  SamplingDecision,
   TraceIdRatioBasedSampler,
   TracerProvider,
   type Sampler,
+  type SamplingResult,
 } from '@opentelemetry/sdk-trace';
 import type { TracingConfig } from '../config/tracing.js';
 import { SERVICE_VERSION } from './service-info.js';
@@ -57,14 +61,41 @@ class Handle implements TraceSpan {
   }
 }
 
-function samplerOf(config: TracingConfig): Sampler {
+/**
+ * `traceidratio` whose choice a caller cannot steer. OpenTelemetry's ratio sampler keeps a
+ * trace when a number read from its ID is under the ratio, and the ID is the caller's when the
+ * request carries a `traceparent`: a caller could send IDs that are always kept. This one reads
+ * the number from a keyed hash of the ID, under a key of the process's own, so that every span
+ * of a trace gets the same choice and the configured share of traces is kept whatever IDs
+ * callers choose.
+ */
+class KeyedRatioSampler implements Sampler {
+  private readonly key = randomBytes(32);
+  /** Kept when the hash's first 32 bits are under this. */
+  private readonly bound: number;
+
+  constructor(private readonly ratio: number) {
+    this.bound = Math.floor(Math.min(Math.max(ratio, 0), 1) * 2 ** 32);
+  }
+
+  shouldSample(_context: Context, traceId: string): SamplingResult {
+    const kept = createHmac('sha256', this.key).update(traceId).digest().readUInt32BE(0) < this.bound;
+    return { decision: kept ? SamplingDecision.RECORD_AND_SAMPLED : SamplingDecision.NOT_RECORD };
+  }
+
+  toString(): string {
+    return `KeyedRatio{${this.ratio}}`;
+  }
+}
+
+export function samplerOf(config: Pick<TracingConfig, 'sampler' | 'ratio'>): Sampler {
   switch (config.sampler) {
     case 'always_on':
       return new AlwaysOnSampler();
     case 'always_off':
       return new AlwaysOffSampler();
     case 'traceidratio':
-      return new TraceIdRatioBasedSampler(config.ratio);
+      return new KeyedRatioSampler(config.ratio);
     case 'parentbased_always_on':
       return new ParentBasedSampler({ root: new AlwaysOnSampler() });
     case 'parentbased_always_off':

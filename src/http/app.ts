@@ -57,8 +57,10 @@ import { pageRoutes } from './routes/pages.js';
 import { bulkRoutes } from './routes/bulk.js';
 import { watchRoutes } from './routes/watches.js';
 import { probeRoutes } from './routes/probe.js';
+import { registerVotesOff, voteRoutes } from './routes/vote.js';
+import type { VoteService } from '../vote/service.js';
 import type { WatchService } from '../watch/index.js';
-import { BulkError, BulkResponse, EditionsStatus, ErrorCode, ErrorResponse, HealthResponse, Motd, QueryErrorCode, QueryResult, ServerStatus } from './schemas.js';
+import { BulkError, BulkResponse, EditionsStatus, ErrorCode, ErrorResponse, HealthResponse, Motd, QueryErrorCode, QueryResult, ServerStatus, VoteAnswer } from './schemas.js';
 import { ApiErrorCodeSchema, contractDocument } from './contract.js';
 import { sharedSerializers } from './serializers.js';
 
@@ -106,6 +108,8 @@ export interface AppDeps {
   metrics?: Metrics;
   /** Watches (docs/watches.md); without it /watches is not served. */
   watches?: WatchService;
+  /** Test votes (docs/votes.md); without it, or with VOTES_ENABLED=false, /vote is not served. */
+  votes?: VoteService;
   /** Steps every request goes through after the application's own (request-steps.ts). */
   requestSteps?: readonly RequestStep[];
   /** Traces (src/core/tracing.ts); none without it. */
@@ -161,6 +165,11 @@ export async function buildApp(deps: AppDeps) {
         const recorded = deps.recorded ?? (async () => {});
         await api.register(historyRoutes, { store: deps.store, config, recorded });
         await api.register(uptimeRoutes, { store: deps.store, config, recorded });
+      }
+      if (deps.votes && config.votesEnabled) {
+        await api.register(voteRoutes, { votes: deps.votes, admitPing, now: () => clock.now(), deadlineMs: config.pingTimeoutMs });
+      } else {
+        registerVotesOff(api);
       }
       if (deps.watches) await api.register(watchRoutes, { watches: deps.watches, ...(deps.store ? { migrating: () => deps.store!.migration() !== null } : {}) });
       api.get('/openapi.json', { schema: { hide: true }, config: tierConfig('general') }, async () => app.swagger());
@@ -253,7 +262,7 @@ function registerRenderPool(app: App, config: Config, tracer: Tracer): RenderPoo
 }
 
 /** Schemas referenced by `$ref` from more than one route. */
-const SHARED_SCHEMAS = [ApiErrorCodeSchema, ErrorResponse, HealthResponse, ErrorCode, QueryErrorCode, Motd, QueryResult, ServerStatus, EditionsStatus, ServerHistory, BulkError, BulkResponse];
+const SHARED_SCHEMAS = [ApiErrorCodeSchema, ErrorResponse, HealthResponse, ErrorCode, QueryErrorCode, Motd, QueryResult, ServerStatus, EditionsStatus, ServerHistory, BulkError, BulkResponse, VoteAnswer];
 
 /**
  * Whose X-Forwarded-For is believed, as Fastify's `trustProxy`. `true`: one proxy hop, the
@@ -287,7 +296,8 @@ function createServer(deps: AppDeps, front: Front, log: FastifyBaseLogger | null
     logController: new LogController({ disableRequestLogging: true }),
     childLoggerFactory: lazyChildLogger,
     trustProxy: trustProxyOf(config),
-    ajv: { customOptions: { coerceTypes: false, removeAdditional: false, useDefaults: true } },
+    // `x-examples`: named examples a schema gives the OpenAPI document (@fastify/swagger moves them to the media type).
+    ajv: { customOptions: { coerceTypes: false, removeAdditional: false, useDefaults: true, keywords: ['x-examples'] } },
     schemaController: { compilersFactory: { buildSerializer: sharedSerializers() } },
     bodyLimit: config.http.bodyLimitBytes,
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 1000 },
@@ -384,6 +394,7 @@ const TAGS = [
   { name: 'stats', description: 'Platform statistics.' },
   { name: 'history', description: 'A server\'s uptime and players over time.' },
   { name: 'watches', description: 'Webhook deliveries when a server goes down or comes back.' },
+  { name: 'votes', description: 'Test votes to a server\'s Votifier or NuVotifier, for its owner.' },
 ];
 
 /** The OpenAPI 3.1 document and the Swagger UI at /docs, served without any CDN. */

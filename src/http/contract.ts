@@ -15,7 +15,7 @@ export const API_ERRORS = {
   invalid_parameter: [400, 'a parameter or body field outside its schema (type, bounds, pattern, unknown field)'],
   invalid_body: [400, 'a request body that is empty or not valid JSON'],
   invalid_cursor: [400, 'a `/trends` cursor naming a server this service does not rank'],
-  target_refused: [400, 'the address resolves to a non-public IP'],
+  target_refused: [400, 'the address resolves to a non-public IP (a test vote: or to a port below 1024 on a public address)'],
   invalid_webhook: [400, 'a webhook URL Observer cannot send to (scheme, credentials, form)'],
   webhook_refused: [400, 'a webhook URL on a non-public address or a system port'],
   webhook_not_found: [400, "a webhook URL whose host name has no DNS records"],
@@ -157,8 +157,9 @@ export interface ErrorOptions {
  * Every error a route can answer, as JSON `ErrorResponse` with its headers. Besides `errors`,
  * every route can answer what a request is refused with before any route (400 `bad_request`,
  * 408 `request_timeout`, 431 `headers_too_large`: http/wire-errors.ts), 500 `internal_error`,
- * 503 `maintenance` (unless it answers during maintenance) and 413 `body_not_allowed` (unless
- * it takes a body).
+ * 503 `maintenance` (unless it answers during maintenance) and the refusals of its body
+ * (http/limits.ts): 413 `body_not_allowed` when it takes none; else 400 `invalid_body`, 413
+ * `body_too_large` and 415 `unsupported_media_type`.
  */
 export function errorResponses(errors: RouteErrors, options: ErrorOptions = {}) {
   const all: Record<number, ApiErrorCode[] | undefined> = { ...errors };
@@ -168,7 +169,13 @@ export function errorResponses(errors: RouteErrors, options: ErrorOptions = {}) 
   add(400, 'bad_request');
   add(408, 'request_timeout');
   add(431, 'headers_too_large');
-  if (!options.takesBody) add(413, 'body_not_allowed');
+  if (options.takesBody) {
+    add(400, 'invalid_body');
+    add(413, 'body_too_large');
+    add(415, 'unsupported_media_type');
+  } else {
+    add(413, 'body_not_allowed');
+  }
   add(500, 'internal_error');
   if (!options.duringMaintenance) add(503, 'maintenance');
   const out: Record<number, ReturnType<typeof json>> = {};

@@ -1,6 +1,7 @@
-import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, preHandlerHookHandler } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ObserverError, OverloadedError } from '../core/errors.js';
 import { CORS_HEADERS } from './cors.js';
+import { bodyStillArriving, discardBody } from './limits.js';
 import { methodNotAllowed } from './method-not-allowed.js';
 
 /** The one error shape, {"status":"error","error":"<code>","message":"..."} (docs/api.md, "Errors"). */
@@ -86,13 +87,21 @@ export function logsAsError(error: unknown): boolean {
 
 /**
  * The app's error handler: the error in the one shape, and a 5xx logged. An error is never
- * cached as the image or answer the route was about to send would have been.
+ * cached as the image or answer the route was about to send would have been. A request refused
+ * before its body has all arrived has the rest read and dropped first (limits.ts, discardBody),
+ * so that a client still writing it can read the refusal; then its connection closes.
  */
 export function answerError(error: FastifyError | ObserverError, request: FastifyRequest, reply: FastifyReply) {
   const answer = publicError(error);
   if (answer.statusCode >= 500 && logsAsError(error)) request.log.error({ err: error }, error instanceof ObserverError ? 'request failed' : 'unexpected error');
   for (const name of SUCCESS_ONLY_HEADERS) reply.removeHeader(name);
-  return reply.code(answer.statusCode).headers(answer.headers).send(errorBody(answer.code, answer.message));
+  reply.code(answer.statusCode).headers(answer.headers);
+  const body = errorBody(answer.code, answer.message);
+  if (!bodyStillArriving(request.raw)) return reply.send(body);
+  reply.header('connection', 'close');
+  return discardBody(request.raw, request.routeOptions.bodyLimit).then(() => {
+    reply.send(body);
+  });
 }
 
 /**
@@ -108,18 +117,31 @@ export function registerErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler(answerError);
 }
 
+/** 405 with `Allow` for a known path (`allowed`: the methods it is served with), else 404. */
+function unroutedRefusal(request: FastifyRequest, allowed: (path: string) => string[]): ObserverError {
+  const path = request.url.split('?')[0] ?? '';
+  const methods = allowed(path);
+  if (methods.length > 0) return methodNotAllowed(request.method, path, methods);
+  return new ObserverError('not_found', 404, `No route ${request.method} ${path.slice(0, 200)}.`);
+}
+
 /**
  * 404 in the one error shape for unknown routes, 405 with `Allow` for a known path asked with
- * another method (`allowed`: the methods a path is served with, none when unknown);
- * `preHandler` charges them (a rate-limit tier).
+ * another method (`allowed`: the methods a path is served with, none when unknown), after
+ * `charge` (a rate-limit tier). Both are answered as the request arrives, before Fastify would
+ * read and parse a body it carries: a wrong method is a 405 whatever its body.
  */
-export function registerNotFound(app: FastifyInstance, preHandler: preHandlerHookHandler, allowed: (path: string) => string[]): void {
-  app.setNotFoundHandler({ preHandler }, (request, reply) => {
-    const path = request.url.split('?')[0] ?? '';
-    const methods = allowed(path);
-    if (methods.length > 0) return answerError(methodNotAllowed(request.method, path, methods), request, reply);
-    return reply
-      .code(404)
-      .send(errorBody('not_found', `No route ${request.method} ${path.slice(0, 200)}.`));
+export function registerNotFound(
+  app: FastifyInstance,
+  charge: (request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void) => void,
+  allowed: (path: string) => string[],
+): void {
+  app.addHook('onRequest', (request, reply, done) => {
+    if (!request.is404) return done();
+    charge(request, reply, (error) => done(error ?? unroutedRefusal(request, allowed)));
+  });
+  // Every request it would see is answered by the hook above.
+  app.setNotFoundHandler((request) => {
+    throw unroutedRefusal(request, allowed);
   });
 }

@@ -1,5 +1,5 @@
 /**
- * Per-client rate limits in three tiers (docs/api.md, "Rate limits"): a fixed one-minute window
+ * Per-client rate limits in four tiers (docs/api.md, "Rate limits"): a fixed one-minute window
  * per client and tier, counted in memory or, when instances share Redis, in Redis.
  *
  * Answers carry the IETF structured fields (draft-ietf-httpapi-ratelimit-headers):
@@ -19,7 +19,7 @@ import { rateLimitFields, type WindowCount, type WindowCounter } from '../core/r
 import { RedisUnavailableError, type SharedRedis } from '../redis/shared-redis.js';
 import { clientKeyOf } from './client-key.js';
 
-export type RateTier = 'status' | 'general' | 'media';
+export type RateTier = 'status' | 'general' | 'media' | 'vote';
 
 declare module 'fastify' {
   interface FastifyContextConfig {

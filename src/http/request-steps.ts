@@ -21,7 +21,10 @@ export interface StepRequest {
   readonly headers: IncomingHttpHeaders;
   /** The URL's path, without its query string. */
   readonly path: string;
-  /** The matched route's template (`/api/v1/status/:address`); null when no route matched. */
+  /**
+   * The matched route's template (`/api/v1/status/:address`); null when no route serves the
+   * request's method on its path (a 404 or 405).
+   */
   readonly route: string | null;
   /** Whether the matched route takes a request body (its schema declares one). */
   readonly takesBody: boolean;
@@ -73,7 +76,8 @@ function stepRequest(request: FastifyRequest): StepRequest {
     method,
     headers: request.headers,
     path: query === -1 ? url : url.slice(0, query),
-    route: routeOptions.url ?? null,
+    // A route that only answers that its path is not served with this method is none.
+    route: routeOptions.config.refusesMethod ? null : (routeOptions.url ?? null),
     takesBody: routeOptions.schema?.body !== undefined,
   };
 }

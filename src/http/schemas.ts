@@ -3,7 +3,8 @@
  * documents the endpoint in the OpenAPI document.
  */
 import { Type, type Static } from 'typebox';
-import { ERROR_MESSAGES, QUERY_ERROR_MESSAGES } from '../core/errors.js';
+import { ERROR_MESSAGES, QUERY_ERROR_MESSAGES, VOTE_FAILURES, type VoteFailure } from '../core/errors.js';
+import { VOTE_DEFAULTS } from '../vote/service.js';
 
 export const ErrorResponse = Type.Object(
   {
@@ -396,4 +397,86 @@ export const BulkResponse = Type.Object(
     }),
   },
   { $id: 'BulkResponse', additionalProperties: false },
+);
+
+/** `error_code` of a vote answer: why the vote was not taken (docs/votes.md). */
+export const VoteErrorCode = Type.Unsafe<VoteFailure>(
+  LiteralUnion(Object.keys(VOTE_FAILURES), { description: `Why the vote was not taken: ${codeList(VOTE_FAILURES)}. Null when it was.` }),
+);
+
+const VOTE_TOKEN_EXAMPLE = 'k4lb6ul3t3cbq9il0u1nq3dqhm';
+const VOTE_KEY_EXAMPLE = 'MIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEA…IDAQAB';
+
+export const VoteRequest = Type.Object(
+  {
+    host: Type.String({ minLength: 1, maxLength: 255, description: 'The Votifier\'s host name or IP address, without a port.', examples: ['play.example.net'] }),
+    port: Type.Optional(Type.Integer({ minimum: 1, maximum: 65535, default: VOTE_DEFAULTS.port, description: 'The Votifier port (`port` in its config.yml). On a public address: 1024 to 65535.' })),
+    username: Type.String({ pattern: '^[A-Za-z0-9_]{1,16}$', examples: ['Steve', 'Alex_01'], description: 'The player the vote is for: a Minecraft name, 1 to 16 letters, digits or `_`. Not stored.' }),
+    service: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 64,
+        pattern: '^[\\x20-\\x7e]+$',
+        default: VOTE_DEFAULTS.service,
+        description: 'The service name the vote says it comes from (printable ASCII); NuVotifier picks the token of this name, else its `default`.',
+      }),
+    ),
+    address: Type.Optional(Type.String({ minLength: 1, maxLength: 64, pattern: '^[\\x21-\\x7e]+$', default: VOTE_DEFAULTS.address, description: 'The voter\'s address the vote carries (printable ASCII, no space).' })),
+    timestamp: Type.Optional(Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER, description: 'Milliseconds since the epoch; default: now.' })),
+    token: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 256, description: 'NuVotifier\'s token (config.yml `tokens`): a v2 vote. Exactly one of `token` and `public_key`. Never stored, logged or shown.' }),
+    ),
+    public_key: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 4096,
+        description: 'The server\'s Votifier public key (`rsa/public.key`, or PEM): a v1 vote. Exactly one of `token` and `public_key`. Never stored, logged or shown.',
+      }),
+    ),
+  },
+  {
+    title: 'VoteRequest',
+    additionalProperties: false,
+    'x-examples': {
+      nuvotifier: { summary: 'A v2 vote with NuVotifier\'s token', value: { host: 'play.example.net', username: 'Steve', token: VOTE_TOKEN_EXAMPLE } },
+      votifier: { summary: 'A v1 vote with the public key', value: { host: 'play.example.net', port: 8193, username: 'Alex', service: 'MyServerList', public_key: VOTE_KEY_EXAMPLE } },
+    },
+  },
+);
+export type VoteRequest = Static<typeof VoteRequest>;
+
+export const VoteAnswer = Type.Object(
+  {
+    sent: Type.Boolean({ description: 'True when the server took the vote: NuVotifier answered `ok`; a v1 server closed the connection after reading it.' }),
+    version: Nullable(Type.Union([Type.Literal(1), Type.Literal(2)], { description: 'The protocol the server greeted with: 1 (Votifier) or 2 (NuVotifier, which takes v1 votes too); null without a Votifier greeting.' })),
+    latency_ms: Nullable(Type.Number({ minimum: 0, description: 'From the vote written to its answer (or the close); null when no vote was written.' })),
+    error_code: Nullable(VoteErrorCode),
+    error: Nullable(Type.String({ description: 'What happened, in a sentence; null when the vote was taken.' })),
+    server_status: Nullable(
+      Type.Object(
+        {
+          status: Type.Union([Type.Literal('ok'), Type.Literal('error')]),
+          cause: Nullable(Type.String({ description: 'The server\'s own cause (NuVotifier: the exception\'s class).' })),
+          error: Nullable(Type.String({ description: 'The server\'s own message.' })),
+        },
+        { additionalProperties: false, description: 'What the server answered (NuVotifier answers v2 votes), its texts cleaned and cut to 200 characters; null when it answered nothing.' },
+      ),
+    ),
+  },
+  {
+    $id: 'VoteAnswer',
+    additionalProperties: false,
+    examples: [
+      { sent: true, version: 2, latency_ms: 3.1, error_code: null, error: null, server_status: { status: 'ok', cause: null, error: null } },
+      {
+        sent: false,
+        version: 2,
+        latency_ms: 2.4,
+        error_code: 'bad_token',
+        error: 'The server refused the vote\'s signature: the token is not the one it holds for this service.',
+        server_status: { status: 'error', cause: 'CorruptedFrameException', error: 'Signature is not valid (invalid token?)' },
+      },
+      { sent: false, version: null, latency_ms: null, error_code: 'connection_refused', error: 'No connection could be made to this address and port before the deadline: …', server_status: null },
+    ],
+  },
 );

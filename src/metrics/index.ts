@@ -185,32 +185,43 @@ function registerHistoryMetrics(registry: Registry, sources: MetricsSources): vo
       this.set(readHistory()?.buffered ?? 0);
     },
   });
-  let droppedSeen = 0;
-  new Counter({
-    name: 'observer_history_dropped_total',
-    help: 'History rows dropped because the write buffer was full (database outage longer than the buffer).',
-    registers: [registry],
-    collect() {
-      const dropped = readHistory()?.dropped ?? 0;
-      if (dropped > droppedSeen) this.inc(dropped - droppedSeen);
-      droppedSeen = Math.max(droppedSeen, dropped);
-    },
-  });
-  let setAsideSeen = 0;
-  new Counter({
-    name: 'observer_history_dead_letter_total',
-    help: 'History batches the database kept refusing while it took other writes, set aside in the dead_batches table.',
-    registers: [registry],
-    collect() {
-      const setAside = readHistory()?.deadLettered ?? 0;
-      if (setAside > setAsideSeen) this.inc(setAside - setAsideSeen);
-      setAsideSeen = Math.max(setAsideSeen, setAside);
-    },
-  });
+  totalCounter(
+    registry,
+    'observer_history_dropped_total',
+    'History rows dropped because the write buffer was full (database outage longer than the buffer).',
+    () => readHistory()?.dropped ?? 0,
+  );
+  totalCounter(
+    registry,
+    'observer_history_dead_letter_total',
+    'History batches the database kept refusing while it took other writes, set aside in the dead_batches table.',
+    () => readHistory()?.deadLettered ?? 0,
+  );
+  totalCounter(
+    registry,
+    'observer_history_write_failures_total',
+    'Attempts to write a batch of history rows that failed (the rows stay queued and are tried again).',
+    () => readHistory()?.failedWrites ?? 0,
+  );
   registerDependencyState(registry, () => [
     ['database', readHistory()?.state ?? null],
     ['redis', sources.redis?.() ?? null],
   ]);
+}
+
+/** A counter that follows a total kept since start elsewhere, read at scrape time. */
+function totalCounter(registry: Registry, name: string, help: string, total: () => number): void {
+  let seen = 0;
+  new Counter({
+    name,
+    help,
+    registers: [registry],
+    collect() {
+      const now = total();
+      if (now > seen) this.inc(now - seen);
+      seen = Math.max(seen, now);
+    },
+  });
 }
 
 /** Heap used read just after the last full collection; 0 before the first. */

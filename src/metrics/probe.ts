@@ -17,15 +17,20 @@ import { offlineReading, readingOf, type EditionReading } from './probe-text.js'
 export const SCRAPE_TIMEOUT_MARGIN_MS = 500;
 
 /**
- * How long a probe may wait for its look-up: the scrape timeout Prometheus sends
- * (`X-Prometheus-Scrape-Timeout-Seconds`) less SCRAPE_TIMEOUT_MARGIN_MS (at most half of it),
- * and never longer than PING_TIMEOUT_MS; null without a usable header: the look-up's own end.
+ * The shortest wait a scrape timeout can ask for: however small the timeout a client sends, a
+ * look-up gets this long before it is answered as `timeout` (its ping goes on regardless).
  */
-export function probeDeadlineMs(header: string | string[] | undefined, pingTimeoutMs: number): number | null {
-  const seconds = typeof header === 'string' && header.trim() !== '' ? Number(header) : Number.NaN;
-  if (!Number.isFinite(seconds) || seconds <= 0) return null;
-  const scrapeMs = seconds * 1000;
-  return Math.min(pingTimeoutMs, Math.max(scrapeMs - SCRAPE_TIMEOUT_MARGIN_MS, scrapeMs / 2));
+export const MIN_PROBE_WAIT_MS = 500;
+
+/**
+ * How long a probe may wait for its look-up: the scrape timeout Prometheus sends
+ * (`X-Prometheus-Scrape-Timeout-Seconds`, read by the caller) less SCRAPE_TIMEOUT_MARGIN_MS,
+ * at least MIN_PROBE_WAIT_MS and never longer than PING_TIMEOUT_MS; null without a positive
+ * timeout: the look-up's own end.
+ */
+export function probeDeadlineMs(scrapeTimeoutSeconds: number | undefined, pingTimeoutMs: number): number | null {
+  if (scrapeTimeoutSeconds === undefined || !(scrapeTimeoutSeconds > 0)) return null;
+  return Math.min(pingTimeoutMs, Math.max(scrapeTimeoutSeconds * 1000 - SCRAPE_TIMEOUT_MARGIN_MS, MIN_PROBE_WAIT_MS));
 }
 
 /**

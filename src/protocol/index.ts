@@ -1,5 +1,5 @@
 /**
- * Minecraft protocol clients. Calls read like sentences:
+ * Minecraft protocol clients, and the Votifier client of test votes (votifier.ts). Calls read like sentences:
  *
  * ```ts
  * const result = await pingJava({ ip: '203.0.113.7', port: 25565, hostname: 'play.example.com', signal });
@@ -36,3 +36,5 @@ export { acceptFavicon } from './favicon.js';
 export { STATUS_PROTOCOL_VERSION, encodeHandshake, encodeStatusRequest, encodePingRequest, decodeStatusResponse, decodePong } from './java.js';
 export { LEGACY_PROTOCOL_VERSION, encodeLegacyPing, decodeLegacyKick } from './legacy.js';
 export { encodeUnconnectedPing, decodeUnconnectedPong, parseServerId } from './bedrock.js';
+export { exchangeVote, encodeVoteV1, encodeVoteV2, parsePublicKey, readGreeting, readServerAnswer, VoteKeyError } from './votifier.js';
+export type { Vote, VoteExchange, VoteSecret, ServerAnswer } from './votifier.js';

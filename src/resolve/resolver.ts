@@ -18,6 +18,11 @@
  *    (target "." or port 0, or a target that is not a host name): ProbeError('srv_invalid').
  *    These ProbeErrors are offline results for the status service, not HTTP errors.
  *
+ * Special-use names are answered without asking DNS (RFC 6761): `localhost` and `*.localhost`
+ * are loopback (127.0.0.1 and ::1, no SRV or TXT record), which the guard then checks like any
+ * other answer; `invalid` and `*.invalid` have no records. Nothing about them is sent to a DNS
+ * server, which could answer otherwise.
+ *
  * Order of `ips` (connectionOrder): one address per family first, IPv4 then IPv6, then the
  * families alternate (RFC 8305 §4), each in the order the DNS server gave, cut to
  * `maxAddresses` (LOOKUP_MAX_ADDRESSES). IPv4 first is what the vanilla Java client does (Java
@@ -77,6 +82,17 @@ const MINECRAFT_SRV_PREFIX = '_minecraft._tcp.';
 /** RFC 1035 §2.3.4: 255 octets on the wire, 253 characters of dotted text. */
 const MAX_DNS_NAME_LENGTH = 253;
 
+/** The addresses of `localhost` and its subdomains (RFC 6761 §6.3). */
+const LOOPBACK_ADDRESSES = ['127.0.0.1', '::1'];
+
+/** What RFC 6761 makes of a name: loopback (§6.3), no records (§6.4), or none of its business. */
+export function specialUseName(name: string): 'loopback' | 'invalid' | null {
+  const lower = name.toLowerCase().replace(/\.$/, '');
+  if (lower === 'localhost' || lower.endsWith('.localhost')) return 'loopback';
+  if (lower === 'invalid' || lower.endsWith('.invalid')) return 'invalid';
+  return null;
+}
+
 /** c-ares codes meaning "this name has no such record" (NXDOMAIN, NODATA). */
 const NO_RECORD_CODES = new Set(['ENOTFOUND', 'ENODATA']);
 
@@ -121,6 +137,13 @@ export class TargetResolver {
     if (address.kind !== 'hostname') {
       this.check([address.host]);
       return { host: address.host, port: address.port ?? defaultPort(mode), ips: [address.host], srvRecord: null };
+    }
+
+    const special = specialUseName(address.host);
+    if (special === 'invalid') throw new HostNotFoundError(address.host);
+    if (special === 'loopback') {
+      this.check(LOOPBACK_ADDRESSES);
+      return { host: address.host, port: address.port ?? defaultPort(mode), ips: connectionOrder(LOOPBACK_ADDRESSES, this.maxAddresses), srvRecord: null };
     }
 
     const negativeKey = `${usesSrv(address, mode) ? 'srv' : 'addr'}|${address.host}`;
@@ -232,6 +255,7 @@ export class TargetResolver {
    * none when the name has no TXT record. A failing look-up is ProbeError('dns_failure').
    */
   async txt(name: string, signal: AbortLike): Promise<string[]> {
+    if (specialUseName(name) !== null) return [];
     const answer = await Promise.race([
       settle(this.channel.resolveTxt(name)),
       new Promise<never>((_, reject) => {
@@ -249,6 +273,7 @@ export class TargetResolver {
    * A failing look-up is ProbeError('dns_failure').
    */
   async cname(name: string, signal: AbortLike): Promise<string | null> {
+    if (specialUseName(name) !== null) return null;
     const answer = await Promise.race([
       settle(this.channel.resolveCname(name)),
       new Promise<never>((_, reject) => {

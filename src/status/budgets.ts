@@ -43,6 +43,17 @@ export class TargetBudget extends CountedLimit {
     const headers = { ...rateLimitFields('target', this.limit, MINUTE_MS, counted), 'Retry-After': String(retryAfter) };
     throw new TargetRateLimitedError(this.limit, headers, retryAfter);
   }
+
+  /** Draws one ping to `ip` as `take` does; false, rather than the 429, when its minute is spent. */
+  async allows(ip: string): Promise<boolean> {
+    try {
+      await this.take(ip);
+      return true;
+    } catch (error) {
+      if (error instanceof TargetRateLimitedError) return false;
+      throw error;
+    }
+  }
 }
 
 export class NewServerAllowance extends CountedLimit {

@@ -3,7 +3,7 @@
  * addresses in order → ICMP echo and Query beside it → normalise, all within one deadline.
  * Every failure but 400/404 (and a spent target budget) is a status with `online: false`.
  */
-import { ERROR_MESSAGES, HostNotFoundError, ObserverError, ProbeError, QUERY_ERROR_MESSAGES, TargetRateLimitedError, TargetRefusedError, type ErrorCode } from '../core/errors.js';
+import { ERROR_MESSAGES, HostNotFoundError, ObserverError, ProbeError, QUERY_ERROR_MESSAGES, TargetRefusedError, type ErrorCode } from '../core/errors.js';
 import type { Clock } from '../core/clock.js';
 import { Deadline, type AbortLike } from '../core/deadline.js';
 import { settleWithin } from '../core/settle-within.js';
@@ -130,7 +130,7 @@ export class ServerProbe {
   private async pingFirstAnswering(target: ResolvedTarget, mode: QueryMode, signal: AbortLike) {
     let failure: unknown = null;
     for (const [index, ip] of target.ips.entries()) {
-      if (index > 0 && !(await this.withinBudget(ip))) break;
+      if (index > 0 && (await this.deps.targetBudget?.allows(ip)) === false) break;
       try {
         const result = await this.deps.ping[mode]({ ip, port: target.port, hostname: target.host, signal });
         return { result, failure, ip };
@@ -140,16 +140,6 @@ export class ServerProbe {
       }
     }
     return { result: null, failure, ip: undefined };
-  }
-
-  private async withinBudget(ip: string): Promise<boolean> {
-    try {
-      await this.deps.targetBudget?.take(ip);
-      return true;
-    } catch (error) {
-      if (error instanceof TargetRateLimitedError) return false;
-      throw error;
-    }
   }
 
   /** The Query beside the ping, on the same deadline; a failure is `{ error, error_code }`, never thrown. */

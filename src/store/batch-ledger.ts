@@ -7,9 +7,11 @@
  *   checks, counters and look-ups count once. A row is needed only until its writer knows the
  *   commit happened: the next transaction of the same queue deletes it (`settled`), and rows a
  *   stopped or killed instance left are deleted once older than `APPLIED_KEPT_MS`.
- * - A batch the database keeps refusing while it takes other writes (a value out of a column's
- *   range, a constraint) is set aside in `dead_batches` as JSON, so the rows behind it flow.
- *   Those rows are kept `DEAD_KEPT_MS` for an operator to look at.
+ * - A batch the database keeps refusing for what it holds (a value out of a column's range, a
+ *   constraint: `refusedByDatabase`) while it takes other writes is set aside in
+ *   `dead_batches` as JSON, so the rows behind it flow. Those rows are kept `DEAD_KEPT_MS` for
+ *   an operator to look at. A failure that says the database cannot write now (a full disk)
+ *   never sets a batch aside; nor is a batch dropped when writing it there fails.
  */
 import { sql, type Kysely } from 'kysely';
 import type { Database } from './schema.js';
@@ -76,16 +78,21 @@ export async function setBatchAside(db: Kysely<Database>, batch: WriteBatch, att
 }
 
 /**
- * Failures that say the database cannot write now, whatever the batch: disk full, read-only,
- * out of resources, shutting down, a lost connection, a lock or serialization conflict. They
- * never count against a batch.
+ * Whether a failed write is the database refusing what the batch holds: an error a healthy
+ * database gives again for the same batch, and not for others. On SQLite a constraint, a
+ * datatype mismatch, a value too big or out of range; on PostgreSQL the SQLSTATE classes 21
+ * (cardinality violation), 22 (data exception), 23 (integrity constraint violation) and 54
+ * (program limit exceeded); on either a value the driver cannot bind (a TypeError or
+ * RangeError without a code, known by name: the SQLite worker's errors cross threads as a
+ * name and a message).
+ *
+ * Anything else says that the database cannot write now, whatever the batch: a full disk, a
+ * read-only database, an I/O error, a lock, a lost connection, a shutdown, a stopped SQLite
+ * worker, and any failure nobody listed. It never counts against a batch: the queue holds
+ * the batch and tries it again.
  */
-export function unavailable(error: unknown): boolean {
-  const code = (error as { code?: unknown } | null)?.code;
-  if (typeof code !== 'string') return false;
-  // PostgreSQL's SQLSTATE classes: 08 connection, 40 rollback, 53 resources, 57 operator
-  // intervention, 58 system; 25006 read-only transaction, 55P03 lock not available.
-  if (/^(08|40|53|57|58)[0-9A-Z]{3}$/.test(code) || code === '25006' || code === '55P03') return true;
-  // SQLite's, and the system's for a socket.
-  return /^SQLITE_(BUSY|LOCKED|FULL|IOERR|READONLY|CANTOPEN|NOMEM|PROTOCOL)/.test(code) || /^E[A-Z]+$/.test(code);
+export function refusedByDatabase(error: unknown): boolean {
+  const { code, name } = (error ?? {}) as { code?: unknown; name?: unknown };
+  if (typeof code === 'string') return /^SQLITE_(CONSTRAINT|MISMATCH|TOOBIG|RANGE)/.test(code) || /^(21|22|23|54)[0-9A-Z]{3}$/.test(code);
+  return name === 'TypeError' || name === 'RangeError';
 }

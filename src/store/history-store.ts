@@ -24,7 +24,7 @@ import type { Kysely } from 'kysely';
 import { monotonicTime, type Clock } from '../core/clock.js';
 import { NO_TRACER, type Tracer } from '../core/tracing.js';
 import { serverAddress } from '../core/types.js';
-import { setBatchAside, unavailable } from './batch-ledger.js';
+import { refusedByDatabase, setBatchAside } from './batch-ledger.js';
 import { MigratingError, StoreOpenError } from './errors.js';
 import { retentionCutoffs, type Maintenance, type Retention, type RetentionReport } from './maintenance.js';
 import { MigrationRunner, type MigrationEvent, type MigrationState, type MigrationSteps } from './migration-runner.js';
@@ -178,11 +178,12 @@ export class KyselyHistoryStore implements HistoryStore {
     this.queue = new WriteQueue(tracedWriter(writer, this.tracer), {
       ...options.writes,
       onError: this.onError,
-      unavailable,
+      refused: refusedByDatabase,
       setAside: (batch, attempts, error) => setBatchAside(this.db, batch, attempts, error, clock.now()),
     });
-    this.reads = new ReadFallback({ deadlineMs: options.readDeadlineMs ?? 1000 });
-    this.historyReads = new ReadFallback({ deadlineMs: options.readDeadlineMs ?? 1000, keepEveryMs: HISTORY_KEPT_EVERY_MS });
+    const readFailed = (error: unknown) => this.onError(error);
+    this.reads = new ReadFallback({ deadlineMs: options.readDeadlineMs ?? 1000, onFailure: readFailed });
+    this.historyReads = new ReadFallback({ deadlineMs: options.readDeadlineMs ?? 1000, keepEveryMs: HISTORY_KEPT_EVERY_MS, onFailure: readFailed });
     this.trendReader = new TrendReader({
       db: this.db,
       now: () => clock.now(),

@@ -24,6 +24,7 @@
  */
 import { sql, type Kysely, type KyselyPlugin } from 'kysely';
 import type { Dialect } from './schema.js';
+import { kyselyTransaction, type Transact } from './transact.js';
 
 type Db = Kysely<unknown>;
 
@@ -207,6 +208,7 @@ export class MigrationStepper {
     private readonly dialect: Dialect,
     private readonly migrations: readonly ObserverMigration[],
     private readonly onEvent?: (event: MigrationEvent) => void,
+    private readonly transact: Transact = kyselyTransaction,
   ) {
     this.db = onEvent ? db.withPlugin(this.statementCounter()) : db;
   }
@@ -295,7 +297,7 @@ export class MigrationStepper {
   }
 
   private async ensureLedger(): Promise<void> {
-    await this.db.transaction().execute(async (trx) => {
+    await this.transact(this.db, async (trx) => {
       if (this.dialect === 'postgres') await sql`SELECT pg_advisory_xact_lock(${sql.lit(POSTGRES_LOCK_ID)})`.execute(trx);
       // The same tables Kysely's Migrator made, so that either can read what the other wrote.
       await trx.schema
@@ -333,7 +335,7 @@ export class MigrationStepper {
   }
 
   private transactionOf(name: string, work: (trx: Db) => Promise<void>, record: boolean): Promise<boolean> {
-    return this.db.transaction().execute(async (trx) => {
+    return this.transact(this.db, async (trx) => {
       if (this.dialect === 'postgres') {
         // A migration's statements take as long as its rows need; other instances wait for it.
         await sql`SET LOCAL statement_timeout = 0`.execute(trx);

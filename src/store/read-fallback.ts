@@ -3,7 +3,8 @@
  * deadline (1 s); past it, or on an error, the last good answer for the same question is
  * served with `stale: true`, or StoreUnavailableError (503 with Retry-After) when there is
  * none. After a failure, reads are not tried again for `pauseMs`: an outage costs each
- * request nothing, not one deadline each.
+ * request nothing, not one deadline each. Each failure is reported (`onFailure`), so that the
+ * 503s that follow have a cause in the log.
  */
 import { ObserverError } from '../core/errors.js';
 
@@ -40,6 +41,8 @@ export interface ReadFallbackOptions {
   keepEveryMs?: number;
   /** Monotonic milliseconds (default performance.now()): the pause is a duration. */
   now?: () => number;
+  /** A read that failed or passed its deadline (at most once per `pauseMs`). */
+  onFailure?: (error: unknown) => void;
 }
 
 export type MaybeStale<T> = T & { stale?: true };
@@ -53,6 +56,7 @@ export class ReadFallback {
   private readonly pauseMs: number;
   private readonly maxEntries: number;
   private readonly now: () => number;
+  private readonly onFailure: (error: unknown) => void;
 
   constructor(options: ReadFallbackOptions = {}) {
     this.deadlineMs = options.deadlineMs ?? 1000;
@@ -60,6 +64,7 @@ export class ReadFallback {
     this.maxEntries = options.maxEntries ?? 256;
     this.keepEveryMs = options.keepEveryMs ?? 0;
     this.now = options.now ?? (() => performance.now());
+    this.onFailure = options.onFailure ?? (() => {});
   }
 
   async read<T extends object>(key: string, compute: () => Promise<T>): Promise<MaybeStale<T>> {
@@ -78,6 +83,7 @@ export class ReadFallback {
       if (error instanceof ObserverError && error.statusCode < 500) throw error;
       work.catch(() => {}); // the late read's failure has no one left to hear it
       this.pausedUntil = this.now() + this.pauseMs;
+      this.onFailure(error);
       return this.fallback<T>(key, error);
     } finally {
       clearTimeout(timer);

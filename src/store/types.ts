@@ -91,6 +91,8 @@ export interface StoreHealth {
   dropped: number;
   /** Batches the database kept refusing, set aside in the dead_batches table, since start. */
   deadLettered?: number;
+  /** Attempts to write a batch that failed (a full disk fails every attempt until there is room), since start. */
+  failedWrites?: number;
 }
 
 export interface Store {

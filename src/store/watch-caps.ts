@@ -3,13 +3,14 @@
  * `watch_keys`), then count and write in the same transaction: on SQLite the UPDATE takes the
  * single writer's lock, on PostgreSQL the row lock, so two creations never both pass a cap.
  */
-import type { Kysely, Transaction } from 'kysely';
+import type { Kysely } from 'kysely';
 import type { Database } from './schema.js';
+import type { Transact } from './transact.js';
 import { WATCH_CREATION_LOCK, type CapRefusal, type WatchCaps, type WatchRow } from './watch-rows.js';
 
 /** Inserts a watch unless a cap refuses it; which one did, or null when inserted. */
-export function insertWithinCaps(db: Kysely<Database>, watch: WatchRow, caps: WatchCaps): Promise<CapRefusal | null> {
-  return db.transaction().execute(async (trx) => {
+export function insertWithinCaps(db: Kysely<Database>, transact: Transact, watch: WatchRow, caps: WatchCaps): Promise<CapRefusal | null> {
+  return transact(db, async (trx) => {
     await lockCreations(trx);
     const n = await countsFor(trx, watch.client_hash, watch.server_key);
     if (n.unverified >= caps.unverifiedPerClient) return 'unverified';
@@ -24,8 +25,16 @@ export function insertWithinCaps(db: Kysely<Database>, watch: WatchRow, caps: Wa
  * Marks a watch verified (or a paused one active again) unless WATCHES_PER_SERVER or
  * WATCHES_MAX refuses it; which one did, or null.
  */
-export function markVerified(db: Kysely<Database>, watch: WatchRow, by: string, now: number, txtName: string | null, caps: WatchCaps): Promise<CapRefusal | null> {
-  return db.transaction().execute(async (trx) => {
+export function markVerified(
+  db: Kysely<Database>,
+  transact: Transact,
+  watch: WatchRow,
+  by: string,
+  now: number,
+  txtName: string | null,
+  caps: WatchCaps,
+): Promise<CapRefusal | null> {
+  return transact(db, async (trx) => {
     await lockCreations(trx);
     if (watch.verified_at === null) {
       const n = await countsFor(trx, watch.client_hash, watch.server_key);
@@ -55,7 +64,7 @@ export function markVerified(db: Kysely<Database>, watch: WatchRow, by: string, 
  * Every creation and verification updates this one row first: SQLite's write lock, or
  * PostgreSQL's row lock, then holds the others back until the transaction ends.
  */
-async function lockCreations(trx: Transaction<Database>): Promise<void> {
+async function lockCreations(trx: Kysely<Database>): Promise<void> {
   await trx
     .insertInto('watch_keys')
     .values({ name: WATCH_CREATION_LOCK, value: '' })
@@ -65,7 +74,7 @@ async function lockCreations(trx: Transaction<Database>): Promise<void> {
 }
 
 /** What the caps count: a client's unverified and all its watches, a server's verified ones, all verified ones. */
-async function countsFor(trx: Transaction<Database>, clientHash: string, serverKey: string) {
+async function countsFor(trx: Kysely<Database>, clientHash: string, serverKey: string) {
   const row = await trx
     .selectNoFrom((eb) => {
       const count = () => eb.selectFrom('watches').select(eb.fn.countAll<number>().as('n'));

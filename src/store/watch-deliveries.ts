@@ -4,16 +4,18 @@
  * same transaction; a delivery attempt is claimed by a lease on the event row with a fencing
  * token, and only the lease's holder can finish the attempt.
  */
-import type { Kysely, Transaction } from 'kysely';
+import type { Kysely } from 'kysely';
 import type { Database } from './schema.js';
+import type { Transact } from './transact.js';
 import type { DeliveryAttempt, DueEvent, WatchDeliveryRow, WatchEventRow, WatchObservation, WatchRow } from './watch-rows.js';
 
 /**
- * A read nobody waits for, in a transaction: with SQLite that runs it on the writer's
- * connection, so that the reader's thread starts only with a read somebody asked for.
+ * A read nobody waits for, in a transaction: with SQLite it is part of its watch operation, run
+ * on the writer's connection, so that the reader's thread starts only with a read somebody
+ * asked for.
  */
-export function inBackground<T>(db: Kysely<Database>, read: (db: Transaction<Database>) => Promise<T>): Promise<T> {
-  return db.transaction().execute(read);
+export function inBackground<T>(db: Kysely<Database>, transact: Transact, read: (db: Kysely<Database>) => Promise<T>): Promise<T> {
+  return transact(db, read);
 }
 
 /**
@@ -22,11 +24,12 @@ export function inBackground<T>(db: Kysely<Database>, read: (db: Transaction<Dat
  */
 export function saveObservation(
   db: Kysely<Database>,
+  transact: Transact,
   watch: WatchRow,
   observation: WatchObservation,
   event: { kind: string; body: string; now: number } | null,
 ): Promise<boolean> {
-  return db.transaction().execute(async (trx) => {
+  return transact(db, async (trx) => {
     const sequence = event ? watch.sequence + 1 : watch.sequence;
     const result = await trx
       .updateTable('watches')
@@ -60,8 +63,8 @@ export function saveObservation(
  * Events whose next attempt is due and that no lease holds, oldest first, with their
  * watch's client and webhook. Asked every second, in the background.
  */
-export function dueEvents(db: Kysely<Database>, now: number, limit: number): Promise<DueEvent[]> {
-  return inBackground(db, (trx) =>
+export function dueEvents(db: Kysely<Database>, transact: Transact, now: number, limit: number): Promise<DueEvent[]> {
+  return inBackground(db, transact, (trx) =>
     trx
       .selectFrom('watch_events')
       .innerJoin('watches', 'watches.id', 'watch_events.watch_id')
@@ -101,12 +104,13 @@ export async function leaseEvent(db: Kysely<Database>, event: WatchEventRow, now
  */
 export function finishAttempt(
   db: Kysely<Database>,
+  transact: Transact,
   attempt: DeliveryAttempt,
   next: { outcome: 'delivered' | 'gave_up' } | { retryAt: number },
   keep: number,
   token: string,
 ): Promise<boolean> {
-  return db.transaction().execute(async (trx) => {
+  return transact(db, async (trx) => {
     const result = await trx
       .updateTable('watch_events')
       .set(
@@ -136,8 +140,8 @@ export async function releaseLease(db: Kysely<Database>, event: WatchEventRow, t
 }
 
 /** Logs an attempt that belongs to no event (a test delivery). */
-export async function logAttempt(db: Kysely<Database>, attempt: DeliveryAttempt, keep: number): Promise<void> {
-  await db.transaction().execute((trx) => insertAttempt(trx, attempt, keep));
+export async function logAttempt(db: Kysely<Database>, transact: Transact, attempt: DeliveryAttempt, keep: number): Promise<void> {
+  await transact(db, (trx) => insertAttempt(trx, attempt, keep));
 }
 
 /** Notes a test delivery at `now` unless the last one was less than `gapMs` ago; false then. */

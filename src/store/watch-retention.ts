@@ -1,6 +1,7 @@
 /** How long watches' events, delivery logs, unverified and paused watches are kept. */
 import { sql, type Kysely } from 'kysely';
 import type { Database } from './schema.js';
+import type { Transact } from './transact.js';
 import { inBackground } from './watch-deliveries.js';
 import type { WatchRetention } from './watch-rows.js';
 
@@ -15,7 +16,13 @@ export async function expireUnverified(db: Kysely<Database>, now: number): Promi
  * too long (with `remove`, which takes their events and log too). Events a lease holds are
  * left to their holder.
  */
-export async function pruneWatches(db: Kysely<Database>, now: number, retention: WatchRetention, remove: (id: string) => Promise<boolean>): Promise<void> {
+export async function pruneWatches(
+  db: Kysely<Database>,
+  transact: Transact,
+  now: number,
+  retention: WatchRetention,
+  remove: (id: string) => Promise<boolean>,
+): Promise<void> {
   const eventCutoff = now - retention.eventMaxAgeMs;
   await db
     .updateTable('watch_events')
@@ -33,6 +40,6 @@ export async function pruneWatches(db: Kysely<Database>, now: number, retention:
     )
     .execute();
   await db.deleteFrom('watch_deliveries').where('at', '<', now - retention.logMaxAgeMs).execute();
-  const paused = await inBackground(db, (trx) => trx.selectFrom('watches').select('id').where('paused_at', '<', retention.pausedBefore).execute());
+  const paused = await inBackground(db, transact, (trx) => trx.selectFrom('watches').select('id').where('paused_at', '<', retention.pausedBefore).execute());
   for (const { id } of paused) await remove(id);
 }

@@ -10,6 +10,7 @@
  */
 import { sql, type Kysely } from 'kysely';
 import type { Database } from './schema.js';
+import { kyselyTransaction, type Transact } from './transact.js';
 import { insertWithinCaps, markVerified } from './watch-caps.js';
 import {
   claimTest,
@@ -41,11 +42,15 @@ export {
 } from './watch-rows.js';
 
 export class WatchStore {
-  constructor(private readonly db: Kysely<Database>) {}
+  /** `transact` runs the store's transactions (transact.ts); Kysely's own unless told otherwise. */
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly transact: Transact = kyselyTransaction,
+  ) {}
 
   /** Inserts a watch unless a cap refuses it; which one did, or null when inserted. */
   insertWithinCaps(watch: WatchRow, caps: WatchCaps): Promise<CapRefusal | null> {
-    return insertWithinCaps(this.db, watch, caps);
+    return insertWithinCaps(this.db, this.transact, watch, caps);
   }
 
   /** Inserts a watch as it is (tests, and rows restored by hand). */
@@ -59,7 +64,7 @@ export class WatchStore {
 
   /** Deletes the watch, its events and its log; false when there was none. */
   async delete(id: string): Promise<boolean> {
-    return this.db.transaction().execute(async (trx) => {
+    return this.transact(this.db, async (trx) => {
       await trx.deleteFrom('watch_events').where('watch_id', '=', id).execute();
       await trx.deleteFrom('watch_deliveries').where('watch_id', '=', id).execute();
       const result = await trx.deleteFrom('watches').where('id', '=', id).executeTakeFirst();
@@ -86,7 +91,7 @@ export class WatchStore {
           .as('turn'),
       ])
       .where('next_check_at', '<=', now);
-    const due = await inBackground(this.db, (db) =>
+    const due = await inBackground(this.db, this.transact, (db) =>
       db.selectFrom(ranked.as('r')).select('r.id').orderBy('r.proof_only').orderBy('r.turn').orderBy('r.next_check_at').limit(limit).execute(),
     );
     if (due.length === 0) return [];
@@ -115,7 +120,7 @@ export class WatchStore {
    * WATCHES_MAX refuses it; which one did, or null.
    */
   markVerified(watch: WatchRow, by: string, now: number, txtName: string | null, caps: WatchCaps): Promise<CapRefusal | null> {
-    return markVerified(this.db, watch, by, now, txtName, caps);
+    return markVerified(this.db, this.transact, watch, by, now, txtName, caps);
   }
 
   /** Notes where the TXT proof of a watch is looked for (the name its checks connect to). */
@@ -133,12 +138,12 @@ export class WatchStore {
    * saved one since `watch` was read (its `sequence`). False: the other instance's stands.
    */
   saveObservation(watch: WatchRow, observation: WatchObservation, event: { kind: string; body: string; now: number } | null): Promise<boolean> {
-    return saveObservation(this.db, watch, observation, event);
+    return saveObservation(this.db, this.transact, watch, observation, event);
   }
 
   /** Events whose next attempt is due and that no lease holds, oldest first (asked every second). */
   dueEvents(now: number, limit: number): Promise<DueEvent[]> {
-    return dueEvents(this.db, now, limit);
+    return dueEvents(this.db, this.transact, now, limit);
   }
 
   /** Leases one attempt of an event until `until` under the fencing `token`; false when it cannot. */
@@ -151,7 +156,7 @@ export class WatchStore {
    * lease was lost and nothing was written); the log keeps the newest `keep` attempts.
    */
   finishAttempt(attempt: DeliveryAttempt, next: { outcome: 'delivered' | 'gave_up' } | { retryAt: number }, keep: number, token: string): Promise<boolean> {
-    return finishAttempt(this.db, attempt, next, keep, token);
+    return finishAttempt(this.db, this.transact, attempt, next, keep, token);
   }
 
   /** Gives a leased event back without an attempt, due again at `at` (a budget spent, a stop). */
@@ -161,7 +166,7 @@ export class WatchStore {
 
   /** Logs an attempt that belongs to no event (a test delivery). */
   logAttempt(attempt: DeliveryAttempt, keep: number): Promise<void> {
-    return logAttempt(this.db, attempt, keep);
+    return logAttempt(this.db, this.transact, attempt, keep);
   }
 
   /** Notes a test delivery at `now` unless the last one was less than `gapMs` ago; false then. */
@@ -181,7 +186,7 @@ export class WatchStore {
 
   /** Keeps events and logs within their bounds and deletes watches paused for too long. */
   prune(now: number, retention: WatchRetention): Promise<void> {
-    return pruneWatches(this.db, now, retention, (id) => this.delete(id));
+    return pruneWatches(this.db, this.transact, now, retention, (id) => this.delete(id));
   }
 
   /** The stored key called `name`, made by `create` and stored when there is none (the first instance's wins). */

@@ -6,14 +6,17 @@
  * - Enqueueing is synchronous and never waits: a request only appends to an array.
  * - The queue is bounded (`maxRows`: checks + look-ups, written or not yet confirmed); past
  *   that, new rows are dropped, counted and logged (at most once per `dropLogMs`).
- * - A failed write (database unreachable, disk full) keeps its batch, which is retried whole
- *   (the same id, so a retry of a batch whose commit went through counts once:
+ * - A failed write (database unreachable, disk full, read-only) keeps its batch, which is
+ *   retried whole (the same id, so a retry of a batch whose commit went through counts once:
  *   batch-ledger.ts) before anything queued later, with exponential backoff (`retryMinMs` …
  *   `retryMaxMs`); meanwhile the queue keeps buffering, so the database works as a catch-up
  *   store.
- * - A batch refused `ATTEMPTS_BEFORE_SET_ASIDE` times while the database takes a write of
- *   nothing (so not an outage) is set aside (`setAside`: the dead-letter table), counted and
- *   reported, and the rows behind it flow.
+ * - Only a failure that says the database refuses what the batch holds (`refused`: one a
+ *   healthy database would repeat for it) counts against the batch. Refused
+ *   `ATTEMPTS_BEFORE_SET_ASIDE` times, and the database then taking a write of nothing (so not
+ *   an outage), the batch is set aside (`setAside`: the dead-letter table), counted and
+ *   reported, and the rows behind it flow. Should setting it aside fail too, the batch stays
+ *   held and is tried again: it is never dropped.
  * - After a backlog (an outage), rows are written `catchUpRows` per transaction, oldest first.
  * - A SIGKILL loses what is queued: at most one window (the last `windowMs`, or at most
  *   `windowRows` rows); `drain()` on a graceful stop writes everything.
@@ -55,6 +58,8 @@ export interface QueueHealth {
   dropped: number;
   /** Batches set aside because the database kept refusing them, since start. */
   deadLettered: number;
+  /** Writes that failed (each attempt of a batch), since start. */
+  failedWrites: number;
 }
 
 export interface WriteQueueOptions {
@@ -77,8 +82,12 @@ export interface WriteQueueOptions {
   now?: () => number;
   /** Keeps a batch the database refuses while it takes other writes; without it, such a batch is retried for ever. */
   setAside?: (batch: WriteBatch, attempts: number, error: unknown) => Promise<void>;
-  /** Whether a failure says the database cannot write now, whatever the batch (it never counts against one). */
-  unavailable?: (error: unknown) => boolean;
+  /**
+   * Whether a failure is the database refusing what the batch holds, as it would again for the
+   * same batch (a constraint, a value out of range): only those count against a batch.
+   * Anything else (a full disk, a lost connection) says the database cannot write now.
+   */
+  refused?: (error: unknown) => boolean;
 }
 
 const MINUTE = 60_000;
@@ -117,11 +126,12 @@ export class WriteQueue {
   private expireBefore: number | null = null;
   /** The batch taken and not yet committed: being written, or waiting for its retry (counted against the bound). */
   private held: WriteBatch | null = null;
-  /** Attempts of `held` the database refused (failures that say it is unavailable excepted). */
+  /** Attempts of `held` the database refused for what it holds (`refused`). */
   private refusals = 0;
   /** Ids of committed batches the ledger may forget, sent with the next batch. */
   private settled: string[] = [];
   private setAsideTotal = 0;
+  private failedTotal = 0;
   private writing: Promise<void> | null = null;
   private timer: NodeJS.Timeout | null = null;
   private failures = 0;
@@ -142,7 +152,7 @@ export class WriteQueue {
   private readonly now: () => number;
   private readonly onError: (error: unknown) => void;
   private readonly setAside: WriteQueueOptions['setAside'];
-  private readonly unavailable: (error: unknown) => boolean;
+  private readonly refused: (error: unknown) => boolean;
 
   constructor(
     private readonly writer: BatchWriter,
@@ -158,7 +168,7 @@ export class WriteQueue {
     this.now = options.now ?? (() => performance.now());
     this.onError = options.onError ?? (() => {});
     this.setAside = options.setAside;
-    this.unavailable = options.unavailable ?? (() => false);
+    this.refused = options.refused ?? (() => false);
   }
 
   /**
@@ -184,7 +194,7 @@ export class WriteQueue {
     let state: QueueHealth['state'] = 'ok';
     if (this.failures > 0) state = 'down';
     else if (this.buffered > this.catchUpRows || this.now() - this.lastDropAt < MINUTE) state = 'degraded';
-    return { state, buffered: this.buffered, dropped: this.droppedTotal, deadLettered: this.setAsideTotal };
+    return { state, buffered: this.buffered, dropped: this.droppedTotal, deadLettered: this.setAsideTotal, failedWrites: this.failedTotal };
   }
 
   enqueueCheck(check: CheckRecord): void {
@@ -364,23 +374,30 @@ export class WriteQueue {
   /** Sets the batch aside if the database refuses it alone, else backs off and rethrows. */
   private async failed(batch: WriteBatch, error: unknown): Promise<void> {
     this.failures += 1;
+    this.failedTotal += 1;
     this.lastError = error;
-    if (!this.unavailable(error)) this.refusals += 1;
-    if (this.setAside && this.refusals >= ATTEMPTS_BEFORE_SET_ASIDE && (await this.takesWrites())) {
-      const rows = batch.checks.length + batch.lookups.length;
-      const attempts = this.refusals;
-      // A batch that cannot even be set aside is lost; it is reported all the same.
-      await this.setAside(batch, attempts, error).catch(() => {});
-      this.setAsideTotal += 1;
-      this.cleared();
-      this.onError(new BatchSetAsideError(batch.id, rows, attempts, error));
-      return;
-    }
+    if (this.refused(error)) this.refusals += 1;
+    const { setAside } = this;
+    if (setAside && this.refusals >= ATTEMPTS_BEFORE_SET_ASIDE && (await this.takesWrites()) && (await this.setHeldAside(setAside, batch, error))) return;
     const backoff = Math.min(this.retryMaxMs, this.retryMinMs * 2 ** Math.min(20, this.failures - 1));
     this.retryAt = this.now() + backoff * (0.75 + Math.random() * 0.5);
     // The first failure of a streak, then every tenth: an outage is not a log flood.
     if (this.failures === 1 || this.failures % 10 === 0) this.onError(error);
     throw error;
+  }
+
+  /** Sets the held batch aside; false when that fails too (the batch stays held, to be tried again). */
+  private async setHeldAside(setAside: NonNullable<WriteQueueOptions['setAside']>, batch: WriteBatch, error: unknown): Promise<boolean> {
+    const attempts = this.refusals;
+    try {
+      await setAside(batch, attempts, error);
+    } catch {
+      return false;
+    }
+    this.setAsideTotal += 1;
+    this.cleared();
+    this.onError(new BatchSetAsideError(batch.id, batch.checks.length + batch.lookups.length, attempts, error));
+    return true;
   }
 
   /** Whether the database commits a batch of nothing now: if so, a batch it refuses is the batch's fault. */

@@ -15,13 +15,14 @@ describe('loadConfig', () => {
       targetAllowlist: [],
       trustProxy: false,
       maintenanceMode: false,
-      rateLimits: { status: 120, general: 300, media: 5000 },
+      rateLimits: { status: 120, general: 300, media: 5000, vote: 10 },
       statusCacheTtlSeconds: 60,
       pingTimeoutMs: 5000,
       icmp: 'auto',
       historyBufferMax: 100_000,
       cacheMemoryMb: 32,
       probeEnabled: true,
+      votesEnabled: true,
     });
     expect(Object.isFrozen(config)).toBe(true);
   });
@@ -39,12 +40,14 @@ describe('loadConfig', () => {
       RATE_LIMIT_STATUS: '10',
       RATE_LIMIT_GENERAL: '20',
       RATE_LIMIT_MEDIA: '30',
+      RATE_LIMIT_VOTE: '3',
       STATUS_CACHE_TTL: '5',
       PING_TIMEOUT_MS: '1500',
       ICMP: 'OFF',
       HISTORY_BUFFER_MAX: '5000',
       CACHE_MEMORY_MB: '256',
       PROBE_ENABLED: 'false',
+      VOTES_ENABLED: 'off',
     });
     expect(config).toMatchObject({
       port: 9000,
@@ -55,12 +58,13 @@ describe('loadConfig', () => {
       targetAllowlist: ['127.0.0.0/8', '::1/128'],
       trustProxy: true,
       maintenanceMode: true,
-      rateLimits: { status: 10, general: 20, media: 30 },
+      rateLimits: { status: 10, general: 20, media: 30, vote: 3 },
       statusCacheTtlSeconds: 5,
       pingTimeoutMs: 1500,
       icmp: 'off',
       historyBufferMax: 5000,
       probeEnabled: false,
+      votesEnabled: false,
       cacheMemoryMb: 256,
     });
     expect(loadConfig({ DATABASE_URL: 'sqlite:/tmp/x.db' }).database).toEqual({ kind: 'sqlite', path: '/tmp/x.db' });
@@ -110,6 +114,8 @@ describe('loadConfig', () => {
     ['RATE_LIMIT_STATUS', '0'],
     ['RATE_LIMIT_GENERAL', '1.5'],
     ['RATE_LIMIT_MEDIA', 'lots'],
+    ['RATE_LIMIT_VOTE', '0'],
+    ['VOTES_ENABLED', 'maybe'],
     ['STATUS_CACHE_TTL', '0'],
     ['PING_TIMEOUT_MS', '10'],
     ['CACHE_MEMORY_MB', '7'],

@@ -66,7 +66,7 @@ beforeAll(async () => {
   java = await startJavaServer({ motd: 'contract tour', onlinePlayers: 3, sample: [{ name: 'Alex', id: '00000000-0000-4000-8000-000000000001' }] });
   bedrock = await startBedrockServer({ port: java.port, motd: 'contract tour', playersOnline: 2 });
   receiver = await startWebhookReceiver();
-  main = await listening({ RATE_LIMIT_STATUS: String(LIMIT), RATE_LIMIT_GENERAL: String(LIMIT), RATE_LIMIT_MEDIA: String(LIMIT), WATCHES_UNVERIFIED_PER_CLIENT: '1' });
+  main = await listening({ RATE_LIMIT_STATUS: String(LIMIT), RATE_LIMIT_GENERAL: String(LIMIT), RATE_LIMIT_MEDIA: String(LIMIT), RATE_LIMIT_VOTE: String(LIMIT), WATCHES_UNVERIFIED_PER_CLIENT: '1' });
   doc = (await (await fetch(`${main.origin}${main.prefix}/openapi.json`)).json()) as OpenApiDocument;
   writeFileSync(docPath, JSON.stringify(doc, null, 2));
 }, 15 * 60_000);

@@ -1,37 +1,29 @@
 /**
  * A fuzz test of the contract: requests generated from the served OpenAPI document for every
- * operation (fuzz.ts) go to an instance listening on loopback, with a real Java and Bedrock
- * server, names in the test DNS zone and a webhook receiver; every answer must be what the
- * document says (status documented for the operation, body valid with ajv in strict mode,
- * documented headers: document-check.ts), carry `Access-Control-Allow-Origin`, be no 5xx, and
- * come within the look-up deadline. A wrong method must be a 405 with the path's `Allow`.
+ * operation (fuzz.ts), each with the answer it must get (fuzz-model.ts), sent to the built
+ * service started as `npm start` starts it (fuzz-service.ts), with a real Java and Bedrock
+ * server, names in the test DNS zone and a webhook receiver; every answer is checked
+ * (fuzz-run.ts). FUZZ_SEED repeats a run (the seed is printed); FUZZ_REQUESTS sets its length
+ * (`npm run fuzz` runs 50,000).
  *
- * One 5xx is an answer rather than a fault: a documented 503 that sheds load or stands for a
- * slow database (`overloaded`, `service_busy`, `store_unavailable`, with `Retry-After`), which a
- * machine busy with other work can bring about (a history read past its 1 s deadline). Those
- * are counted, and more than a few of them fail the run.
- *
- * Requests come from 2,000 clients within their rate limits, and a tenth from one
- * client past them, whose answers may be a 429 instead of the one the case expects.
- *
- * FUZZ_SEED repeats a run (the seed is printed); FUZZ_REQUESTS sets its length (`npm run fuzz`
- * runs a long one). A failing request is shrunk to the smallest that still fails.
+ * The fuzz is tested too: with a fault planted in the service (planted-fault.mjs: a route that
+ * answers 503 `store_unavailable`, or 400 to every request), a short run must fail, naming it.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
-import { Agent, request as httpRequest } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { composeApp } from '../../src/compose.js';
 import { freePort } from '../../scripts/ports.mjs';
-import { testConfig } from '../support/app.js';
 import { startBedrockServer, startJavaServer, type RunningBedrockServer, type RunningJavaServer } from '../support/minecraft.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../support/webhook-receiver.js';
-import { DocumentCheck, type Answer, type OpenApiDocument } from './document-check.js';
-import { describeRequest, generate, prng, shrink, urlOf, type FuzzContext, type FuzzRequest } from './fuzz.js';
+import type { OpenApiDocument } from './document-check.js';
+import { generate, operationsOf, prng } from './fuzz.js';
+import { fuzzTargets, type FuzzContext, type Mode } from './fuzz-model.js';
+import { FuzzRun } from './fuzz-run.js';
+import { startFuzzService, type FuzzService } from './fuzz-service.js';
 
-const REQUESTS = Number(process.env.FUZZ_REQUESTS ?? 3000);
+const REQUESTS = Number(process.env.FUZZ_REQUESTS ?? 2000);
 const SEED = process.env.FUZZ_SEED === undefined ? Math.floor(Math.random() * 2 ** 32) : Number(process.env.FUZZ_SEED);
 /** Requests in flight at once. */
 const CONCURRENCY = 6;
@@ -43,201 +35,175 @@ const BODY_LIMIT = 4096;
  * something with no deadline.
  */
 const DEADLINE_MS = PING_TIMEOUT_MS + 8000;
+/** Watches a DELETE with their token may end. */
+const DISPOSABLE_WATCHES = 30;
 
 const work = mkdtempSync(join(tmpdir(), 'observer-fuzz-'));
-let composed: Awaited<ReturnType<typeof composeApp>>;
 let java: RunningJavaServer;
 let bedrock: RunningBedrockServer;
 let receiver: WebhookReceiver;
-let origin: string;
-let doc: OpenApiDocument;
-let check: DocumentCheck;
-let context: FuzzContext;
-const agent = new Agent({ keepAlive: true, maxSockets: CONCURRENCY });
+let closedPort: number;
 
 beforeAll(async () => {
   java = await startJavaServer({ motd: '§afuzz §ltour', onlinePlayers: 2 });
   bedrock = await startBedrockServer({ port: java.port, motd: 'fuzz', playersOnline: 1 });
   receiver = await startWebhookReceiver();
-  const unlimited = '1000000';
-  // Per client and minute: the greedy client is past them within seconds, the others never.
-  const limit = '60';
-  const config = testConfig({
-    DATABASE_URL: `sqlite:${join(work, 'observer.db')}`,
-    TRUST_PROXY: 'true',
-    PING_TIMEOUT_MS: String(PING_TIMEOUT_MS),
-    HTTP_BODY_LIMIT_BYTES: String(BODY_LIMIT),
-    RATE_LIMIT_STATUS: limit,
-    RATE_LIMIT_GENERAL: limit,
-    RATE_LIMIT_MEDIA: limit,
-    TARGET_PINGS_PER_MINUTE: '100000',
-    // A render slot for every request in flight: the fuzzer's own load is not shed (503
-    // `overloaded` is the answer to load, test/http/admission.test.ts), so any 5xx is a fault.
-    RENDER_CONCURRENCY: String(CONCURRENCY * 2),
-    NEW_SERVERS_PER_CLIENT_PER_DAY: unlimited,
-  });
-  composed = await composeApp(config, { logger: false, icmp: null });
-  await composed.app.listen({ host: '127.0.0.1', port: 0 });
-  origin = `http://127.0.0.1:${(composed.app.server.address() as AddressInfo).port}`;
-  doc = (await (await fetch(`${origin}/api/v1/openapi.json`)).json()) as OpenApiDocument;
-  check = new DocumentCheck(doc);
-  const created = await send({
-    kind: 'setup',
-    method: 'POST',
-    path: '/watches',
-    pathValues: {},
-    query: [],
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ address: `127.0.0.1:${java.port}`, webhook: { kind: 'json', url: receiver.url() } }),
-  });
-  const watch = JSON.parse(created.body.toString('utf8')) as { id: string; management_token: string };
-  context = {
-    doc,
-    addresses: [
-      `127.0.0.1:${java.port}`,
-      `127.0.0.1:${java.port}`,
-      `127.0.0.1:${await freePort()}`,
-      '[::1]:1',
-      'missing.observer.test',
-      'srv.observer.test',
-      '10.0.0.1',
-      'demo',
-      'a..b',
-      'Example.COM.',
-    ],
-    watch: { id: watch.id, token: watch.management_token },
-    webhookUrl: receiver.url(),
-    bodyLimit: BODY_LIMIT,
-  };
+  closedPort = await freePort();
 }, 120_000);
 
 afterAll(async () => {
-  agent.destroy();
-  await composed?.app.close();
   await java?.close();
   await bedrock?.close();
   await receiver?.close();
   rmSync(work, { recursive: true, force: true });
 });
 
-/** Answers by status, printed at the end: what the run reached. */
-const statuses = new Map<number, number>();
-/** The 503s that answer load, not a fault (see the top of this file). */
-const LOAD_CODES = new Set(['overloaded', 'service_busy', 'store_unavailable']);
-let shed = 0;
-/** Share of the answers that may be load's 503s before the run fails. */
-const SHED_SHARE_MAX = 0.05;
-let clients = 0;
-/** Sends one request (as one of 2,000 clients, or the greedy one: X-Forwarded-For); the raw answer. */
-function send(request: FuzzRequest): Promise<Answer> {
-  const body = request.body === undefined ? undefined : Buffer.from(request.body);
-  clients = (clients + 1) % 2000;
-  const client = request.greedy ? '198.19.0.1' : `198.18.${clients >> 8}.${(clients & 255) + 1}`;
-  const headers: Record<string, string> = { 'x-forwarded-for': client, ...request.headers };
-  if (body) headers['content-length'] = String(body.length);
-  return new Promise((resolve, reject) => {
-    const req = httpRequest(`${origin}/api/v1${urlOf(request)}`, { method: request.method, headers, agent }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (chunk: Buffer) => chunks.push(chunk));
-      res.on('end', () => {
-        const answerHeaders = new Headers();
-        for (const [name, value] of Object.entries(res.headers)) if (value !== undefined) answerHeaders.set(name, Array.isArray(value) ? value.join(', ') : value);
-        resolve({ status: res.statusCode ?? 0, headers: answerHeaders, body: Buffer.concat(chunks) });
-      });
-      res.on('error', reject);
-    });
-    // Far past the deadline: a request that never ends is reported, not waited on for ever.
-    req.setTimeout(DEADLINE_MS * 3, () => req.destroy(new Error(`no answer within ${DEADLINE_MS * 3} ms`)));
-    req.on('error', reject);
-    req.end(body);
+/** One setup request, from a client of its own (the run's clients keep their whole limits). */
+async function setupRequest(service: FuzzService, client: number, path: string, init: RequestInit = {}) {
+  const headers = { 'x-forwarded-for': `198.51.100.${client}`, ...(init.headers as Record<string, string> | undefined) };
+  return fetch(`${service.origin}/api/v1${path}`, { ...init, headers });
+}
+
+async function createWatch(service: FuzzService, client: number): Promise<{ id: string; token: string }> {
+  const res = await setupRequest(service, client, '/watches', {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ address: `127.0.0.1:${java.port}`, webhook: { kind: 'json', url: receiver.url() } }),
   });
+  expect(res.status, await res.clone().text()).toBe(201);
+  const created = (await res.json()) as { id: string; management_token: string };
+  return { id: created.id, token: created.management_token };
 }
 
-/** The `error` of a JSON error body, if the answer is one. */
-function errorCodeOf(answer: Answer): string | undefined {
-  if (!(answer.headers.get('content-type') ?? '').startsWith('application/json')) return undefined;
+/** The flags that ask for `mode`, as a query string. */
+const MODE_QUERY: Record<Exclude<Mode, 'auto'>, string> = { java: '', legacy: '?legacy=true', bedrock: '?bedrock=true' };
+
+/**
+ * Looks every name up in every mode it gives a status in, then asks each one's history: the
+ * pairs with a history, which the run then expects (the others: 404).
+ */
+async function recordHistories(service: FuzzService, context: FuzzContext): Promise<void> {
+  const pairs = context.targets.flatMap((target) =>
+    (['java', 'legacy', 'bedrock'] as const).filter((mode) => target.result(mode) === 'status').map((mode) => ({ target, mode })),
+  );
+  await Promise.all(pairs.map(({ target, mode }) => setupRequest(service, 1, `/status/${encodeURIComponent(target.text)}${MODE_QUERY[mode]}`).then((res) => res.arrayBuffer())));
+  for (const { target, mode } of pairs) {
+    const res = await setupRequest(service, 2, `/history/${encodeURIComponent(target.text)}${MODE_QUERY[mode]}`);
+    await res.arrayBuffer();
+    if (res.status === 200) context.recorded.add(`${target.text}|${mode}`);
+  }
+}
+
+/** The service, started as `npm start` would, with its watches and histories; what the run needs to know of it. */
+async function fuzzedService(extra: { env?: Record<string, string>; preload?: string } = {}) {
+  const service = await startFuzzService({
+    dir: work,
+    env: {
+      PING_TIMEOUT_MS: String(PING_TIMEOUT_MS),
+      HTTP_BODY_LIMIT_BYTES: String(BODY_LIMIT),
+      // Per client and minute: the greedy client is past them within seconds, the others never.
+      RATE_LIMIT_STATUS: '60',
+      RATE_LIMIT_GENERAL: '60',
+      RATE_LIMIT_MEDIA: '60',
+      RATE_LIMIT_VOTE: '60',
+      TARGET_PINGS_PER_MINUTE: '100000',
+      NEW_SERVERS_PER_CLIENT_PER_DAY: '1000000',
+      ...extra.env,
+    },
+    ...(extra.preload ? { preload: extra.preload } : {}),
+  });
+  const doc = (await (await fetch(`${service.origin}/api/v1/openapi.json`)).json()) as OpenApiDocument;
+  const disposable = [];
+  // Three unverified watches per client at most (WATCHES_UNVERIFIED_PER_CLIENT).
+  for (let i = 0; i < DISPOSABLE_WATCHES; i++) disposable.push(await createWatch(service, 10 + Math.floor(i / 3)));
+  const context: FuzzContext = {
+    doc,
+    targets: fuzzTargets(java.port, closedPort),
+    recorded: new Set(),
+    watch: await createWatch(service, 3),
+    disposable,
+    disposed: 0,
+    webhooks: [
+      { url: receiver.url() },
+      { url: receiver.url('/other') },
+      // A loopback port below 1024: WEBHOOK_ALLOWLIST admits it whatever its port.
+      { url: 'http://127.0.0.1:9/hook' },
+      { url: 'ftp://x', refusal: 'invalid_webhook' },
+      { url: 'http://localhost:8080/hook', refusal: 'webhook_refused' },
+      { url: 'http://missing.observer.test/hook', refusal: 'webhook_not_found' },
+    ],
+    bodyLimit: BODY_LIMIT,
+  };
+  await recordHistories(service, context);
+  return { service, doc, context };
+}
+
+/** A run against `fuzzed`, its report, the service stopped (its output added to a failing report). */
+async function fuzz(fuzzed: Awaited<ReturnType<typeof fuzzedService>>, seed: number, requests: number): Promise<string[]> {
+  const { service, doc, context } = fuzzed;
   try {
-    return (JSON.parse(answer.body.toString('utf8')) as { error?: string }).error;
-  } catch {
-    return undefined;
+    const shedBefore = await service.shed();
+    const run = new FuzzRun(doc, context, {
+      origin: service.origin,
+      seed,
+      requests,
+      concurrency: CONCURRENCY,
+      deadlineMs: DEADLINE_MS,
+      announcements: async () => ({ shed: (await service.shed()) - shedBefore, storeFailures: service.storeFailures() }),
+      log: (line) => console.log(line),
+    });
+    return await run.run();
+  } finally {
+    await service.stop();
   }
 }
 
-/** What is wrong with the answer to `request`; empty when nothing is. */
-async function problemsOf(request: FuzzRequest): Promise<string[]> {
-  const started = performance.now();
-  let answer: Answer;
-  try {
-    answer = await send(request);
-  } catch (error) {
-    return [`no answer: ${(error as Error).message}`];
-  }
-  const ms = Math.round(performance.now() - started);
-  statuses.set(answer.status, (statuses.get(answer.status) ?? 0) + 1);
-  const where = `${request.method} ${request.path} ${answer.status}`;
-  const problems: string[] = [];
-  if (ms > DEADLINE_MS) problems.push(`${where}: answered after ${ms} ms, past the deadline of ${DEADLINE_MS} ms`);
-  const code = errorCodeOf(answer);
-  // A HEAD answer has no body to carry the code; its GET's 503s are checked the same way.
-  const loadAnswer = answer.status === 503 && answer.headers.has('retry-after') && (request.method === 'HEAD' || LOAD_CODES.has(code ?? ''));
-  if (loadAnswer) shed += 1;
-  else if (answer.status >= 500) problems.push(`${where}: a 5xx: ${answer.body.toString('utf8').slice(0, 200)}`);
-  if (answer.headers.get('access-control-allow-origin') !== '*') problems.push(`${where}: no Access-Control-Allow-Origin: *`);
-  const { expect: expected } = request;
-  const limited = request.greedy === true && answer.status === 429;
-  if (expected && !limited) {
-    if (answer.status !== expected.status || (expected.error !== undefined && request.method !== 'HEAD' && code !== expected.error)) {
-      problems.push(`${where}: ${answer.status} ${String(code)} where ${expected.status} ${expected.error ?? ''} was expected: ${answer.body.toString('utf8').slice(0, 200)}`);
-    }
-    if (expected.allow !== undefined && answer.headers.get('allow') !== expected.allow) problems.push(`${where}: Allow ${String(answer.headers.get('allow'))} where ${expected.allow} was expected`);
-  }
-  const documented = doc.paths[request.path]?.[request.method.toLowerCase()] !== undefined;
-  if (documented) problems.push(...check.problems(request.method, request.path, answer));
-  else if (answer.status !== 405 && !limited) problems.push(`${where}: to a method the document does not list, where 405 was expected`);
-  else if (request.method !== 'HEAD') problems.push(...check.errorBodyProblems(where, answer.body));
-  return problems;
-}
-
-describe('the contract, fuzzed', () => {
+describe('the contract, fuzzed against the service as npm start runs it', () => {
   it(
     `answers ${REQUESTS} generated requests as the document says`,
     async () => {
-      console.log(`fuzz: seed ${SEED} (FUZZ_SEED=${SEED} repeats this run), ${REQUESTS} requests`);
-      const rng = prng(SEED);
-      const operations = Object.entries(doc.paths).flatMap(([path, item]) =>
-        Object.entries(item).map(([method, operation]) => ({ method: method.toUpperCase(), path, operation })),
-      );
-      const requests: FuzzRequest[] = Array.from({ length: REQUESTS }, () => ({ ...generate(rng, context, operations), greedy: rng() < 0.1 }));
-      const failures: Array<{ request: FuzzRequest; problems: string[] }> = [];
-      let next = 0;
-      const worker = async () => {
-        while (next < requests.length && failures.length === 0) {
-          const request = requests[next++]!;
-          const problems = await problemsOf(request);
-          if (problems.length > 0) failures.push({ request, problems });
-        }
-      };
-      await Promise.all(Array.from({ length: CONCURRENCY }, worker));
-      console.log(`fuzz: answers by status: ${[...statuses].sort(([a], [b]) => a - b).map(([status, count]) => `${status} ×${count}`).join(', ')}`);
-      expect(shed, `503s answering load (overloaded, service_busy, store_unavailable) of ${REQUESTS} answers`).toBeLessThanOrEqual(REQUESTS * SHED_SHARE_MAX);
-      const failure = failures[0];
-      if (failure === undefined) return;
-      const smallest = await shrink(failure.request, async (candidate) => (await problemsOf(candidate)).length > 0);
-      const report = [
-        `seed ${SEED} (FUZZ_SEED=${SEED}), request ${requests.indexOf(failure.request) + 1} of ${REQUESTS}`,
-        `failing: ${describeRequest(failure.request, `${origin}/api/v1`)}`,
-        ...failure.problems,
-        `shrunk: ${describeRequest(smallest, `${origin}/api/v1`)}`,
-        ...(await problemsOf(smallest)),
-      ];
-      if (smallest.method === 'HEAD') {
-        // A HEAD answer has no body to say why: the GET's says it.
-        const answer = await send({ ...smallest, method: 'GET' });
-        report.push(`the same as GET: ${answer.status} ${answer.body.toString('utf8').slice(0, 300)}`);
-      }
-      expect(report).toEqual([]);
+      expect(await fuzz(await fuzzedService(), SEED, REQUESTS)).toEqual([]);
     },
     // A budget, not an assertion on speed: a long run (npm run fuzz) takes minutes.
-    120_000 + REQUESTS * 100,
+    180_000 + REQUESTS * 100,
   );
+});
+
+describe('the fuzz itself', () => {
+  const preload = fileURLToPath(new URL('./planted-fault.mjs', import.meta.url));
+
+  it.each([
+    ['store-unavailable:/api/v1/stats', /(GET|HEAD) \/stats: .*503/],
+    ['refuse-valid:/api/v1/trends', /(GET|HEAD) \/trends 400: .*where 200 was expected/],
+  ])('fails a run against a service with a planted fault (%s), naming the operation', async (fault, named) => {
+    const report = await fuzz(await fuzzedService({ env: { FUZZ_PLANTED_FAULT: fault }, preload }), 20260101, 500);
+    expect(report.join('\n')).toMatch(named);
+  }, 180_000);
+
+  it('generates a body that takes exactly one of several fields (oneOf of required sets) with one of them, and every required field', () => {
+    const body = {
+      type: 'object',
+      required: ['host', 'username'],
+      properties: { host: { type: 'string' }, username: { type: 'string', examples: ['Steve'] }, port: { type: 'integer', minimum: 1, maximum: 65535 }, token: { type: 'string' }, public_key: { type: 'string' } },
+      oneOf: [{ required: ['token'] }, { required: ['public_key'] }],
+      additionalProperties: false,
+    };
+    const doc = {
+      servers: [],
+      components: { schemas: {} },
+      paths: { '/vote': { post: { operationId: 'sendVote', responses: {}, requestBody: { content: { 'application/json': { schema: body } } } } } },
+    } as unknown as OpenApiDocument;
+    const context: FuzzContext = { doc, targets: fuzzTargets(25565, 1), recorded: new Set(), watch: { id: 'x', token: 'y' }, disposable: [], disposed: 0, webhooks: [], bodyLimit: 4096 };
+    const rng = prng(7);
+    const valid = Array.from({ length: 400 }, () => generate(rng, context, operationsOf(doc))).filter((request) => request.kind === 'valid');
+    expect(valid.length).toBeGreaterThan(50);
+    const shapes = new Set<string>();
+    for (const request of valid) {
+      const sent = JSON.parse(request.body!) as Record<string, unknown>;
+      expect(Object.keys(sent)).toEqual(expect.arrayContaining(['host', 'username']));
+      expect(['token' in sent, 'public_key' in sent].filter(Boolean)).toHaveLength(1);
+      shapes.add('token' in sent ? 'token' : 'public_key');
+    }
+    expect([...shapes].sort()).toEqual(['public_key', 'token']);
+  });
 });

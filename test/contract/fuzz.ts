@@ -1,14 +1,19 @@
 /**
  * Requests generated from the served OpenAPI document, as a fuzzer of the contract sends them
  * (fuzz.test.ts): for every operation, valid values and boundaries, values outside the
- * parameter grammar and odd encodings, wrong methods, wrong media types, bodies just over the
- * limit, and HEAD. A seeded PRNG makes a run repeatable; a failing request is shrunk to the
- * smallest one that still fails.
+ * parameter grammar and odd encodings, wrong methods (with the bodies clients send them with),
+ * wrong media types, bodies just over the limit, bodies where none is taken, heads too large
+ * (HEAD included). Each request carries what it must get (`expect`): a fixed answer for a case
+ * that decides it (a 405 with `Allow`, a 413, a 431), or `model`: what the values of a valid
+ * request imply (fuzz-model.ts), worked out from the request as it is when checked, so that a
+ * shrunk request is judged by its own values. A seeded PRNG makes a run repeatable; a failing
+ * request is shrunk to the smallest one that still fails.
  */
 import type { OpenApiDocument } from './document-check.js';
+import { chance, pick, type Expectation, type FuzzContext, type Rng } from './fuzz-model.js';
 
 /** mulberry32: a small, fast, seeded PRNG, good enough to pick test cases. */
-export function prng(seed: number): () => number {
+export function prng(seed: number): Rng {
   let state = seed >>> 0;
   return () => {
     state = (state + 0x6d2b79f5) >>> 0;
@@ -22,6 +27,8 @@ export function prng(seed: number): () => number {
 export interface FuzzRequest {
   /** What the case tries, for the report. */
   kind: string;
+  /** The document's operation the request was made from (the GET's or HEAD's, whatever method it is sent with). */
+  operationId: string;
   method: string;
   /** The operation's path template in the document. */
   path: string;
@@ -31,12 +38,21 @@ export interface FuzzRequest {
   query: Array<[string, string | null]>;
   headers: Record<string, string>;
   body?: string;
-  /** What the answer must be beyond what the document allows, when the case decides it. */
-  expect?: { status: number; error?: string; allow?: string };
+  /** What the answer must be: fixed by the case, or `model`: what the request's values imply. */
+  expect: Expectation | 'model';
   /** What the expectation rests on (query parameter or header names, `body`): kept whole while shrinking. */
   fixed?: string[];
   /** Sent by the one client that spends its rate limits (its answers may be 429 instead). */
   greedy?: boolean;
+}
+
+export interface Operation {
+  method: string;
+  path: string;
+  operationId: string;
+  parameters: Parameter[];
+  /** The JSON schema of the request body, when the operation takes one. */
+  body: Schema | null;
 }
 
 /** The request's URL below the API prefix. */
@@ -51,33 +67,49 @@ export function describeRequest(request: FuzzRequest, base: string): string {
   const headers = Object.entries(request.headers).map(([name, value]) => ` -H '${name}: ${value.length > 80 ? `${value.slice(0, 40)}…(${value.length} chars)` : value}'`);
   const body = request.body === undefined ? '' : ` --data '${request.body.length > 200 ? `${request.body.slice(0, 100)}…(${request.body.length} bytes)` : request.body}'`;
   const url = urlOf(request);
-  return `[${request.kind}] curl -X ${request.method}${headers.join('')}${body} '${base}${url.length > 300 ? `${url.slice(0, 200)}…(${url.length} chars)` : url}'`;
+  const head = request.method === 'HEAD' ? ' --head' : ` -X ${request.method}`;
+  return `[${request.kind}] curl${head}${headers.join('')}${body} '${base}${url.length > 300 ? `${url.slice(0, 200)}…(${url.length} chars)` : url}'`;
 }
 
-interface Schema {
+export interface Schema {
   type?: string;
   enum?: unknown[];
   const?: unknown;
   anyOf?: Schema[];
   oneOf?: Schema[];
+  allOf?: Schema[];
+  $ref?: string;
   minimum?: number;
   maximum?: number;
+  minLength?: number;
   maxLength?: number;
+  minItems?: number;
+  maxItems?: number;
   pattern?: string;
   format?: string;
   default?: unknown;
   examples?: unknown[];
+  properties?: Record<string, Schema>;
+  required?: string[];
+  items?: Schema;
 }
-interface Parameter {
+export interface Parameter {
   in: string;
   name: string;
   required?: boolean;
   schema: Schema;
   example?: unknown;
 }
-interface Operation {
-  parameters?: Parameter[];
-  requestBody?: unknown;
+
+/** The operations of the document, with what a generator needs of each. */
+export function operationsOf(doc: OpenApiDocument): Operation[] {
+  return Object.entries(doc.paths).flatMap(([path, item]) =>
+    Object.entries(item).map(([method, described]) => {
+      const operation = described as unknown as { operationId: string; parameters?: Parameter[]; requestBody?: { content?: Record<string, { schema?: Schema }> } };
+      const body = operation.requestBody?.content?.['application/json']?.schema ?? null;
+      return { method: method.toUpperCase(), path, operationId: operation.operationId, parameters: operation.parameters ?? [], body };
+    }),
+  );
 }
 
 /** The order methods are listed in `Allow` (src/http/method-not-allowed.ts). */
@@ -93,28 +125,12 @@ const ODD = [
   '%3Cscript%3E', 'a'.repeat(256), 'x'.repeat(1001), '-', '%C2%A7k', '1.2.3.4.5', '%E2%80%AE', '999999999999999999999', '-0', '.5', '%09',
 ];
 
-export interface FuzzContext {
-  doc: OpenApiDocument;
-  /** Addresses to look up: servers on loopback, names with and without DNS records, refused ones. */
-  addresses: string[];
-  /** The id and bearer token of a real watch. */
-  watch: { id: string; token: string };
-  /** A webhook URL that takes deliveries, on loopback. */
-  webhookUrl: string;
-  /** HTTP_BODY_LIMIT_BYTES of the instance. */
-  bodyLimit: number;
-}
-
-type Rng = () => number;
-const pick = <T>(rng: Rng, items: readonly T[]): T => items[Math.floor(rng() * items.length)]!;
-const chance = (rng: Rng, p: number) => rng() < p;
-
 /** The constant values a schema allows, if it is an enumeration. */
-function constants(schema: Schema): string[] | null {
-  if (schema.enum) return schema.enum.map(String);
-  if (schema.const !== undefined) return [String(schema.const)];
+function constants(schema: Schema): unknown[] | null {
+  if (schema.enum) return schema.enum;
+  if (schema.const !== undefined) return [schema.const];
   const options = schema.anyOf ?? schema.oneOf;
-  if (options && options.every((option) => option.const !== undefined)) return options.map((option) => String(option.const));
+  if (options && options.every((option) => constants(option) !== null)) return options.flatMap((option) => constants(option)!);
   return null;
 }
 
@@ -127,66 +143,120 @@ function uuid(rng: Rng): string {
   return `${h()}${h()}-${h()}-4${h().slice(1)}-a${h().slice(1)}-${h()}${h()}${h()}`;
 }
 
-/** A valid value of the parameter, as sent; null: a bare flag. */
-function validValue(rng: Rng, parameter: Parameter, context: FuzzContext): string | null {
-  const { schema, name } = parameter;
+const isColour = (name: string, schema: Schema) => schema.pattern?.includes('0-9a-fA-F') === true || /Color$|^gradient(From|To)$/.test(name);
+
+/**
+ * A valid value for a parameter or body field named `name`, unencoded: the schema's constants,
+ * bounds and examples, and the meanings it cannot say (an address, a colour, a font, a watch
+ * id, a webhook URL). A string may be null: a bare flag.
+ */
+function validText(rng: Rng, name: string, schema: Schema, context: FuzzContext, operationId: string): string | null {
   const listed = constants(schema);
-  if (listed) return encodeURIComponent(pick(rng, listed));
+  if (listed) return String(pick(rng, listed));
   if (schema.type === 'boolean') return pick(rng, ['true', 'false', '1', '0', '', null]);
   if (schema.type === 'integer' || schema.type === 'number') {
     const min = schema.minimum ?? 0;
     const max = schema.maximum ?? Math.max(min + 1000, 1000);
     const value = pick(rng, [min, max, min + Math.floor(rng() * (max - min + 1))]);
     if (schema.type === 'number' && chance(rng, 0.3) && value < max) return String(value + Math.round(rng() * 99) / 100);
-    return chance(rng, 0.1) ? `00${value}` : String(value);
+    return chance(rng, 0.1) && value >= 0 ? `00${value}` : String(value);
   }
-  if (schema.pattern?.includes('0-9a-fA-F')) return `${chance(rng, 0.5) ? '%23' : ''}${randomHex(rng, pick(rng, [3, 6]))}`;
+  if (isColour(name, schema)) return `${chance(rng, 0.5) ? '#' : ''}${randomHex(rng, pick(rng, [3, 6]))}`;
   if (schema.format === 'uuid') return uuid(rng);
-  if (name === 'address' || name === 'server') return encodeURIComponent(pick(rng, context.addresses));
-  if (name === 'id') return pick(rng, [context.watch.id, uuid(rng)]);
-  if (name === 'motd') return encodeURIComponent(pick(rng, ['§aHello §lworld', '&6Gold &ktext', 'plain', '§x§f§f§0§0§0§0hex\nline two']));
-  const examples = [...(schema.examples ?? []), ...(parameter.example !== undefined ? [parameter.example] : []), ...(schema.default !== undefined ? [schema.default] : [])];
-  if (examples.length > 0) return encodeURIComponent(String(pick(rng, examples)));
-  return encodeURIComponent(Array.from({ length: 1 + Math.floor(rng() * 12) }, () => pick(rng, [...'abcxyz019-_'])).join(''));
+  if (['address', 'server', 'target', 'host'].includes(name)) {
+    const texts = context.targets.map((target) => target.text);
+    return pick(rng, operationId.endsWith('ServerWidget') ? [...texts, 'demo', 'DEMO'] : texts);
+  }
+  if (name === 'id') return pick(rng, [context.watch.id, context.watch.id, uuid(rng), 'not-a-watch']);
+  if (name === 'url') return pick(rng, context.webhooks).url;
+  if (name === 'motd') return pick(rng, ['§aHello §lworld', '&6Gold &ktext', 'plain', '§x§f§f§0§0§0§0hex\nline two']);
+  if (name === 'font') return pick(rng, ['Inter', 'roboto', 'POPPINS', 'Montserrat', 'outfit']);
+  if (name === 'customHeight') return `${50 + Math.floor(rng() * 551)}${chance(rng, 0.5) ? 'px' : ''}`;
+  if (name === 'file') return pick(rng, ['inter-latin-400-normal.woff2', 'inter-latin-400-normal.woff2', 'nothing.woff2']);
+  const examples = [...(schema.examples ?? []), ...(schema.default !== undefined ? [schema.default] : [])];
+  if (examples.length > 0) return String(pick(rng, examples));
+  const length = Math.max(schema.minLength ?? 1, Math.min(schema.maxLength ?? 12, 1 + Math.floor(rng() * 12)));
+  return Array.from({ length }, () => pick(rng, [...'abcxyz019-_'])).join('');
 }
 
-/** Valid values for the path parameters and a random share of the query parameters. */
-function validParameters(rng: Rng, parameters: Parameter[], context: FuzzContext) {
+/** A value of `schema` for a JSON body: objects, arrays, and the scalars of validText. */
+function validJson(rng: Rng, name: string, schema: Schema, context: FuzzContext, operationId: string, doc: OpenApiDocument): unknown {
+  if (schema.$ref) return validJson(rng, name, resolveRef(doc, schema.$ref), context, operationId, doc);
+  if (schema.allOf) return Object.assign({}, ...schema.allOf.map((part) => validJson(rng, name, part, context, operationId, doc) as object));
+  const branches = (schema.oneOf ?? schema.anyOf)?.filter((branch) => branch.properties !== undefined || branch.type === 'object');
+  if (branches && branches.length > 0 && schema.properties === undefined) return validJson(rng, name, pick(rng, branches), context, operationId, doc);
+  if (schema.type === 'object' || schema.properties) return validObject(rng, schema, context, operationId, doc);
+  if (schema.type === 'array' && schema.items) {
+    const count = Math.max(schema.minItems ?? 1, Math.min(schema.maxItems ?? 4, 1 + Math.floor(rng() * 4)));
+    return Array.from({ length: count }, () => validJson(rng, name, schema.items!, context, operationId, doc));
+  }
+  const text = validText(rng, name, schema, context, operationId);
+  if (schema.type === 'boolean') return text === 'true' || text === '1' || text === '' || text === null;
+  if (schema.type === 'integer' || schema.type === 'number') return Number(text);
+  return text ?? '';
+}
+
+/**
+ * An object of `schema`: its required properties, some of its others, and of the sets of
+ * properties a `oneOf` (or `anyOf`) of `required` lists asks for, one set, without the
+ * properties only the other sets name when exactly one may be given.
+ */
+function validObject(rng: Rng, schema: Schema, context: FuzzContext, operationId: string, doc: OpenApiDocument): Record<string, unknown> {
+  const properties = schema.properties ?? {};
+  const choices = (schema.oneOf ?? schema.anyOf ?? []).filter((branch) => branch.required !== undefined);
+  const chosen = choices.length > 0 ? pick(rng, choices) : null;
+  const excluded = new Set(schema.oneOf && chosen ? choices.flatMap((branch) => branch.required!).filter((prop) => !chosen.required!.includes(prop)) : []);
+  const required = new Set([...(schema.required ?? []), ...(chosen?.required ?? [])]);
+  const object: Record<string, unknown> = {};
+  for (const [name, property] of Object.entries(properties)) {
+    if (excluded.has(name) || (!required.has(name) && !chance(rng, 0.35))) continue;
+    object[name] = validJson(rng, name, property, context, operationId, doc);
+  }
+  return object;
+}
+
+function resolveRef(doc: OpenApiDocument, ref: string): Schema {
+  const name = ref.replace('#/components/schemas/', '');
+  return (doc.components.schemas[name] ?? {}) as Schema;
+}
+
+/** A request of `operation` with valid values: path parameters, a random share of the query, its body and credentials. */
+function validRequest(rng: Rng, operation: Operation, context: FuzzContext): FuzzRequest {
+  const { method, path, operationId, parameters } = operation;
   const pathValues: Record<string, string> = {};
   const query: Array<[string, string | null]> = [];
   for (const parameter of parameters) {
-    if (parameter.in === 'path') pathValues[parameter.name] = validValue(rng, parameter, context) ?? 'x';
-    else if (parameter.in === 'query' && (parameter.required || chance(rng, 0.35))) query.push([parameter.name, validValue(rng, parameter, context)]);
+    const text = validText(rng, parameter.name, parameter.schema, context, operationId);
+    if (parameter.in === 'path') pathValues[parameter.name] = encodeURIComponent(text ?? 'x');
+    else if (parameter.in === 'query' && (parameter.required || chance(rng, 0.35))) query.push([parameter.name, text === null ? null : encodeURIComponent(text)]);
   }
-  return { pathValues, query };
+  // The icon route asks for `address` or `server` (a rule its parameters cannot state): mostly one is there.
+  if (parameters.some((p) => p.name === 'server') && !query.some(([name]) => name === 'address' || name === 'server') && chance(rng, 0.9)) {
+    query.push([pick(rng, ['address', 'server']), encodeURIComponent(pick(rng, context.targets).text)]);
+  }
+  const request: FuzzRequest = { kind: 'valid', operationId, method, path, pathValues, query, headers: {}, expect: 'model' };
+  if (operation.body) {
+    request.headers['content-type'] = pick(rng, ['application/json', 'application/json; charset=utf-8']);
+    request.body = JSON.stringify(validJson(rng, 'body', operation.body, context, operationId, context.doc));
+  }
+  if (path.startsWith('/watches/')) withCredentials(rng, request, context);
+  return request;
 }
 
-/** A JSON body the operation takes: a bulk look-up or a watch. */
-function validBody(rng: Rng, path: string, context: FuzzContext): string {
-  if (path === '/watches') {
-    return JSON.stringify({
-      address: pick(rng, context.addresses),
-      ...(chance(rng, 0.5) ? { edition: pick(rng, ['java', 'bedrock']) } : {}),
-      webhook: { kind: pick(rng, ['json', 'discord']), url: pick(rng, [context.webhookUrl, context.webhookUrl, 'http://127.0.0.1:9/hook', 'ftp://x', 'http://missing.observer.test/hook']) },
-      ...(chance(rng, 0.3) ? { players_at_least: 1 + Math.floor(rng() * 100) } : {}),
-    });
+/** A watch route's bearer token: mostly the watch's; a DELETE with it ends one of the disposable watches. */
+function withCredentials(rng: Rng, request: FuzzRequest, context: FuzzContext): void {
+  const token = chance(rng, 0.7) ? context.watch.token : pick(rng, ['nonsense', '']);
+  if (request.method === 'DELETE' && request.pathValues.id === context.watch.id && token === context.watch.token) {
+    const disposable = context.disposable[context.disposed++];
+    // None left: the kept watch is asked without its token.
+    if (disposable) {
+      request.pathValues.id = disposable.id;
+      request.headers.authorization = `Bearer ${disposable.token}`;
+    } else request.headers.authorization = 'Bearer nonsense';
+    return;
   }
-  const entries = Array.from({ length: 1 + Math.floor(rng() * 4) }, () => ({
-    address: pick(rng, context.addresses),
-    ...(chance(rng, 0.2) ? { bedrock: chance(rng, 0.5) } : {}),
-    ...(chance(rng, 0.1) ? { legacy: chance(rng, 0.5) } : {}),
-    ...(chance(rng, 0.2) ? { edition: pick(rng, ['java', 'bedrock', 'auto']) } : {}),
-    ...(chance(rng, 0.1) ? { query: true, queryPort: 1 + Math.floor(rng() * 65535) } : {}),
-  }));
-  return JSON.stringify({ servers: entries });
+  if (chance(rng, 0.9)) request.headers.authorization = `Bearer ${token}`;
 }
-
-/** Bodies a JSON route must refuse: malformed, mistyped, out of bounds. */
-const BAD_BODIES = [
-  '', '{', 'null', '[]', '"x"', '{"servers":[]}', '{"servers":{}}', '{"servers":[{"address":""}]}', '{"servers":[{"address":"a","queryPort":"80"}]}',
-  '{"servers":[{"address":"a","bedrock":"true"}]}', '{"servers":[{"address":"a","extra":1}]}', '{"address":1,"webhook":{"kind":"json","url":"x"}}',
-  '{"servers":[{"address":"a","queryPort":1e400}]}', '{"__proto__":{"x":1}}', `{"servers":[${Array.from({ length: 51 }, () => '{"address":"a"}').join(',')}]}`,
-];
 
 /** The `Allow` of a path item: its methods (HEAD with GET), and OPTIONS. */
 export function allowOf(doc: OpenApiDocument, path: string): string {
@@ -195,29 +265,22 @@ export function allowOf(doc: OpenApiDocument, path: string): string {
   return METHOD_ORDER.filter((method) => methods.has(method)).join(', ');
 }
 
-/** One request for `operation` of the kind the PRNG picks. */
-export function generate(rng: Rng, context: FuzzContext, operations: Array<{ method: string; path: string; operation: object }>): FuzzRequest {
-  const { method, path, operation: described } = pick(rng, operations);
-  const operation = described as Operation;
-  const parameters = operation.parameters ?? [];
-  const takesBody = operation.requestBody !== undefined;
-  const { pathValues, query } = validParameters(rng, parameters, context);
-  const base: FuzzRequest = { kind: 'valid', method, path, pathValues, query, headers: {} };
-  if (takesBody) {
-    base.headers['content-type'] = 'application/json';
-    base.body = validBody(rng, path, context);
-  }
-  if (path.startsWith('/watches/') && chance(rng, 0.7)) base.headers.authorization = `Bearer ${pick(rng, [context.watch.token, 'nonsense', ''])}`;
+/** One request for an operation the PRNG picks, of the kind it picks. */
+export function generate(rng: Rng, context: FuzzContext, operations: Operation[]): FuzzRequest {
+  const operation = pick(rng, operations);
+  const base = validRequest(rng, operation, context);
   const roll = rng();
   if (roll < 0.3) return base;
-  if (roll < 0.5) return withOutsideGrammar(rng, base, parameters);
-  if (roll < 0.62) return withOddValue(rng, base, parameters);
-  if (roll < 0.72) return withWrongMethod(rng, base, context);
-  if (roll < 0.84) return takesBody ? withBadBody(rng, base, context) : { ...base, kind: 'body where none is taken', headers: { ...base.headers, 'content-type': 'text/plain' }, body: 'x', expect: { status: 413, error: 'body_not_allowed' }, fixed: ['body', 'content-type'] };
-  if (roll < 0.92 && method === 'GET') return { ...base, kind: 'head', method: 'HEAD' };
-  // Refused before its request is parsed, a HEAD's answer carries the JSON body (wire-errors.ts): asked as GET.
-  if (roll < 0.95) return { ...base, kind: 'headers too large', method: method === 'HEAD' ? 'GET' : method, headers: { ...base.headers, 'x-pad': 'a'.repeat(17_000) }, expect: { status: 431, error: 'headers_too_large' }, fixed: ['x-pad'] };
-  return { ...base, kind: 'odd headers', headers: { ...base.headers, 'if-none-match': pick(rng, ['*', '"x"', 'W/"y"', '', '"' + 'z'.repeat(500) + '"']), accept: pick(rng, ['*/*', 'image/webp', 'text/html', 'application/xml']) } };
+  if (roll < 0.48) return withOutsideGrammar(rng, base, operation.parameters);
+  if (roll < 0.58) return withOddValue(rng, base, operation.parameters);
+  if (roll < 0.68) return withWrongMethod(rng, base, context);
+  if (roll < 0.8) return operation.body ? withBadBody(rng, base, context) : withUnwantedBody(rng, base);
+  if (roll < 0.88) return withOddHeaders(rng, base);
+  if (roll < 0.92) {
+    const headers = { ...base.headers, 'x-pad': 'a'.repeat(17_000) };
+    return { ...base, kind: 'headers too large', headers, expect: { outcomes: [{ status: 431, error: 'headers_too_large' }] }, fixed: ['x-pad'] };
+  }
+  return base;
 }
 
 /** One integer, number or flag parameter given a text outside its grammar: 400 `invalid_parameter`. */
@@ -230,47 +293,113 @@ function withOutsideGrammar(rng: Rng, request: FuzzRequest, parameters: Paramete
   const query = request.query.filter(([name]) => name !== parameter.name);
   query.push([parameter.name, text]);
   if (chance(rng, 0.1)) query.push([parameter.name, text === '' ? '1' : text]);
-  return { ...request, kind: `outside the grammar: ${parameter.name}`, query, expect: { status: 400, error: 'invalid_parameter' }, fixed: [parameter.name] };
+  const expect = { outcomes: [{ status: 400, error: 'invalid_parameter' }] };
+  return { ...request, kind: `outside the grammar: ${parameter.name}`, query, expect, fixed: [parameter.name] };
 }
 
 /** Any parameter (or an unknown one) given an odd text: whatever the answer, it must be documented. */
 function withOddValue(rng: Rng, request: FuzzRequest, parameters: Parameter[]): FuzzRequest {
   const parameter = parameters.length > 0 && chance(rng, 0.85) ? pick(rng, parameters) : { in: 'query', name: pick(rng, ['unknown', 'size', '__proto__', 'constructor', '%00']) };
   const text = pick(rng, ODD);
+  const expect: Expectation = { outcomes: 'documented' };
   if (parameter.in === 'path') {
     // An empty segment or `..` would name another path than the operation's.
-    return { ...request, kind: `odd path value: ${parameter.name}`, pathValues: { ...request.pathValues, [parameter.name]: text === '' ? '%20' : text } };
+    return { ...request, kind: `odd path value: ${parameter.name}`, pathValues: { ...request.pathValues, [parameter.name]: text === '' ? '%20' : text }, expect };
   }
-  return { ...request, kind: `odd query value: ${parameter.name}`, query: [...request.query.filter(([name]) => name !== parameter.name), [parameter.name, text]] };
+  return { ...request, kind: `odd query value: ${parameter.name}`, query: [...request.query.filter(([name]) => name !== parameter.name), [parameter.name, text]], expect };
 }
 
+/** The bodies a client sends a request with: none, its own, an empty JSON object, an empty chunked body, text. */
+function clientBody(rng: Rng, request: FuzzRequest): Pick<FuzzRequest, 'headers' | 'body'> {
+  const { authorization } = request.headers;
+  const credentials: Record<string, string> = authorization === undefined ? {} : { authorization };
+  switch (Math.floor(rng() * 5)) {
+    case 0:
+      return { headers: credentials };
+    case 1:
+      return request.body === undefined ? { headers: credentials } : { headers: request.headers, body: request.body };
+    case 2:
+      return { headers: { ...credentials, 'content-type': 'application/json' }, body: '{}' };
+    case 3:
+      return { headers: { ...credentials, 'content-type': 'application/json', 'transfer-encoding': 'chunked' }, body: '' };
+    default:
+      return { headers: { ...credentials, 'content-type': 'text/plain' }, body: 'hello' };
+  }
+}
+
+/** A method the path is not served with, with a body as clients send them: 405 with the path's `Allow`. */
 function withWrongMethod(rng: Rng, request: FuzzRequest, context: FuzzContext): FuzzRequest {
   const served = new Set(Object.keys(context.doc.paths[request.path] ?? {}).map((m) => m.toUpperCase()));
-  const wrong = METHODS.filter((method) => !served.has(method));
+  const method = pick(rng, METHODS.filter((m) => !served.has(m)));
   const { body: _body, ...rest } = request;
-  return { ...rest, kind: 'wrong method', method: pick(rng, wrong), headers: {}, expect: { status: 405, error: 'method_not_allowed', allow: allowOf(context.doc, request.path) } };
+  const expect = { outcomes: [{ status: 405, error: 'method_not_allowed' }], allow: allowOf(context.doc, request.path) };
+  return { ...rest, ...clientBody(rng, request), kind: 'wrong method', method, expect, fixed: ['body', 'content-type', 'transfer-encoding'] };
 }
+
+/** A body sent to an operation that takes none (HEAD and GET included): 413 `body_not_allowed`. */
+function withUnwantedBody(rng: Rng, request: FuzzRequest): FuzzRequest {
+  const headers = { ...request.headers, 'content-type': pick(rng, ['text/plain', 'application/json']) };
+  const body = pick(rng, ['x', '{}', 'a'.repeat(3000)]);
+  return { ...request, kind: 'body where none is taken', headers, body, expect: { outcomes: [{ status: 413, error: 'body_not_allowed' }] }, fixed: ['body', 'content-type'] };
+}
+
+/** Bodies a JSON route must refuse, with the code each gets: malformed (invalid_body), mistyped or out of bounds (invalid_parameter). */
+const BAD_BODIES: Array<[string, string]> = [
+  ['', 'invalid_body'],
+  ['{', 'invalid_body'],
+  ['{"__proto__":{"x":1}}', 'invalid_body'],
+  ['{"servers":[{"address":"a"}]} x', 'invalid_body'],
+  ['null', 'invalid_parameter'],
+  ['[]', 'invalid_parameter'],
+  ['"x"', 'invalid_parameter'],
+  ['{"servers":[]}', 'invalid_parameter'],
+  ['{"servers":{}}', 'invalid_parameter'],
+  ['{"servers":[{"address":""}]}', 'invalid_parameter'],
+  ['{"servers":[{"address":"a","queryPort":"80"}]}', 'invalid_parameter'],
+  ['{"servers":[{"address":"a","bedrock":"true"}]}', 'invalid_parameter'],
+  ['{"servers":[{"address":"a","extra":1}]}', 'invalid_parameter'],
+  ['{"address":1,"webhook":{"kind":"json","url":"x"}}', 'invalid_parameter'],
+  ['{"servers":[{"address":"a","queryPort":1e400}]}', 'invalid_parameter'],
+  [`{"servers":[${Array.from({ length: 51 }, () => '{"address":"a"}').join(',')}]}`, 'invalid_parameter'],
+];
 
 function withBadBody(rng: Rng, request: FuzzRequest, context: FuzzContext): FuzzRequest {
   const roll = rng();
+  const refused = (status: number, error: string) => ({ outcomes: [{ status, error }] });
+  const fixed = ['body', 'content-type', 'transfer-encoding'];
   if (roll < 0.25) {
-    // Just over HTTP_BODY_LIMIT_BYTES, valid JSON otherwise.
+    // Just over HTTP_BODY_LIMIT_BYTES, valid JSON otherwise; sometimes in chunks, without a length.
     const start = '{"servers":[{"address":"';
     const end = '"}]}';
     const body = start + 'a'.repeat(context.bodyLimit + 1 - start.length - end.length) + end;
-    return { ...request, kind: 'body just over the limit', body, expect: { status: 413, error: 'body_too_large' }, fixed: ['body', 'content-type'] };
+    const headers = chance(rng, 0.3) ? { ...request.headers, 'transfer-encoding': 'chunked' } : request.headers;
+    return { ...request, kind: 'body just over the limit', headers, body, expect: refused(413, 'body_too_large'), fixed };
   }
   if (roll < 0.5) {
     const type = pick(rng, ['text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/jsonx', 'application/xml']);
     const body = pick(rng, [request.body ?? '', '']);
-    return { ...request, kind: `media type ${type}`, headers: { ...request.headers, 'content-type': type }, body, expect: { status: 415, error: 'unsupported_media_type' }, fixed: ['body', 'content-type'] };
+    return { ...request, kind: `media type ${type}`, headers: { ...request.headers, 'content-type': type }, body, expect: refused(415, 'unsupported_media_type'), fixed };
   }
   if (roll < 0.6) {
     const headers = { ...request.headers };
     delete headers['content-type'];
-    return { ...request, kind: 'body without a media type', headers, expect: { status: 415, error: 'unsupported_media_type' }, fixed: ['body'] };
+    const body = pick(rng, [request.body ?? '', '']);
+    // Without a body there is no media type to refuse: an empty body, as with JSON.
+    const expect = body === '' ? refused(400, 'invalid_body') : refused(415, 'unsupported_media_type');
+    return { ...request, kind: 'body without a media type', headers, body, expect, fixed };
   }
-  return { ...request, kind: 'bad JSON body', body: pick(rng, BAD_BODIES) };
+  const [body, code] = pick(rng, BAD_BODIES);
+  return { ...request, kind: 'bad JSON body', body, expect: refused(400, code), fixed };
+}
+
+/** Conditional and content-negotiation headers: the answer is the valid request's (a 304 where an image matches). */
+function withOddHeaders(rng: Rng, request: FuzzRequest): FuzzRequest {
+  const headers = {
+    ...request.headers,
+    'if-none-match': pick(rng, ['*', '"x"', 'W/"y"', '', '"' + 'z'.repeat(500) + '"']),
+    accept: pick(rng, ['*/*', 'image/webp', 'text/html', 'application/xml', 'application/openmetrics-text']),
+  };
+  return { ...request, kind: 'odd headers', headers };
 }
 
 /** Smaller versions of a failing request: one query parameter, header or body part less, or a value halved. */

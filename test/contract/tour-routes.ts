@@ -7,6 +7,7 @@ import { startSilentServer } from '../support/hostile.js';
 import { freePort } from '../../scripts/ports.mjs';
 import type { RunningJavaServer } from '../support/minecraft.js';
 import { startJavaServer } from '../support/minecraft.js';
+import { startVotifierReceiver } from '../support/votifier.js';
 import type { WebhookReceiver } from '../support/webhook-receiver.js';
 import { newClient, send, type Instance, type TourLog } from './tour.js';
 
@@ -60,6 +61,7 @@ export async function tourEverything(log: TourLog, instances: TourInstances, ser
   await tourReads(log, main, server, limit);
   await tourWatches(log, main, servers.receiver, limit);
   await tourWatchCaps(log, instances.caps, servers.receiver);
+  await tourVotes(log, instances, limit);
   await tourBusy(log, instances.busy, server);
   await tourEveryOperation(log, instances);
 }
@@ -243,6 +245,33 @@ async function tourWatchCaps(log: TourLog, caps: Instance, receiver: WebhookRece
     await on(w3, '/test', 429, 'webhook_rate_limited');
   } finally {
     await Promise.all(servers.map((server) => server.close()));
+  }
+}
+
+/** Test votes to a NuVotifier receiver: taken, refused by the server, and each refusal of the route. */
+async function tourVotes(log: TourLog, instances: TourInstances, limit: number): Promise<void> {
+  // On an address of its own: the busy instance's one ping a minute to 127.0.0.1 is spent by tourBusy.
+  const nu = await startVotifierReceiver({ kind: 'nuvotifier', host: '127.0.0.4' });
+  try {
+    const path = '/vote';
+    const post = (body: unknown, headers: Record<string, string> = JSON_TYPE) => ({ method: 'POST' as const, path, url: path, headers, body: JSON.stringify(body) });
+    const vote = { host: '127.0.0.4', port: nu.port, username: 'Steve' };
+    const { main, busy } = instances;
+    await log.run(main, { ...post({ ...vote, token: nu.token }), status: 200 });
+    await log.run(main, { ...post({ ...vote, token: 'wrong', service: 'Contract', address: '198.51.100.1', timestamp: 1 }), status: 200 });
+    await log.run(main, { ...post({ ...vote, public_key: nu.publicKey }), status: 200 });
+    await log.run(main, { ...post({ ...vote, public_key: 'not a key' }), status: 200 });
+    await log.run(main, { ...post(vote), status: 400, error: 'invalid_parameter' });
+    await log.run(main, { ...post({ ...vote, host: 'a..b', token: 't' }), status: 400, error: 'invalid_address' });
+    await log.run(main, { ...post({ ...vote, host: '10.0.0.1', token: 't' }), status: 400, error: 'target_refused' });
+    await log.run(main, { ...post({ ...vote, host: 'missing.observer.test', token: 't' }), status: 404, error: 'host_not_found' });
+    await log.run(main, { method: 'POST', path, url: path, headers: JSON_TYPE, body: '{"host":', status: 400, error: 'invalid_body' });
+    await log.run(main, { ...post({ ...vote, token: 't' }, { 'content-type': 'text/plain' }), status: 415, error: 'unsupported_media_type' });
+    await log.untilLimited(main, post(vote), limit);
+    await log.run(busy, { ...post({ ...vote, token: nu.token }), status: 200 });
+    await log.run(busy, { ...post({ ...vote, token: nu.token }), status: 429, error: 'target_rate_limited' });
+  } finally {
+    await nu.close();
   }
 }
 

@@ -8,7 +8,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { freePort, freeUdpPort } from '../../scripts/ports.mjs';
 import { composeApp } from '../../src/compose.js';
 import { systemClock } from '../../src/core/clock.js';
@@ -190,16 +190,43 @@ describe('GET /probe: bad input, as the status route answers it', () => {
 });
 
 describe('GET /probe: the scrape timeout', () => {
-  it.each<[string | undefined, number, number | null]>([
+  it.each<[number | undefined, number, number | null]>([
     [undefined, 5000, null],
-    ['abc', 5000, null],
-    ['0', 5000, null],
-    ['10', 5000, 5000],
-    ['3', 5000, 2500],
-    ['0.6', 5000, 300],
-    ['1.5', 10_000, 1000],
-  ])('X-Prometheus-Scrape-Timeout-Seconds %j with PING_TIMEOUT_MS %d: waits %j ms', (header, pingTimeoutMs, expected) => {
-    expect(probeDeadlineMs(header, pingTimeoutMs)).toBe(expected);
+    [0, 5000, null],
+    [-3, 5000, null],
+    [10, 5000, 5000],
+    [3, 5000, 2500],
+    [1.5, 10_000, 1000],
+    // However short the timeout sent, the look-up gets half a second.
+    [0.6, 5000, 500],
+    [1e-300, 5000, 500],
+  ])('a scrape timeout of %j s with PING_TIMEOUT_MS %d: waits %j ms', (seconds, pingTimeoutMs, expected) => {
+    expect(probeDeadlineMs(seconds, pingTimeoutMs)).toBe(expected);
+  });
+
+  it('reads the header in the decimal grammar of numbers: another form is no timeout at all', async () => {
+    const slow = await appWith({ PING_TIMEOUT_MS: '1000' });
+    try {
+      for (const [header, cut] of [
+        ['0x10', false],
+        ['1e1', false],
+        [' 10', false],
+        ['1e-300', false],
+        ['.6', true],
+      ] as const) {
+        // A server of its own each: a look-up's failure is cached.
+        const silent = await startSilentServer();
+        const res = await get(`/probe?target=127.0.0.1:${silent.port}`, { 'x-prometheus-scrape-timeout-seconds': header }, slow.app);
+        // Without a usable header the probe waits for the look-up's own end (PING_TIMEOUT_MS), which
+        // gives the same offline reason: what tells them apart is whether the ping still runs.
+        expect(value(parseExposition(res.body), 'minecraft_offline_reason', { edition: 'java', reason: 'timeout' }), header).toBe(1);
+        expect(slow.status.activePings === 1, header).toBe(cut);
+        await vi.waitFor(() => expect(slow.status.activePings).toBe(0), { timeout: 5000 });
+        await silent.close();
+      }
+    } finally {
+      await slow.app.close();
+    }
   });
 
   it('cuts the wait, not the ping: a silent server is answered as timeout while its ping goes on', async () => {

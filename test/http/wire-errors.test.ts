@@ -3,6 +3,7 @@
  * its own shape (431, 400, 408) and wrong methods (405), each in the one JSON error shape with
  * the CORS headers a browser needs to read it.
  */
+import { request as httpRequest } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/http/app.js';
@@ -73,6 +74,29 @@ describe('refusals before any route', () => {
 
   it('answers a request head not received in time with 408 request_timeout', async () => {
     expectError(await raw('GET /api/v1/status HTTP/1.1\r\nHost: x\r\n'), 408, 'request_timeout');
+  });
+
+  it('answers a HEAD refused before parsing with headers only, which Node\'s client reads', async () => {
+    const big = await raw(`HEAD /api/v1/status HTTP/1.1\r\nHost: x\r\nX-Pad: ${'a'.repeat(20_000)}\r\n\r\n`);
+    expect(big.status).toBe(431);
+    expect(big.headers['content-type']).toMatch(/^application\/json/);
+    expect(big.headers['access-control-allow-origin']).toBe('*');
+    expect(big.body).toBe('');
+    const malformed = await raw('HEAD /api/v1/status HTTP/1.1\r\nHost: x\r\nBad Header: 1\r\n\r\n');
+    expect([malformed.status, malformed.body]).toEqual([400, '']);
+    // The same GET keeps its body.
+    expectError(await raw(`GET /api/v1/status HTTP/1.1\r\nHost: x\r\nX-Pad: ${'a'.repeat(20_000)}\r\n\r\n`), 431, 'headers_too_large');
+
+    const answer = await new Promise<{ status: number; body: string } | { error: string }>((resolve) => {
+      const req = httpRequest({ host: '127.0.0.1', port, path: '/api/v1/status', method: 'HEAD', headers: { 'x-pad': 'a'.repeat(17_000) } }, (res) => {
+        let body = '';
+        res.on('data', (chunk: Buffer) => (body += chunk.toString('utf8')));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+      });
+      req.on('error', (error) => resolve({ error: error.message }));
+      req.end();
+    });
+    expect(answer).toEqual({ status: 431, body: '' });
   });
 
   it('serves a request with an unknown expectation as if it had none', async () => {

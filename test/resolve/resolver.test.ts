@@ -9,6 +9,7 @@ import { connect, createServer, type AddressInfo, type Server } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { HostNotFoundError, ProbeError, TargetRefusedError } from '../../src/core/errors.js';
 import type { QueryMode } from '../../src/core/types.js';
+import { buildApp } from '../../src/http/app.js';
 import { AddressGuard, TargetResolver, parseAddress, type ResolvedTarget } from '../../src/resolve/index.js';
 import { createStatusService } from '../../src/status/index.js';
 import { testConfig } from '../support/app.js';
@@ -393,5 +394,61 @@ describe('TargetResolver: DNS failures and the deadline', () => {
     expect(() => new TargetResolver({ dnsServers: ['not an ip'], guard: open })).toThrow();
     expect(() => new TargetResolver({ dnsServers: [], guard: open, timeoutMs: 0 })).toThrow(TypeError);
     expect(() => new TargetResolver({ dnsServers: ['[::1]:5353', '127.0.0.1'], guard: open })).not.toThrow();
+  });
+});
+
+describe('TargetResolver: special-use names (RFC 6761), answered without DNS', () => {
+  /** A DNS server on loopback that answers NXDOMAIN to everything and counts what it is asked. */
+  async function countingDns(): Promise<{ server: string; questions: string[] }> {
+    const socket: UdpSocket = createSocket('udp4');
+    const questions: string[] = [];
+    socket.on('message', (query, peer) => {
+      const labels: string[] = [];
+      for (let at = 12; query[at]! !== 0; at += query[at]! + 1) labels.push(query.toString('latin1', at + 1, at + 1 + query[at]!));
+      questions.push(labels.join('.'));
+      const reply = Buffer.from(query);
+      reply[2] = 0x80 | (query[2]! & 0x79);
+      reply[3] = 0x80 | 0x03;
+      socket.send(reply, peer.port, peer.address);
+    });
+    socket.bind(0, '127.0.0.1');
+    await once(socket, 'listening');
+    cleanups.push(() => new Promise<void>((done) => socket.close(() => done())));
+    return { server: `127.0.0.1:${socket.address().port}`, questions };
+  }
+
+  it('answers localhost and *.localhost as loopback, which the guard checks, and .invalid names as missing; nothing is asked', async () => {
+    const dns = await countingDns();
+    const allowing = new TargetResolver({ dnsServers: [dns.server], guard: open, timeoutMs: 500, tries: 1 });
+    const refusing = new TargetResolver({ dnsServers: [dns.server], guard: strict, timeoutMs: 500, tries: 1 });
+    for (const name of ['localhost', 'LocalHost.', 'mc.localhost', 'a.b.localhost']) {
+      expect(await resolve(name, 'java', allowing)).toEqual({ host: name.toLowerCase().replace(/\.$/, ''), port: 25565, ips: ['127.0.0.1', '::1'], srvRecord: null });
+      expect(await resolve(`${name.replace(/\.$/, '')}:19132`, 'bedrock', allowing)).toMatchObject({ port: 19132, ips: ['127.0.0.1', '::1'] });
+      expect(await failure(resolve(name, 'java', refusing))).toBeInstanceOf(TargetRefusedError);
+    }
+    for (const name of ['invalid', 'x.invalid', 'A.B.INVALID.']) {
+      expect(await failure(resolve(name, 'java', allowing))).toBeInstanceOf(HostNotFoundError);
+      expect(await failure(resolve(`${name.replace(/\.$/, '')}:25565`, 'bedrock', allowing))).toBeInstanceOf(HostNotFoundError);
+    }
+    expect(await allowing.txt('_observer.mc.localhost', deadline())).toEqual([]);
+    expect(await allowing.cname('x.invalid', deadline())).toBeNull();
+    expect(dns.questions).toEqual([]);
+    // A name under .test is asked like any other: the server counts.
+    expect(await failure(resolve('gone.observer.test', 'bedrock', allowing))).toBeInstanceOf(HostNotFoundError);
+    expect(dns.questions).toContain('gone.observer.test');
+  });
+
+  it('through the status route: localhost is refused as a non-public target and x.invalid is a 404, with no DNS query', async () => {
+    const dns = await countingDns();
+    const config = testConfig({ DNS_SERVERS: dns.server, TARGET_ALLOWLIST: '' });
+    const app = await buildApp({ config, status: createStatusService({ config, clock: new FakeClock(), icmp: null }), logger: false });
+    cleanups.push(() => app.close());
+    const localhost = await app.inject('/api/v1/status/localhost');
+    expect([localhost.statusCode, localhost.json().error]).toEqual([400, 'target_refused']);
+    const sub = await app.inject('/api/v1/status/play.localhost:25565?bedrock=true');
+    expect([sub.statusCode, sub.json().error]).toEqual([400, 'target_refused']);
+    const invalid = await app.inject('/api/v1/status/server.invalid');
+    expect([invalid.statusCode, invalid.json().error]).toEqual([404, 'host_not_found']);
+    expect(dns.questions).toEqual([]);
   });
 });

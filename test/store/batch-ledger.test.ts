@@ -3,6 +3,8 @@
  * refusing is set aside in `dead_batches`, counted in a metric and logged, and the rows behind
  * it are written; a batch retried after its commit went through but its answer was lost (the
  * connection cut right after COMMIT, by a proxy in front of the real PostgreSQL) counts once.
+ * A database that cannot write now (an SQLite file that may not grow) never gets a batch set
+ * aside: the batches wait and are all written once it can.
  */
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -10,13 +12,21 @@ import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
-import { afterAll, describe, expect, it } from 'vitest';
+import { Kysely, PostgresDialect, sql } from 'kysely';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import { createMetrics } from '../../src/metrics/index.js';
 import { openStore, type HistoryStore } from '../../src/store/index.js';
 import { sqliteBinding } from '../../src/store/sqlite/binding.js';
 import { createSqliteBatchWriter } from '../../src/store/sqlite/batch-writer.js';
+import { transactionRunner } from '../../src/store/sqlite/transaction.js';
 import type { CheckRecord } from '../../src/store/types.js';
-import { BatchSetAsideError, type WriteBatch } from '../../src/store/write-queue.js';
+import { refusedByDatabase } from '../../src/store/batch-ledger.js';
+import { KyselyHistoryStore } from '../../src/store/history-store.js';
+import { createPostgresBatchWriter } from '../../src/store/postgres/batch-writer.js';
+import { createPostgresPool } from '../../src/store/postgres/pool.js';
+import type { Database } from '../../src/store/schema.js';
+import { openSqliteParts } from '../../src/store/sqlite/parts.js';
+import { ATTEMPTS_BEFORE_SET_ASIDE, BatchSetAsideError, type WriteBatch } from '../../src/store/write-queue.js';
 import { FakeClock } from '../support/clock.js';
 import { parseExposition, value } from '../support/prometheus.js';
 import { createTestDatabase, type TestDatabase } from '../support/postgres-databases.js';
@@ -120,14 +130,42 @@ describe.each(targets)('%s', (_name, create) => {
   });
 });
 
+/** What a cutter cuts the connection at, once armed: the server's answer to a COMMIT, or the client's ROLLBACK. */
+type Cut = 'commit answered' | 'rollback sent';
+
 /**
- * A TCP proxy in front of PostgreSQL that, once armed, cuts the connection when the server
- * answers a COMMIT (its CommandComplete message) instead of passing that answer on.
+ * A TCP proxy in front of PostgreSQL that, once armed, cuts the connection at one message
+ * instead of passing it on: the server's CommandComplete of a COMMIT, or the client's ROLLBACK
+ * query. Messages: a type byte, a length (which counts itself), the body; the client's first
+ * one (startup) has no type byte.
  */
-async function commitCutter(upstream: URL): Promise<{ url: string; arm(): void; cuts(): number; close(): Promise<void> }> {
-  let armed = false;
+async function pgCutter(upstream: URL): Promise<{ url: string; arm(cut: Cut): void; cuts(): number; close(): Promise<void> }> {
+  let armed: Cut | null = null;
   let cuts = 0;
   const sockets = new Set<net.Socket>();
+  /** Passes `from`'s messages to `to` one at a time, and cuts both where `cutsAt` says. */
+  const relay = (from: net.Socket, to: net.Socket, typed: boolean, cutsAt: (message: Buffer) => boolean) => {
+    let pending = Buffer.alloc(0);
+    let head = typed ? 1 : 0;
+    from.on('data', (chunk: Buffer) => {
+      pending = Buffer.concat([pending, chunk]);
+      while (pending.length >= head + 4) {
+        const length = pending.readUInt32BE(head);
+        if (pending.length < head + length) break;
+        const message = pending.subarray(0, head + length);
+        pending = pending.subarray(head + length);
+        if (head === 1 && cutsAt(message)) {
+          armed = null;
+          cuts += 1;
+          from.destroy();
+          to.destroy();
+          return;
+        }
+        head = 1;
+        to.write(message);
+      }
+    });
+  };
   const server = net.createServer((client) => {
     const db = net.connect(Number(upstream.port), upstream.hostname);
     sockets.add(client).add(db);
@@ -135,33 +173,16 @@ async function commitCutter(upstream: URL): Promise<{ url: string; arm(): void; 
     db.on('close', () => client.destroy());
     client.on('error', () => {});
     db.on('error', () => {});
-    client.pipe(db);
-    let pending = Buffer.alloc(0);
-    db.on('data', (chunk: Buffer) => {
-      pending = Buffer.concat([pending, chunk]);
-      // Server messages: a type byte, a length (which counts itself), the body.
-      while (pending.length >= 5) {
-        const length = pending.readUInt32BE(1);
-        if (pending.length < 1 + length) break;
-        const message = pending.subarray(0, 1 + length);
-        pending = pending.subarray(1 + length);
-        if (armed && message[0] === 0x43 && message.subarray(5, 11).toString() === 'COMMIT') {
-          armed = false;
-          cuts += 1;
-          client.destroy();
-          db.destroy();
-          return;
-        }
-        client.write(message);
-      }
-    });
+    // 'C': CommandComplete; 'Q': a simple query (how the driver sends ROLLBACK).
+    relay(db, client, true, (m) => armed === 'commit answered' && m[0] === 0x43 && m.subarray(5, 11).toString() === 'COMMIT');
+    relay(client, db, false, (m) => armed === 'rollback sent' && m[0] === 0x51 && /^rollback/i.test(m.subarray(5).toString()));
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const url = new URL(upstream);
   url.host = `127.0.0.1:${(server.address() as net.AddressInfo).port}`;
   return {
     url: url.toString(),
-    arm: () => void (armed = true),
+    arm: (cut) => void (armed = cut),
     cuts: () => cuts,
     close: () =>
       new Promise((resolve) => {
@@ -174,7 +195,7 @@ async function commitCutter(upstream: URL): Promise<{ url: string; arm(): void; 
 it('counts a batch once on PostgreSQL when the connection drops after its COMMIT and the batch is retried', async () => {
   const database = await createTestDatabase('observer_ledger');
   databases.push(database);
-  const proxy = await commitCutter(new URL(database.url));
+  const proxy = await pgCutter(new URL(database.url));
   let store: HistoryStore | null = null;
   try {
     const errors: unknown[] = [];
@@ -184,7 +205,7 @@ it('counts a batch once on PostgreSQL when the connection drops after its COMMIT
       pruneDelayMs: 3_600_000,
     });
     const id = randomUUID();
-    proxy.arm();
+    proxy.arm('commit answered');
     store.recordCheck(check(id));
     store.recordLookup(id, 'client-a');
     store.count({ totalChecks: 1, serverQueries: 1, totalRequests: 1 });
@@ -216,13 +237,44 @@ it('counts a batch once on PostgreSQL when the connection drops after its COMMIT
   }
 });
 
+it('throws the error that refused a batch on PostgreSQL, not the lost connection of the ROLLBACK after it', async () => {
+  const database = await createTestDatabase('observer_ledger');
+  databases.push(database);
+  const store = await openStore({ database: { kind: 'postgres', url: database.url }, checkRetentionDays: 30 });
+  await store.close();
+  const proxy = await pgCutter(new URL(database.url));
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: createPostgresPool(proxy.url, () => {}) }) });
+  try {
+    const write = createPostgresBatchWriter(db);
+    const batch = (checks: CheckRecord[]): WriteBatch => ({ id: randomUUID(), checks, lookups: [], counters: new Map(), expireBefore: null, settled: [] });
+    proxy.arm('rollback sent');
+    // A check without a host breaks a NOT NULL constraint: the database refuses the batch.
+    const refused = await Promise.resolve(write(batch([{ ...check(randomUUID()), host: null as unknown as string }]))).then(
+      () => null,
+      (error: unknown) => error,
+    );
+    expect(proxy.cuts()).toBe(1);
+    expect(refused).toMatchObject({ code: '23502' });
+    expect(refusedByDatabase(refused)).toBe(true);
+    // And a lost connection alone is never counted against a batch.
+    expect(refusedByDatabase(new Error('Connection terminated unexpectedly'))).toBe(false);
+    // The next batch gets a connection of its own and is written.
+    const id = randomUUID();
+    await write(batch([check(id)]));
+    expect(await db.selectFrom('servers').select('id').execute()).toEqual([{ id }]);
+  } finally {
+    await db.destroy();
+    await proxy.close();
+  }
+});
+
 it('counts a batch written twice by the SQLite writer once, and forgets the ids its queue settled', async () => {
   const path = join(dir, `${randomUUID()}.db`);
   const store = await openStore({ database: { kind: 'sqlite', path }, checkRetentionDays: 30 }, new FakeClock(T0), { pruneDelayMs: 3_600_000 });
   await store.close();
   const database = sqliteBinding().open(path);
   try {
-    const write = createSqliteBatchWriter(database, () => undefined);
+    const write = createSqliteBatchWriter(database, transactionRunner(database, () => undefined));
     const id = randomUUID();
     const batch: WriteBatch = {
       id: randomUUID(),
@@ -232,16 +284,59 @@ it('counts a batch written twice by the SQLite writer once, and forgets the ids 
       expireBefore: null,
       settled: [],
     };
-    write(batch);
-    write(batch);
+    await write(batch);
+    await write(batch);
     const one = (text: string) => database.prepare(text).get() as Record<string, unknown>;
     expect(one("SELECT value FROM counters WHERE name = 'totalChecks'")).toMatchObject({ value: 1 });
     expect(one('SELECT clients_24h, record_players FROM servers')).toMatchObject({ clients_24h: 1, record_players: 4 });
     expect(one('SELECT sum(checks) AS checks FROM check_hours')).toMatchObject({ checks: 1 });
     // The next batch of the same queue says the first is settled: its ledger row goes.
-    write({ ...batch, id: randomUUID(), checks: [], lookups: [], counters: new Map(), settled: [batch.id] });
+    await write({ ...batch, id: randomUUID(), checks: [], lookups: [], counters: new Map(), settled: [batch.id] });
     expect((database.prepare('SELECT id FROM applied_batches').all() as Array<{ id: string }>).map((r) => r.id)).not.toContain(batch.id);
   } finally {
     database.close();
+  }
+});
+
+it('holds every batch while the SQLite file may not grow, sets none aside, and writes them all once it may', async () => {
+  const parts = await openSqliteParts(join(dir, `${randomUUID()}.db`), {}, () => {});
+  const errors: unknown[] = [];
+  const store = new KyselyHistoryStore({ ...parts, retention: { checkDays: 30, rollupDays: 30 } }, new FakeClock(T0), {
+    onError: (error) => errors.push(error),
+    writes: { retryMinMs: 5, retryMaxMs: 20 },
+    pruneDelayMs: 3_600_000,
+  });
+  try {
+    await store.migrate();
+    const id = randomUUID();
+    store.recordCheck(check(id));
+    await store.flush();
+    // The writer's connection may not add a page to the file: the checks and look-ups of a
+    // busy server make it "full" (SQLITE_FULL), and SQLite rolls their transaction back by
+    // itself, as on a full disk.
+    const pages = Number((await sql.raw<{ page_count: number }>('PRAGMA page_count').execute(parts.db)).rows[0]!.page_count);
+    await sql.raw(`PRAGMA max_page_count = ${pages}`).execute(parts.db);
+    const looks = 300;
+    for (let i = 1; i <= looks; i++) {
+      store.recordCheck(check(id, T0 + i));
+      store.recordLookup(id, `client-${i}`);
+    }
+    store.count({ totalChecks: looks });
+    await vi.waitFor(() => expect(store.health().failedWrites).toBeGreaterThan(3 * ATTEMPTS_BEFORE_SET_ASIDE), { timeout: 20_000, interval: 10 });
+    expect(store.health()).toMatchObject({ state: 'down', buffered: 2 * looks, deadLettered: 0 });
+    // What the log shows is the database's reason, not what a ROLLBACK after it said.
+    expect(errors.length).toBeGreaterThan(0);
+    expect(errors.map((error) => (error as { code?: unknown }).code)).toEqual(errors.map(() => 'SQLITE_FULL'));
+
+    await sql.raw(`PRAGMA max_page_count = ${pages * 1000}`).execute(parts.db);
+    await store.flush();
+    expect(store.health()).toMatchObject({ state: 'ok', buffered: 0, dropped: 0, deadLettered: 0 });
+    const counted = await sql<{ checks: number; lookups: number; dead: number; total: number }>`SELECT
+      (SELECT count(*) FROM checks) AS checks, (SELECT count(*) FROM lookups) AS lookups,
+      (SELECT count(*) FROM dead_batches) AS dead, (SELECT value FROM counters WHERE name = 'totalChecks') AS total`.execute(parts.db);
+    expect(counted.rows[0]).toEqual({ checks: looks + 1, lookups: looks, dead: 0, total: looks });
+    expect((await store.history(id, '24h'))?.checks).toBe(looks + 1);
+  } finally {
+    await store.close();
   }
 });

@@ -13,9 +13,10 @@ describe('ReadFallback', () => {
     expect(error).toMatchObject({ code: 'store_unavailable', statusCode: 503, headers: { 'Retry-After': '5' } });
   });
 
-  it('serves the last good answer to the same question, marked stale, on a failure or a missed deadline', async () => {
+  it('serves the last good answer to the same question, marked stale, on a failure or a missed deadline, and reports each failure', async () => {
     let now = 0;
-    const reads = new ReadFallback({ deadlineMs: 20, pauseMs: 1000, now: () => now });
+    const failures: string[] = [];
+    const reads = new ReadFallback({ deadlineMs: 20, pauseMs: 1000, now: () => now, onFailure: (error) => failures.push((error as Error).message) });
     expect(await reads.read('a', async () => ({ n: 1 }))).toEqual({ n: 1 });
     expect(await reads.read('a', never)).toEqual({ n: 1, stale: true });
     // Paused after a failure: the fallback at once, without calling the database.
@@ -31,6 +32,8 @@ describe('ReadFallback', () => {
     await expect(reads.read('a', () => Promise.reject(new Error('ECONNREFUSED')))).resolves.toEqual({ n: 1, stale: true });
     now += 1000;
     expect(await reads.read('a', async () => ({ n: 4 }))).toEqual({ n: 4 });
+    // The missed deadline and the refused connection; not the reads answered while paused.
+    expect(failures).toEqual(['history read took longer than 20 ms', 'ECONNREFUSED']);
   });
 
   it('keeps at most one answer per keepEveryMs: under a flood of distinct questions, a sample of them', async () => {

@@ -3,8 +3,10 @@
  * group commit, each watch transaction, a retention pass, a history read, a migration's step. Each time, the
  * operation either happened whole and answered, or failed saying the worker stopped and left
  * nothing behind; and the next operation works on a new thread. A transaction asked for on the
- * main thread is refused (each runs whole in the writer's thread); there, a query through the
- * database inside one of its transactions throws instead of waiting forever.
+ * main thread is refused (each runs whole in the writer's thread); there, one function runs
+ * every transaction: Kysely's own is refused, a query through the database inside a
+ * transaction is part of it, a transaction inside another is refused, the gate can refuse a
+ * commit, and the error that ended a transaction SQLite rolled back by itself is the one thrown.
  */
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -15,9 +17,10 @@ import { sql, type Kysely } from 'kysely';
 import { afterAll, describe, expect, it } from 'vitest';
 import { systemClock } from '../../src/core/clock.js';
 import { KyselyHistoryStore } from '../../src/store/history-store.js';
-import { sqliteBinding } from '../../src/store/sqlite/binding.js';
+import { pragmaValue, sqliteBinding, type SqliteConnection } from '../../src/store/sqlite/binding.js';
 import { SqliteMainThreadTransactionError } from '../../src/store/sqlite/dialect.js';
-import { SqliteReentrantUseError, workerKysely } from '../../src/store/sqlite/worker-kysely.js';
+import { SqliteWorkerTransactionError, workerKysely } from '../../src/store/sqlite/worker-kysely.js';
+import { SqliteNestedTransactionError, SqliteTransactionEndedError, transactionRunner, type RunTransaction } from '../../src/store/sqlite/transaction.js';
 import { openSqliteParts, type SqliteParts } from '../../src/store/sqlite/parts.js';
 import { SqliteWorkerStoppedError, type SqliteWorker } from '../../src/store/sqlite/worker-client.js';
 import type { WriteBatch } from '../../src/store/write-queue.js';
@@ -104,47 +107,101 @@ describe('a transaction on SQLite', () => {
   });
 });
 
-describe('Kysely in the SQLite writer thread (watch transactions, migrations)', () => {
+describe('transactions in the SQLite writer thread', () => {
   type Db = { counters: { name: string; value: number } };
-  function workerDb(): Kysely<Db> {
+  function writer(beforeCommit: () => void = () => {}): { connection: SqliteConnection; db: Kysely<Db>; runTransaction: RunTransaction } {
     const connection = sqliteBinding().open(join(dir, `kysely-${cleanups.length}.db`));
     connection.exec('CREATE TABLE counters (name TEXT PRIMARY KEY, value INTEGER NOT NULL)');
-    const db = workerKysely<Db>(connection, () => {});
+    const db = workerKysely<Db>(connection);
     cleanups.push(async () => {
       await db.destroy();
       connection.close();
     });
-    return db;
+    return { connection, db, runTransaction: transactionRunner(connection, beforeCommit) };
   }
   const names = async (db: Kysely<Db>) => (await db.selectFrom('counters').select('name').orderBy('name').execute()).map((row) => row.name);
+  const insert = (db: Kysely<Db>, name: string) => db.insertInto('counters').values({ name, value: 1 }).execute();
 
-  it('throws on a query through the database inside one of its transactions, instead of waiting forever', async () => {
-    const db = workerDb();
-    // Through a Kysely made from it too (the migrations count statements with a plugin).
-    for (const through of [db, db.withPlugin({ transformQuery: ({ node }) => node, transformResult: async ({ result }) => result })]) {
-      await expect(
-        through.transaction().execute(async (trx) => {
-          await trx.insertInto('counters').values({ name: 'inside', value: 1 }).execute();
-          await through.insertInto('counters').values({ name: 'beside', value: 1 }).execute();
-        }),
-      ).rejects.toThrow(SqliteReentrantUseError);
-    }
-    // Nothing of it committed, and the database works after it.
-    await db.insertInto('counters').values({ name: 'after', value: 1 }).execute();
-    expect(await names(db)).toEqual(['after']);
+  it('refuses Kysely’s own transaction at once, saying what to use, and nothing of it runs', async () => {
+    const { db } = writer();
+    let ran = false;
+    const refused = db.transaction().execute(async (trx) => {
+      ran = true;
+      await insert(trx, 'inside');
+    });
+    await expect(refused).rejects.toThrow(SqliteWorkerTransactionError);
+    await expect(refused).rejects.toThrow(/runTransaction/);
+    expect(ran).toBe(false);
+    expect(await names(db)).toEqual([]);
   });
 
-  it('lets a query that is not inside the transaction wait for it', async () => {
-    const db = workerDb();
-    await Promise.all([
-      db.transaction().execute(async (trx) => {
-        await trx.insertInto('counters').values({ name: 'first', value: 1 }).execute();
-        await turn();
-        await trx.insertInto('counters').values({ name: 'second', value: 1 }).execute();
+  it('runs a query through the database inside a transaction as part of it: rolled back with it, or committed with it', async () => {
+    const { db, runTransaction } = writer();
+    await expect(
+      runTransaction(async () => {
+        await insert(db, 'first');
+        await insert(db, 'second');
+        throw new Error('the work failed');
       }),
-      db.insertInto('counters').values({ name: 'beside', value: 1 }).execute(),
-    ]);
-    expect(await names(db)).toEqual(['beside', 'first', 'second']);
+    ).rejects.toThrow('the work failed');
+    expect(await names(db)).toEqual([]);
+    // Through a Kysely made from it too (the migrations count statements with a plugin).
+    const counted = db.withPlugin({ transformQuery: ({ node }) => node, transformResult: async ({ result }) => result });
+    await runTransaction(async () => {
+      await insert(db, 'first');
+      await insert(counted, 'second');
+    });
+    expect(await names(db)).toEqual(['first', 'second']);
+  });
+
+  it('refuses a transaction begun inside another, and rolls the outer one back', async () => {
+    const { db, connection, runTransaction } = writer();
+    const nested = runTransaction(async () => {
+      await insert(db, 'outer');
+      await runTransaction(() => insert(db, 'inner'));
+    });
+    await expect(nested).rejects.toThrow(SqliteNestedTransactionError);
+    expect(connection.inTransaction).toBe(false);
+    expect(await names(db)).toEqual([]);
+  });
+
+  it('refuses work that ended its transaction itself', async () => {
+    const { db, runTransaction } = writer();
+    await expect(
+      runTransaction(async () => {
+        await insert(db, 'inside');
+        await sql`COMMIT`.execute(db);
+      }),
+    ).rejects.toThrow(SqliteTransactionEndedError);
+  });
+
+  it('commits nothing once the gate refuses, and throws what the gate said', async () => {
+    let open = true;
+    const { db, runTransaction } = writer(() => {
+      if (!open) throw Object.assign(new Error('stopped before this commit'), { code: 'SQLITE_WORKER_STOPPED' });
+    });
+    await runTransaction(() => insert(db, 'before'));
+    open = false;
+    await expect(runTransaction(() => insert(db, 'after'))).rejects.toMatchObject({ code: 'SQLITE_WORKER_STOPPED' });
+    expect(await names(db)).toEqual(['before']);
+  });
+
+  it('throws the error that ended a transaction SQLite rolled back by itself (a full database), not what ROLLBACK says', async () => {
+    const { db, connection, runTransaction } = writer();
+    await runTransaction(() => insert(db, 'room'));
+    // The file may not grow past its size now: the next pages it needs make it "full".
+    const pages = Number(pragmaValue(connection, 'page_count'));
+    connection.pragma(`max_page_count = ${pages}`);
+    const big = 'x'.repeat(64 * 1024);
+    const full = runTransaction(async () => {
+      for (let i = 0; i < 4; i++) await db.insertInto('counters').values({ name: `${big}${i}`, value: i }).execute();
+    });
+    await expect(full).rejects.toMatchObject({ code: 'SQLITE_FULL' });
+    expect(connection.inTransaction).toBe(false);
+    // Room again: the next transaction commits.
+    connection.pragma(`max_page_count = ${pages * 100}`);
+    await runTransaction(() => insert(db, 'again'));
+    expect(await names(db)).toEqual(['again', 'room']);
   });
 });
 

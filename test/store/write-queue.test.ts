@@ -12,7 +12,8 @@ import { sqliteBinding } from '../../src/store/sqlite/binding.js';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { openStore } from '../../src/store/index.js';
 import type { CheckRecord } from '../../src/store/types.js';
-import { HistoryBufferFullError, WriteQueue, type WriteBatch } from '../../src/store/write-queue.js';
+import { refusedByDatabase } from '../../src/store/batch-ledger.js';
+import { ATTEMPTS_BEFORE_SET_ASIDE, HistoryBufferFullError, WriteQueue, type WriteBatch } from '../../src/store/write-queue.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'observer-queue-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -40,7 +41,7 @@ describe('WriteQueue', () => {
     await vi.waitFor(() => expect(batches.flatMap((b) => b.checks)).toHaveLength(250), { timeout: 2000, interval: 10 });
     expect(batches.map((b) => b.checks.length)).toEqual([100, 150]);
     expect(batches.flatMap((b) => b.checks.map((c) => c.host))).toEqual(Array.from({ length: 250 }, (_, i) => `s${i}.example.com`));
-    expect(queue.health()).toEqual({ state: 'ok', buffered: 0, dropped: 0, deadLettered: 0 });
+    expect(queue.health()).toEqual({ state: 'ok', buffered: 0, dropped: 0, deadLettered: 0, failedWrites: 0 });
     await queue.stop();
   });
 
@@ -49,11 +50,15 @@ describe('WriteQueue', () => {
     const written: string[] = [];
     const setAside: WriteBatch[] = [];
     let refuse = true;
+    let refused = 0;
     const queue = new WriteQueue(
       (batch) => {
         // Attempts of the rows, not the writes of nothing that ask whether the database takes any.
         if (batch.checks.length > 0) attempts.push(Date.now());
-        if (refuse) return Promise.reject(new Error('connection refused'));
+        if (refuse) {
+          refused += 1;
+          return Promise.reject(new Error('connection refused'));
+        }
         for (const c of batch.checks) written.push(c.host);
         return Promise.resolve();
       },
@@ -73,8 +78,72 @@ describe('WriteQueue', () => {
     await vi.waitFor(() => expect(written).toHaveLength(30), { timeout: 5000, interval: 10 });
     expect(written).toEqual(Array.from({ length: 30 }, (_, i) => `s${i}.example.com`));
     expect(setAside).toEqual([]);
-    expect(queue.health()).toEqual({ state: 'ok', buffered: 0, dropped: 0, deadLettered: 0 });
+    expect(queue.health()).toEqual({ state: 'ok', buffered: 0, dropped: 0, deadLettered: 0, failedWrites: refused });
     await queue.stop();
+  });
+
+  it('never sets a batch aside for a failure that says the database cannot write now, while a write of nothing goes through', async () => {
+    // A full disk: the rows do not fit, a write of nothing does.
+    let full = true;
+    let failedAttempts = 0;
+    const written: string[] = [];
+    const setAside: WriteBatch[] = [];
+    const queue = new WriteQueue(
+      (batch) => {
+        if (full && batch.checks.length > 0) {
+          failedAttempts += 1;
+          return Promise.reject(Object.assign(new Error('database or disk is full'), { code: 'SQLITE_FULL' }));
+        }
+        for (const c of batch.checks) written.push(c.host);
+        return Promise.resolve();
+      },
+      { windowMs: 5, retryMinMs: 5, retryMaxMs: 10, onError: () => {}, refused: refusedByDatabase, setAside: async (batch) => void setAside.push(batch) },
+    );
+    for (let i = 0; i < 20; i++) queue.enqueueCheck(check(i));
+    await vi.waitFor(() => expect(failedAttempts).toBeGreaterThan(3 * ATTEMPTS_BEFORE_SET_ASIDE), { timeout: 5000, interval: 5 });
+    expect(queue.health()).toMatchObject({ state: 'down', buffered: 20, deadLettered: 0 });
+    full = false;
+    await queue.stop();
+    expect(written).toEqual(Array.from({ length: 20 }, (_, i) => `s${i}.example.com`));
+    expect(setAside).toEqual([]);
+  });
+
+  it('holds a batch the database refuses while setting it aside fails too, and lets the rows behind it flow once it is set aside', async () => {
+    const refusal = Object.assign(new Error('NOT NULL constraint failed: servers.host'), { code: 'SQLITE_CONSTRAINT_NOTNULL' });
+    let setAsideWorks = false;
+    const setAsideTries: number[] = [];
+    const keptAside: WriteBatch[] = [];
+    const written: string[] = [];
+    const queue = new WriteQueue(
+      (batch) => {
+        if (batch.checks.some((c) => c.host === 'bad.example.com')) return Promise.reject(refusal);
+        for (const c of batch.checks) written.push(c.host);
+        return Promise.resolve();
+      },
+      {
+        windowMs: 5,
+        retryMinMs: 5,
+        retryMaxMs: 10,
+        onError: () => {},
+        refused: refusedByDatabase,
+        setAside: async (batch) => {
+          setAsideTries.push(batch.checks.length);
+          if (!setAsideWorks) throw Object.assign(new Error('database or disk is full'), { code: 'SQLITE_FULL' });
+          keptAside.push(batch);
+        },
+      },
+    );
+    queue.enqueueCheck({ ...check(0), host: 'bad.example.com' });
+    await vi.waitFor(() => expect(setAsideTries.length).toBeGreaterThanOrEqual(3), { timeout: 5000, interval: 5 });
+    // Still held, counted in the buffer, and rows queued meanwhile wait behind it.
+    for (let i = 1; i <= 5; i++) queue.enqueueCheck(check(i));
+    expect(queue.health()).toMatchObject({ state: 'down', buffered: 6, deadLettered: 0 });
+    expect(written).toEqual([]);
+    setAsideWorks = true;
+    await queue.stop();
+    expect(keptAside.map((b) => b.checks.map((c) => c.host))).toEqual([['bad.example.com']]);
+    expect(written).toEqual(Array.from({ length: 5 }, (_, i) => `s${i + 1}.example.com`));
+    expect(queue.health().deadLettered).toBe(1);
   });
 
   it('drops past its bound, counts and reports the drops, and keeps counting increments', async () => {

@@ -117,3 +117,22 @@ export async function getJson<T>(path: string, params?: URLSearchParams, signal?
   }
   return body as T;
 }
+
+/** A JSON request to the API (a bearer token when given); its error answer as an ApiError. */
+export async function call<T>(method: string, path: string, token: string | null, body?: unknown): Promise<T> {
+  const headers: Record<string, string> = { accept: 'application/json' };
+  if (body !== undefined) headers['content-type'] = 'application/json';
+  if (token !== null) headers.authorization = `Bearer ${token}`;
+  const response = await fetch(url(path), { method, headers, ...(body !== undefined ? { body: JSON.stringify(body) } : {}) });
+  const answer = (await response.json().catch(() => null)) as { error?: unknown; message?: unknown } | null;
+  if (!response.ok) {
+    const message = typeof answer?.message === 'string' ? answer.message : `The service answered ${response.status}.`;
+    throw new ApiError(response.status, typeof answer?.error === 'string' ? answer.error : 'error', message);
+  }
+  return answer as T;
+}
+
+/** What to tell the user when a request failed: the API's sentence, or that the service could not be reached. */
+export function failureMessage(error: unknown): string {
+  return error instanceof ApiError ? error.message : 'The service could not be reached. Check your connection and try again.';
+}

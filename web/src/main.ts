@@ -5,13 +5,14 @@
  */
 import { InvalidAddressError } from '../../src/core/errors.js';
 import { parseAddress } from '../../src/resolve/address.js';
-import { ApiError, MODES, addressPath, getJson, modeParams, type Mode, type ServerStatus } from './api.js';
+import { MODES, addressPath, failureMessage, getJson, modeParams, type Mode, type ServerStatus } from './api.js';
 import { embedBuilder } from './builder.js';
 import { statusCard } from './card.js';
 import { historySection } from './chart.js';
 import { h, replace } from './dom.js';
 import { statsSection, trendsSection } from './home.js';
 import { pageUrl, targetOf, type Target } from './routes.js';
+import { voteSection } from './vote.js';
 import { watchSection } from './watch.js';
 
 const SITE = 'Observer';
@@ -135,15 +136,14 @@ async function showServer(target: Target): Promise<void> {
   } catch (error) {
     if (signal.aborted) return;
     replace(view);
-    if (error instanceof ApiError) showAlert(error.message);
-    else showAlert('The service could not be reached. Check your connection and try again.');
+    showAlert(failureMessage(error));
     return;
   }
   if (signal.aborted) return;
   replace(card, statusCard(target, status));
   card.removeAttribute('aria-busy');
   // Only now that the status is known: its check is in the history the service answers.
-  view.append(historySection(target), embedBuilder(target), watchSection(target));
+  view.append(historySection(target), embedBuilder(target), watchSection(target), voteSection(target));
 }
 
 function showHome(): void {

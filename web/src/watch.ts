@@ -4,7 +4,7 @@
  * verification, send a test delivery. The API does the work (docs/api.md, "Watches"); the
  * tokens live in this page only.
  */
-import { ApiError, url, type Mode } from './api.js';
+import { call, failureMessage as message, url, type Mode } from './api.js';
 import { h, replace, uid } from './dom.js';
 import type { Target } from './routes.js';
 
@@ -21,20 +21,6 @@ interface CreatedWatch {
   watch: WatchView;
 }
 
-/** A request to the watch API; its error answer as an ApiError. */
-async function call<T>(method: string, path: string, token: string | null, body?: unknown): Promise<T> {
-  const headers: Record<string, string> = { accept: 'application/json' };
-  if (body !== undefined) headers['content-type'] = 'application/json';
-  if (token !== null) headers.authorization = `Bearer ${token}`;
-  const response = await fetch(url(path), { method, headers, ...(body !== undefined ? { body: JSON.stringify(body) } : {}) });
-  const answer = (await response.json().catch(() => null)) as { error?: unknown; message?: unknown } | null;
-  if (!response.ok) {
-    const message = typeof answer?.message === 'string' ? answer.message : `The service answered ${response.status}.`;
-    throw new ApiError(response.status, typeof answer?.error === 'string' ? answer.error : 'error', message);
-  }
-  return answer as T;
-}
-
 const editionOf = (mode: Mode) => (mode === 'bedrock' ? 'bedrock' : 'java');
 
 /** A labelled read-only value to copy. */
@@ -48,10 +34,6 @@ function secret(label: string, value: string, hint: string) {
     h('input', { id, type: 'text', readonly: true, value, class: 'code', 'aria-describedby': hintId, spellcheck: 'false' }),
     h('span', { id: hintId, class: 'hint' }, hint),
   );
-}
-
-function message(error: unknown): string {
-  return error instanceof ApiError ? error.message : 'The service could not be reached. Check your connection and try again.';
 }
 
 /** The section under a server's card. */

@@ -61,15 +61,7 @@ export const bulkRoutes: FastifyPluginAsyncTypebox<{ status: StatusLookup; confi
         body: BulkRequest,
         response: {
           200: json('One result per entry.', Type.Ref('BulkResponse'), headers('Cache-Control!', 'RateLimit-Policy', 'RateLimit')),
-          ...errorResponses(
-            {
-              400: ['invalid_parameter', 'invalid_body'],
-              413: ['body_too_large'],
-              415: ['unsupported_media_type'],
-              429: ['rate_limited'],
-            },
-            { limited: true, takesBody: true },
-          ),
+          ...errorResponses({ 400: ['invalid_parameter'], 429: ['rate_limited'] }, { limited: true, takesBody: true }),
         },
       },
     },

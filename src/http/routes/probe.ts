@@ -8,6 +8,7 @@ import type { StatusLookup } from '../../status/types.js';
 import { lookupKeyOf } from '../client-key.js';
 import { errorResponses, headers } from '../contract.js';
 import { tierConfig } from '../rate-limit.js';
+import { readParameter } from '../parameter-grammar.js';
 import { AddressParameter, BooleanFlag } from '../schemas.js';
 import { queryRequest, statusLookupOptions } from '../status-answer.js';
 
@@ -31,9 +32,19 @@ const DESCRIPTION =
   '), `minecraft_cached`, `minecraft_stale` and, with `query=true`, `minecraft_query_success`. ' +
   'The look-up is the status route\'s: same cache, guard, per-target budget and status rate limit. A server that does not ' +
   'answer, a name without DNS records included, is a 200 with `probe_success 0`; an address Observer refuses is a 400, as on ' +
-  'the status route. `X-Prometheus-Scrape-Timeout-Seconds` shortens the wait to the scrape timeout less 0.5 s (at most ' +
-  'PING_TIMEOUT_MS): a look-up not done by then is answered as `timeout`, and its result serves the next scrape. ' +
+  'the status route. `X-Prometheus-Scrape-Timeout-Seconds` (seconds in decimal digits, such as `10` or `9.5`) shortens the ' +
+  'wait to the scrape timeout less 0.5 s (at least 0.5 s, at most PING_TIMEOUT_MS): a look-up not done by then is answered ' +
+  'as `timeout`, and its result serves the next scrape; another form of the header is ignored. ' +
   '`PROBE_ENABLED=false` turns the route off (404).';
+
+/**
+ * The scrape timeout Prometheus sends, in the grammar of the API's numbers (decimal digits, an
+ * optional fraction: parameter-grammar.ts); undefined when absent, repeated or in another form.
+ */
+function scrapeTimeoutSeconds(header: string | string[] | undefined): number | undefined {
+  const value = typeof header === 'string' ? readParameter('number', header) : undefined;
+  return typeof value === 'number' ? value : undefined;
+}
 
 /** GET /probe: Prometheus text for one server (the multi-target exporter pattern). */
 export const probeRoutes: FastifyPluginAsyncTypebox<ProbeRouteOptions> = async (app, { status, config, hasher, admitPing, apiPrefix }) => {
@@ -72,7 +83,7 @@ export const probeRoutes: FastifyPluginAsyncTypebox<ProbeRouteOptions> = async (
       const { target, edition, query, queryPort } = request.query;
       const format = expositionFormat(request.headers.accept);
       const options = statusLookupOptions(lookupKeyOf(request, hasher), admitPing, queryRequest(query, queryPort));
-      const deadline = probeDeadlineMs(request.headers['x-prometheus-scrape-timeout-seconds'], config.pingTimeoutMs);
+      const deadline = probeDeadlineMs(scrapeTimeoutSeconds(request.headers['x-prometheus-scrape-timeout-seconds']), config.pingTimeoutMs);
       const editions = await probeServer(status, target, edition, options, deadline);
       reply.header('Cache-Control', 'no-store').type(CONTENT_TYPES[format]);
       return probeExposition({ editions, durationSeconds: (performance.now() - started) / 1000 }, format);

@@ -149,10 +149,8 @@ export const watchRoutes: FastifyPluginAsyncTypebox<{ watches: WatchService; mig
           201: json('The watch, with its management token (and signing secret) shown this once.', CreatedWatch, WATCH_HEADERS),
           ...errorResponses(
             {
-              400: ['invalid_parameter', 'invalid_body', 'invalid_address', 'invalid_webhook', 'webhook_refused', 'webhook_not_found'],
+              400: ['invalid_parameter', 'invalid_address', 'invalid_webhook', 'webhook_refused', 'webhook_not_found'],
               409: ['too_many_unverified', 'too_many_watches'],
-              413: ['body_too_large'],
-              415: ['unsupported_media_type'],
               429: ['rate_limited', 'watch_capacity'],
               503: ['webhook_dns_failure', 'migrating'],
             },

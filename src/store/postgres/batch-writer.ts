@@ -73,7 +73,7 @@ async function lockServers(trx: Transaction<Database>, ids: string[]): Promise<v
 
 export function createPostgresBatchWriter(db: Kysely<Database>): BatchWriter {
   return (batch: WriteBatch) =>
-    db.transaction().execute(async (trx) => {
+    inTransaction(db, async (trx) => {
       // Recorded first: a retry of a batch committed already stops here, and one running at
       // the same time as its earlier attempt waits on the id's row instead of writing twice.
       if (!(await claimBatch(trx, batch))) return;
@@ -88,6 +88,24 @@ export function createPostgresBatchWriter(db: Kysely<Database>): BatchWriter {
       if (batch.expireBefore !== null) await expireLookups(trx, batch.expireBefore);
       await writeCounters(trx, batch.counters);
     });
+}
+
+/**
+ * Runs `work` in a transaction; a failure throws the error that ended it, even when the
+ * ROLLBACK after it fails too (the connection is gone): which of the two it is decides
+ * whether the write queue holds the batch or counts it refused.
+ */
+async function inTransaction<T>(db: Kysely<Database>, work: (trx: Transaction<Database>) => Promise<T>): Promise<T> {
+  const trx = await db.startTransaction().execute();
+  try {
+    const result = await work(trx);
+    await trx.commit().execute();
+    return result;
+  } catch (error) {
+    // The connection goes back to the pool either way.
+    await trx.rollback().execute().catch(() => {});
+    throw error;
+  }
 }
 
 /** Upserts the server rows and notes the integer key of each in `sids`. */

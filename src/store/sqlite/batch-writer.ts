@@ -1,7 +1,8 @@
 /**
  * The group commit's writer for SQLite, run in the store's worker thread: statements
- * prepared once, one synchronous transaction per batch. Kysely is not in this path: building
- * and preparing an upsert costs more than running it, and this path runs for every check.
+ * prepared once, one transaction per batch (the thread's runTransaction). Kysely is not in
+ * this path: building and preparing an upsert costs more than running it, and this path runs
+ * for every check.
  *
  * The statements keep the invariants of history-store.ts: a server row carries its latest
  * check (a check at least as new as the row's replaces it), its record, and
@@ -13,6 +14,7 @@ import { SCORE_SCALE } from '../ranking.js';
 import type { WriteBatch } from '../write-queue.js';
 import { sqliteBatchClaim } from './batch-claim.js';
 import type { SqliteConnection } from './binding.js';
+import type { RunTransaction } from './transaction.js';
 
 const NEWER = 'excluded.last_seen >= servers.last_seen';
 
@@ -71,22 +73,23 @@ function lookupStatements(database: SqliteConnection) {
   };
 }
 
-/** Writes one batch in one transaction, or none of it; `beforeCommit` may still refuse it (by throwing). */
-export function createSqliteBatchWriter(database: SqliteConnection, beforeCommit: () => void): (batch: WriteBatch) => void {
-  let write = prepareBatch(database, beforeCommit);
-  return (batch) => {
+/** Writes one batch in one transaction, or none of it. */
+export function createSqliteBatchWriter(database: SqliteConnection, runTransaction: RunTransaction): (batch: WriteBatch) => Promise<void> {
+  let write: ((batch: WriteBatch) => void) | null = null;
+  return async (batch) => {
     try {
-      write.immediate(batch);
+      await runTransaction(() => (write ??= prepareBatch(database))(batch));
     } catch (error) {
       // libsql leaves a statement whose get() failed failing at every later call: the next
-      // batch gets statements prepared anew.
-      write = prepareBatch(database, beforeCommit);
+      // batch gets statements prepared anew (then, so that this batch's error is the one thrown).
+      write = null;
       throw error;
     }
   };
 }
 
-function prepareBatch(database: SqliteConnection, beforeCommit: () => void) {
+/** The statements of a batch, prepared once, and the function that runs them inside a transaction. */
+function prepareBatch(database: SqliteConnection): (batch: WriteBatch) => void {
   const servers = serverStatements(database);
   const lookups = lookupStatements(database);
   const addCounter = database.prepare(
@@ -95,7 +98,7 @@ function prepareBatch(database: SqliteConnection, beforeCommit: () => void) {
 
   const claim = sqliteBatchClaim(database);
 
-  return database.transaction((batch: WriteBatch) => {
+  return (batch) => {
     // A retry of a batch committed already (its answer lost with the worker) changes nothing.
     if (!claim(batch)) return;
     for (const check of batch.checks) {
@@ -130,6 +133,5 @@ function prepareBatch(database: SqliteConnection, beforeCommit: () => void) {
       for (const [id, n] of gone) lookups.removeClients.run({ id, n });
     }
     for (const [name, n] of batch.counters) addCounter.run(name, n);
-    beforeCommit();
-  });
+  };
 }

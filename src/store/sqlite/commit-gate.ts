@@ -6,16 +6,12 @@
  *  - 0: nothing has begun to commit since the worker started;
  *  - n > 0: the request tagged n began to commit (its answer comes even if the worker is stopped);
  *  - STOPPED: the main thread stopped the worker: it commits nothing more and closes.
+ * The worker's side is called by its one transaction runner (transaction.ts), before each COMMIT.
  */
 
 const STOPPED = -1;
 /** The code of a request's failure because its worker was stopped. */
 export const STOPPED_CODE = 'SQLITE_WORKER_STOPPED';
-
-/** A statement that commits the open transaction. */
-export const COMMIT_STATEMENT = /^\s*(commit|end)\b/i;
-/** A statement that changes rows: in autocommit, the writer runs it in a transaction that passes the gate. */
-export const DATA_CHANGE_STATEMENT = /^\s*(insert|update|delete|replace|with)\b/i;
 
 export type CommitGate = Int32Array;
 

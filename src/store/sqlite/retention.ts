@@ -10,6 +10,7 @@
 import { performance } from 'node:perf_hooks';
 import { pragmaValue, type SqliteConnection } from './binding.js';
 import type { PruneStep, PruneStepResult } from './protocol.js';
+import type { RunTransaction } from './transaction.js';
 
 /** Servers read per round of a step; a step goes on while its budget lasts. */
 const SERVERS_PER_ROUND = 64;
@@ -27,14 +28,14 @@ function boundedDelete(table: 'checks' | 'check_hours', time: 'checked_at' | 'ho
     (SELECT ${time} FROM ${table} WHERE server = @server AND ${time} < @before ORDER BY ${time} LIMIT 1 OFFSET @limit), @before)`;
 }
 
-/** A retention step; `beforeCommit` may still refuse it (by throwing), and then nothing of it is removed. */
-export function createSqlitePruner(database: SqliteConnection, beforeCommit: () => void): (step: PruneStep) => PruneStepResult {
+/** A retention step, one transaction: all it removes, or nothing. */
+export function createSqlitePruner(database: SqliteConnection, runTransaction: RunTransaction): (step: PruneStep) => Promise<PruneStepResult> {
   const next = database.prepare('SELECT sid, last_seen FROM servers WHERE sid > ? ORDER BY sid LIMIT ?');
   const checks = database.prepare(boundedDelete('checks', 'checked_at'));
   const hours = database.prepare(boundedDelete('check_hours', 'hour'));
   const server = database.prepare('DELETE FROM servers WHERE sid = ?');
 
-  const run = database.transaction((step: PruneStep): PruneStepResult => {
+  const run = (step: PruneStep): PruneStepResult => {
     const result: PruneStepResult = { lastSid: step.afterSid, checks: 0, hours: 0, servers: 0, mostPerStatement: 0, ms: 0 };
     const until = performance.now() + step.budgetMs;
     let removed = 0;
@@ -62,37 +63,27 @@ export function createSqlitePruner(database: SqliteConnection, beforeCommit: () 
         if (!done) {
           // The next step starts at this server again.
           result.lastSid = sid - 1;
-          beforeCommit();
           return result;
         }
         if (forget) result.servers += server.run(sid).changes;
         result.lastSid = sid;
-        if (spent()) {
-          beforeCommit();
-          return result;
-        }
+        if (spent()) return result;
       }
-      if (rows.length < SERVERS_PER_ROUND) {
-        beforeCommit();
-        return { ...result, lastSid: null };
-      }
+      if (rows.length < SERVERS_PER_ROUND) return { ...result, lastSid: null };
     }
-  });
-  return (step) => {
+  };
+  return async (step) => {
     const started = performance.now();
-    const result = run.immediate(step);
+    const result = await runTransaction(() => run(step));
     return { ...result, ms: performance.now() - started };
   };
 }
 
 /** Gives up to `pages` free pages back to the file system; returns how many stay free. */
-export function vacuumStep(database: SqliteConnection, pages: number, beforeCommit: () => void): number {
-  database
-    .transaction(() => {
-      // exec, not run(): the pragma frees one page per step of its statement.
-      database.exec(`PRAGMA incremental_vacuum(${Math.max(1, Math.floor(pages))})`);
-      beforeCommit();
-    })
-    .immediate();
+export async function vacuumStep(database: SqliteConnection, pages: number, runTransaction: RunTransaction): Promise<number> {
+  // exec, not run(): the pragma frees one page per step of its statement.
+  await runTransaction(() => {
+    database.exec(`PRAGMA incremental_vacuum(${Math.max(1, Math.floor(pages))})`);
+  });
   return Number(pragmaValue(database, 'freelist_count'));
 }

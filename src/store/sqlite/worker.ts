@@ -21,7 +21,8 @@ import {
 import { createSqlitePruner, vacuumStep } from './retention.js';
 import { configureConnection } from './connection.js';
 import { createHistoryReader } from './history-reader.js';
-import { beginCommit, COMMIT_STATEMENT, DATA_CHANGE_STATEMENT, isStopped, requestTag } from './commit-gate.js';
+import { beginCommit, isStopped, requestTag } from './commit-gate.js';
+import { transactionRunner } from './transaction.js';
 import { createWatchRunner } from './watch-ops.js';
 import { createMigrationStepper } from './migrate-ops.js';
 
@@ -51,9 +52,11 @@ let migrationStepper: ReturnType<typeof createMigrationStepper> | null = null;
 
 /** The tag (commit-gate.ts) of the request being handled. */
 let tag = 0;
-/** Called by every transaction of the writer just before it commits: throws once the main thread stopped this worker. */
-const beforeCommit = () => beginCommit(data.gate, tag);
-
+/**
+ * Every transaction of the writer, the one way one is begun, committed or rolled back here:
+ * just before it commits, it throws once the main thread stopped this worker.
+ */
+const runTransaction = transactionRunner(database, () => beginCommit(data.gate, tag));
 
 function run(statement: Statement, params: readonly unknown[]): QueryAnswer {
   if (statement.reader) return { rows: statement.all(params) as Record<string, unknown>[] };
@@ -61,25 +64,15 @@ function run(statement: Statement, params: readonly unknown[]): QueryAnswer {
   return { rows: [], changes, lastInsertRowid: Number(lastInsertRowid) };
 }
 
-/** A change in autocommit, run in a transaction of its own so that its commit passes the gate. */
-const runGated = database.transaction((statement: Statement, params: readonly unknown[]) => {
-  const answer = run(statement, params);
-  beforeCommit();
-  return answer;
-});
-
-function query(sql: string, params: readonly unknown[]): QueryAnswer {
+/** A single statement; on the writer a transaction of its own, since any statement may write. */
+function query(sql: string, params: readonly unknown[]): QueryAnswer | Promise<QueryAnswer> {
   let statement = statements.get(sql);
   if (!statement) {
     statement = database.prepare(sql);
     statements.set(sql, statement);
   }
   if (data.role === 'reader') return run(statement, params);
-  if (database.inTransaction) {
-    if (COMMIT_STATEMENT.test(sql)) beforeCommit();
-    return run(statement, params);
-  }
-  return DATA_CHANGE_STATEMENT.test(sql) ? runGated(statement, params) : run(statement, params);
+  return runTransaction(() => run(statement, params));
 }
 
 /** A passive checkpoint: copies what it can without waiting for readers or the writer. */
@@ -94,23 +87,23 @@ function handle(id: number, request: SqliteRequest): unknown {
     case 'query':
       return query(request.sql, request.params);
     case 'batch':
-      return (writeBatch ??= createSqliteBatchWriter(database, beforeCommit))(request.batch);
+      return (writeBatch ??= createSqliteBatchWriter(database, runTransaction))(request.batch);
     case 'prune':
-      return (prune ??= createSqlitePruner(database, beforeCommit))(request.step);
+      return (prune ??= createSqlitePruner(database, runTransaction))(request.step);
     case 'watch':
-      return (watchRunner ??= createWatchRunner(database, beforeCommit)).then((run) => run(request));
+      return (watchRunner ??= createWatchRunner(database, runTransaction)).then((run) => run(request));
     case 'migrate': {
       const report = (event: unknown) => {
         Atomics.store(data.handled, 0, 0);
         parentPort!.postMessage({ id, event } satisfies SqliteProgress);
         Atomics.wait(data.handled, 0, 0, PROGRESS_WAIT_MS);
       };
-      return (migrationStepper ??= createMigrationStepper(database, beforeCommit)).then((step) => step(request, report));
+      return (migrationStepper ??= createMigrationStepper(database, runTransaction)).then((step) => step(request, report));
     }
     case 'history':
       return (readHistory ??= createHistoryReader(database))(request);
     case 'vacuum':
-      return vacuumStep(database, request.pages, beforeCommit);
+      return vacuumStep(database, request.pages, runTransaction);
     case 'checkpoint':
       return checkpoint();
     case 'close':
@@ -127,17 +120,17 @@ function asWorkerError(error: unknown): WorkerError {
   return { name: error.name, message: error.message, ...(typeof code === 'string' ? { code } : {}) };
 }
 
+/** Closes the connection (which rolls back a transaction left open) and ends the thread. */
+function end(): void {
+  if (!database.open) return;
+  statements.clear();
+  database.close();
+  parentPort!.close();
+}
+
 async function answer({ id, request }: { id: number; request: SqliteRequest }): Promise<void> {
-  if (isStopped(data.gate)) {
-    // Stopped by the main thread, which failed this request: nothing more runs here. Closing
-    // rolls back a transaction left open.
-    if (database.open) {
-      statements.clear();
-      database.close();
-      parentPort!.close();
-    }
-    return;
-  }
+  // Stopped by the main thread, which failed this request: nothing more runs here.
+  if (isStopped(data.gate)) return end();
   tag = requestTag(id);
   let response: SqliteResponse;
   try {
@@ -146,6 +139,9 @@ async function answer({ id, request }: { id: number; request: SqliteRequest }): 
     response = { id, ok: false, error: asWorkerError(error) };
   }
   parentPort!.postMessage(response);
+  // A transaction whose ROLLBACK failed is never met by the next request: the requests sent
+  // meanwhile fail as the thread ends, and the next one starts a new thread.
+  if (database.open && database.inTransaction) end();
 }
 
 // One request at a time, in order, a watch transaction or a migration's step (which await) included.
