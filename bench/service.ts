@@ -23,6 +23,10 @@
  * request a service may spend at the target's rate on this machine. All traffic stays on
  * loopback.
  *
+ * Per core (comparePerCore below): the same three phases again with each service alone on
+ * core 0 and wrk on core 1, medians of rounds and their spread, against targets that depend on
+ * the Node line the bench runs on (BENCH_PER_CORE, BENCH_PER_CORE_ROUNDS).
+ *
  * Memory: the RSS of both services idle right after start and once settled (BENCH_IDLE_SECONDS,
  * 20 s: V8 gives back the young generation that start-up grew after some seconds without
  * work), after the loads, and the peak. Then Observer runs alone the way docs/container.md
@@ -32,7 +36,7 @@
  *
  * Environment knobs: BENCH_ROUNDS (4), BENCH_SECONDS (3), BENCH_SKIP_BUILD=1,
  * BENCH_ONLY=<phase name part>, BENCH_OBSERVER_ENV (extra settings, `A=1,B=2`),
- * BENCH_NODE_ARGS (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`), BENCH_IDLE_SECONDS, BENCH_CGROUP.
+ * BENCH_NODE_ARGS (both services' Node flags, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`), BENCH_IDLE_SECONDS, BENCH_CGROUP.
  */
 import { execFileSync, fork, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -198,7 +202,9 @@ const observerEnv = serviceEnv(observerPort, dataDir, {
   RATE_LIMIT_MEDIA: '10000000',
 });
 // As `npm start` runs it (scripts/start.sh), with any extra node arguments.
-const [startBin, startArgs] = startCommand(ROOT, (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean));
+// Node flags for both services (a profile of each, to compare).
+const nodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
+const [startBin, startArgs] = startCommand(ROOT, nodeArgs);
 const observer = spawn(startBin, startArgs, { cwd: ROOT, env: observerEnv, stdio: ['ignore', 'pipe', 'pipe'] });
 // What `npm start` does with the logs: they cross a pipe and are read on the other side.
 let logLines = 0;
@@ -211,7 +217,7 @@ observer.stderr.on('data', (chunk: Buffer) => {
 });
 
 // 4. The baseline.
-const baseline = spawn(process.execPath, [join(ROOT, 'bench/baseline/server.mjs')], {
+const baseline = spawn(process.execPath, [...nodeArgs, join(ROOT, 'bench/baseline/server.mjs')], {
   cwd: ROOT,
   env: { PATH: process.env.PATH ?? '', DNS_SERVERS: DNS, NODE_ENV: 'production' },
   stdio: ['ignore', 'pipe', 'inherit'],
