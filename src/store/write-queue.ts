@@ -373,6 +373,8 @@ export class WriteQueue {
 
   /** Sets the batch aside if the database refuses it alone, else backs off and rethrows. */
   private async failed(batch: WriteBatch, error: unknown): Promise<void> {
+    const cause = errorText(error);
+    const newCause = this.failures === 0 || cause !== errorText(this.lastError);
     this.failures += 1;
     this.failedTotal += 1;
     this.lastError = error;
@@ -381,8 +383,9 @@ export class WriteQueue {
     if (setAside && this.refusals >= ATTEMPTS_BEFORE_SET_ASIDE && (await this.takesWrites()) && (await this.setHeldAside(setAside, batch, error))) return;
     const backoff = Math.min(this.retryMaxMs, this.retryMinMs * 2 ** Math.min(20, this.failures - 1));
     this.retryAt = this.now() + backoff * (0.75 + Math.random() * 0.5);
-    // The first failure of a streak, then every tenth: an outage is not a log flood.
-    if (this.failures === 1 || this.failures % 10 === 0) this.onError(error);
+    // The first failure of a streak, each change of its cause, then every tenth: an outage is
+    // not a log flood, and the log still says why writes fail now.
+    if (newCause || this.failures % 10 === 0) this.onError(error);
     throw error;
   }
 
@@ -447,4 +450,8 @@ async function settlesWithin(promise: Promise<unknown>, ms: number): Promise<boo
   } finally {
     clearTimeout(timer);
   }
+}
+
+function errorText(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
 }

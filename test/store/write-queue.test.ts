@@ -108,6 +108,24 @@ describe('WriteQueue', () => {
     expect(setAside).toEqual([]);
   });
 
+  it('reports the first failure of an outage, each change of its cause, and every tenth failure', async () => {
+    const reported: string[] = [];
+    const causes = ['Connection terminated unexpectedly', 'cannot execute INSERT in a read-only transaction'];
+    let attempts = 0;
+    const queue = new WriteQueue(
+      () => {
+        attempts += 1;
+        // Two lost connections, then a database that refuses every write for the same reason.
+        return Promise.reject(new Error(causes[attempts <= 2 ? 0 : 1]));
+      },
+      { windowMs: 1, retryMinMs: 1, retryMaxMs: 2, onError: (e) => reported.push(`${attempts}: ${(e as Error).message}`) },
+    );
+    queue.enqueueCheck(check(0));
+    await vi.waitFor(() => expect(attempts).toBeGreaterThanOrEqual(20), { timeout: 5000, interval: 5 });
+    await queue.stop(0).catch(() => {});
+    expect(reported.slice(0, 4)).toEqual([`1: ${causes[0]}`, `3: ${causes[1]}`, `10: ${causes[1]}`, `20: ${causes[1]}`]);
+  });
+
   it('holds a batch the database refuses while setting it aside fails too, and lets the rows behind it flow once it is set aside', async () => {
     const refusal = Object.assign(new Error('NOT NULL constraint failed: servers.host'), { code: 'SQLITE_CONSTRAINT_NOTNULL' });
     let setAsideWorks = false;
