@@ -67,7 +67,7 @@ HEALTHCHECK --interval=30s --timeout=5s --start-period=30s --retries=3 \
   CMD ["node", "-e", "fetch(`http://127.0.0.1:${process.env.PORT}/api/v1/status`, { signal: AbortSignal.timeout(4000) }).then((r) => r.json()).then((b) => process.exit(b.status === 'OK' ? 0 : 1), () => process.exit(1))"]
 # tini is process 1: it passes SIGTERM from `docker stop` (and every other signal) on to node
 # and reaps whatever exits beneath it; node, which the entrypoint execs, stops accepting,
-# finishes the requests in flight (or the migration's transaction in progress) and exits 0,
+# finishes the requests in flight (or ends the migration's step in progress) and exits 0,
 # and tini exits with node's code.
 ENTRYPOINT ["/usr/local/bin/tini", "--", "/usr/local/bin/observer-entrypoint"]
 # The heap limits and the malloc arenas of the start script; NODE_OPTIONS or MALLOC_ARENA_MAX

@@ -63,10 +63,12 @@ function backgroundLog(log: FastifyBaseLogger | null) {
     /** A retention pass ended: what it removed and how long it took. */
     retention: (report: RetentionReport) => log?.info({ retention: report }, 'retention pass done'),
     /** A migration's statements (debug) and committed transactions (info). */
-    migration: (event: MigrationEvent) =>
-      event.kind === 'statement'
-        ? log?.debug({ migration: event.migration, step: event.step, statement: event.statement }, 'migration statement done')
-        : log?.info({ migration: event.migration, step: event.step, progress: Math.round(event.progress * 1000) / 1000 }, 'migration step committed'),
+    migration: (event: MigrationEvent) => {
+      if (event.kind === 'statement') log?.debug({ migration: event.migration, step: event.step, statement: event.statement }, 'migration statement done');
+      else if (event.kind === 'committed') {
+        log?.info({ migration: event.migration, step: event.step, progress: Math.round(event.progress * 1000) / 1000 }, 'migration step committed');
+      } else log?.info({ migration: event.migration }, 'another instance is migrating the database: waiting for its turn');
+    },
   };
 }
 type BackgroundLog = ReturnType<typeof backgroundLog>;

@@ -53,3 +53,15 @@ export function checkRow(check: CheckRecord): CheckRow {
     hour: Math.floor(check.checkedAt / HOUR_MS),
   };
 }
+
+/** The columns of an hourly (or four-hour) rollup row, in the order rollupSelect gives them. */
+export const ROLLUP_COLUMNS = 'server, hour, checks, online, players_n, players_sum, players_peak';
+
+/** The hourly rows of the checks in `source` (a table or subquery of the new layout, or a CTE). */
+export function rollupSelect(source: string): string {
+  return `SELECT server, CAST(checked_at / ${HOUR_MS} AS INTEGER) AS hour, count(*), sum(online),
+      sum(CASE WHEN online = 1 AND players_online IS NOT NULL THEN 1 ELSE 0 END),
+      coalesce(sum(CASE WHEN online = 1 THEN players_online END), 0),
+      max(CASE WHEN online = 1 THEN players_online END)
+    FROM ${source} GROUP BY 1, 2`;
+}

@@ -2,74 +2,35 @@
  * Migration 0003: history as a time series. Servers get an integer key (`sid`); raw checks
  * move to a table keyed by (server, time) holding only what is read; every check is rolled up
  * into an hourly row as it is written (`check_hours`); on PostgreSQL both tables are
- * partitioned by time (postgres/partitions.ts). The rows of the previous layout are carried
- * over, and the hourly rows are computed from them. SQLite is vacuumed at the end, which gives
- * back the space of the old layout and turns on incremental auto-vacuum (retention then gives
- * space back as it goes).
+ * partitioned by time (postgres/layout-migrations.ts). The rows of the previous layout are
+ * carried over, and the hourly rows are computed from them. SQLite is vacuumed at the end,
+ * which gives back the space of the old layout and turns on incremental auto-vacuum
+ * (retention then gives space back as it goes).
  */
-import { sql, type Kysely, type RawBuilder } from 'kysely';
-import { HOUR_MS } from './check-row.js';
-import { ensurePartitions, type PartitionedName } from './postgres/partitions.js';
+import { sql, type Kysely } from 'kysely';
+import { ROLLUP_COLUMNS, rollupSelect } from './check-row.js';
 import type { ObserverMigration } from './migration-runner.js';
+import { postgresHistoryLayout } from './postgres/layout-migrations.js';
 import type { Dialect } from './schema.js';
-
-const DAY_MS = 24 * HOUR_MS;
-/** The partitioned tables this migration makes. */
-const LAYOUT_TABLES = ['checks', 'check_hours'] as const;
 
 const SERVER_COLUMNS = `id, edition, host, port, first_seen, last_seen, record_players, last_online,
   players_online, players_max, clients_24h, trend_score`;
-
-/** The hourly rows of the checks in `source` (a table or subquery of the new layout). */
-function rollupSelect(source: string): string {
-  return `SELECT server, CAST(checked_at / ${HOUR_MS} AS INTEGER) AS hour, count(*), sum(online),
-      sum(CASE WHEN online = 1 AND players_online IS NOT NULL THEN 1 ELSE 0 END),
-      coalesce(sum(CASE WHEN online = 1 THEN players_online END), 0),
-      max(CASE WHEN online = 1 THEN players_online END)
-    FROM ${source} GROUP BY 1, 2`;
-}
-
-const ROLLUP_COLUMNS = 'server, hour, checks, online, players_n, players_sum, players_peak';
 
 async function run(db: Kysely<unknown>, statements: string[]): Promise<void> {
   for (const statement of statements) await sql.raw(statement).execute(db);
 }
 
-/** A PostgreSQL rollup table (hourly or four-hour rows) and its default partition. */
-function postgresRollupTable(name: string): string[] {
-  return [
-    `CREATE TABLE ${name} (server integer NOT NULL, hour integer NOT NULL, checks integer NOT NULL,
-      online integer NOT NULL, players_n integer NOT NULL, players_sum bigint NOT NULL, players_peak integer,
-      PRIMARY KEY (server, hour) INCLUDE (checks, online, players_n, players_sum, players_peak))
-      PARTITION BY RANGE (hour)`,
-    `CREATE TABLE ${name}_default PARTITION OF ${name} DEFAULT`,
-  ];
-}
-
-/**
- * Partitions of `tables` for the days (since the epoch) from `span`'s first to its last row,
- * if it has any, and for the days around today.
- */
-async function partitionsAround(db: Kysely<unknown>, span: RawBuilder<{ first: number | null; last: number | null }>, tables: readonly PartitionedName[]): Promise<void> {
-  const { rows } = await span.execute(db);
-  if (rows[0]?.first != null && rows[0].last != null) {
-    await ensurePartitions(db, Math.floor(Number(rows[0].first)), Math.floor(Number(rows[0].last)), tables);
-  }
-  const today = Math.floor(Date.now() / DAY_MS);
-  await ensurePartitions(db, today - 1, today + 2, tables);
-}
-
-/** Rows a step of the SQLite copy aims at (the servers per step adapt to it). */
+/** Rows a step of the copy aims at (SQLite: the servers per step adapt to it; PostgreSQL: the rows read). */
 export const DEFAULT_ROWS_PER_STEP = 50_000;
 
 /**
- * Migration 0003. On PostgreSQL one transaction. On SQLite resumable steps: the first makes
- * the new tables and numbers the servers, each step copies the checks of a range of servers
- * (about `rowsPerStep` checks) and their hourly rows, the last drops the old tables and
- * renames the new ones; the vacuum runs after it.
+ * Migration 0003 in resumable steps. On SQLite the first makes the new tables and numbers the
+ * servers, each step copies the checks of a range of servers (about `rowsPerStep` checks) and
+ * their hourly rows, the last drops the old tables and renames the new ones; the vacuum runs
+ * after it. PostgreSQL's: postgres/layout-migrations.ts.
  */
 export function historyLayoutMigration(dialect: Dialect, name: string, rowsPerStep = DEFAULT_ROWS_PER_STEP): ObserverMigration {
-  if (dialect === 'postgres') return { name, up: postgresLayout };
+  if (dialect === 'postgres') return postgresHistoryLayout(name, rowsPerStep);
   return {
     name,
     begin: sqliteLayoutBegin,
@@ -163,52 +124,4 @@ async function sqliteVacuumOnce(db: Kysely<unknown>): Promise<void> {
   } finally {
     await run(db, ['PRAGMA temp_store = DEFAULT']);
   }
-}
-
-async function postgresLayout(db: Kysely<unknown>): Promise<void> {
-  await run(db, [
-    'ALTER TABLE servers ADD COLUMN sid integer GENERATED BY DEFAULT AS IDENTITY',
-    'CREATE UNIQUE INDEX servers_sid ON servers (sid)',
-    'ALTER TABLE checks RENAME TO checks_v1',
-    `CREATE TABLE checks (server integer NOT NULL, checked_at bigint NOT NULL, online smallint NOT NULL,
-      players_online integer, players_max integer, latency_ms integer,
-      PRIMARY KEY (server, checked_at) INCLUDE (online, players_online))
-      PARTITION BY RANGE (checked_at)`,
-    'CREATE TABLE checks_default PARTITION OF checks DEFAULT',
-    ...postgresRollupTable('check_hours'),
-  ]);
-  // Partitions for the days the old checks span, and for the days around today.
-  await partitionsAround(db, sql`SELECT min(checked_at) / ${DAY_MS} AS first, max(checked_at) / ${DAY_MS} AS last FROM checks_v1`, LAYOUT_TABLES);
-  await run(db, [
-    `INSERT INTO checks SELECT s.sid, c.checked_at, c.online, c.players_online, c.players_max, round(c.latency_ms)
-      FROM checks_v1 c JOIN servers s ON s.id = c.server_id ON CONFLICT DO NOTHING`,
-    `INSERT INTO check_hours (${ROLLUP_COLUMNS}) ${rollupSelect('checks')}`,
-    'DROP TABLE checks_v1',
-    'ANALYZE servers',
-    'ANALYZE checks',
-    'ANALYZE check_hours',
-  ]);
-}
-
-/**
- * Migration 0005, PostgreSQL only: four-hour rollup rows (`check_four_hours`, the hourly rows
- * of each four hours summed, keyed by the first hour), so that a 30-day history reads its 180
- * buckets as 180 rows instead of summing 720 hourly ones. Computed from the hourly rows here;
- * written beside them from then on. SQLite sums the hourly rows in its reader thread, where
- * the 30-day read already meets its target.
- */
-export async function addFourHourRollup(db: Kysely<unknown>, dialect: Dialect): Promise<void> {
-  if (dialect !== 'postgres') return;
-  await run(db, [
-    // The migration's transaction: the rows of a large history take longer than a statement may.
-    'SET LOCAL statement_timeout = 0',
-    ...postgresRollupTable('check_four_hours'),
-  ]);
-  await partitionsAround(db, sql`SELECT min(hour) / 24 AS first, max(hour) / 24 AS last FROM check_hours`, ['check_four_hours']);
-  await run(db, [
-    `INSERT INTO check_four_hours (${ROLLUP_COLUMNS})
-      SELECT server, hour - hour % 4, sum(checks), sum(online), sum(players_n), sum(players_sum), max(players_peak)
-      FROM check_hours GROUP BY 1, 2`,
-    'ANALYZE check_four_hours',
-  ]);
 }

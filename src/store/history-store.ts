@@ -27,7 +27,7 @@ import { serverAddress } from '../core/types.js';
 import { refusedByDatabase, setBatchAside } from './batch-ledger.js';
 import { MigratingError, StoreOpenError } from './errors.js';
 import { retentionCutoffs, type Maintenance, type Retention, type RetentionReport } from './maintenance.js';
-import { MigrationRunner, type MigrationEvent, type MigrationState, type MigrationSteps } from './migration-runner.js';
+import { MigrationRunner, type MigrationEvent, type MigrationSession, type MigrationState, type MigrationSteps } from './migration-runner.js';
 import { observerMigrations } from './migrations.js';
 import { ReadFallback } from './read-fallback.js';
 import type { Database, Dialect } from './schema.js';
@@ -109,6 +109,8 @@ export interface StoreParts {
   migrated?: () => void;
   /** Where the migrations' steps run (SQLite: in its writer's thread); default: on `db`. */
   migrationSteps?: MigrationSteps;
+  /** The session the migrations run in, under the lock that instances sharing the database take in turn (PostgreSQL). */
+  migrationSession?: MigrationSession;
   /** The watch store (default: a WatchStore on `db`). */
   watches?: (db: Kysely<Database>) => WatchStore;
 }
@@ -169,6 +171,7 @@ export class KyselyHistoryStore implements HistoryStore {
     this.runner = new MigrationRunner(this.db as Kysely<unknown>, parts.dialect, migrations, {
       signal: this.stopMigration.signal,
       ...(parts.migrationSteps ? { steps: parts.migrationSteps } : {}),
+      ...(parts.migrationSession ? { session: parts.migrationSession } : {}),
       ...(options.onMigration ? { onEvent: options.onMigration } : {}),
     });
     // Rejected only when the start stops; the queue's retry or stop hears it.

@@ -9,6 +9,7 @@ import { systemClock, type Clock } from '../core/clock.js';
 import { StoreOpenError } from './errors.js';
 import { KyselyHistoryStore, reportBackgroundError, type StoreOptions, type StoreParts } from './history-store.js';
 import { createPostgresBatchWriter } from './postgres/batch-writer.js';
+import { postgresMigrationSession } from './postgres/migration-session.js';
 import { createPostgresPool } from './postgres/pool.js';
 import { postgresMaintenance } from './postgres/partitions.js';
 import type { Database } from './schema.js';
@@ -106,5 +107,6 @@ function postgresParts(url: string, onError: (error: unknown) => void): Omit<Sto
     writer: createPostgresBatchWriter(db),
     maintenance: postgresMaintenance(db),
     readHistory: postgresHistoryReader(pool),
+    migrationSession: postgresMigrationSession(url, pool, onError),
   };
 }

@@ -19,8 +19,10 @@
  *
  * The applied migrations are recorded in Kysely's `kysely_migration` table, as Kysely's own
  * Migrator did, so databases written by earlier versions are read as they are. On PostgreSQL
- * each migration's transaction holds the same advisory lock as Kysely's Migrator: instances
- * that start together apply each migration once, the others wait, then find it applied.
+ * each migration's transaction holds the same advisory lock as Kysely's Migrator, and the
+ * service runs its migrations in a session that holds that lock from the first to the last
+ * (MigrationSession, postgres/migration-session.ts): of the instances that share a database,
+ * one migrates at a time, the others wait for their turn, then find what it applied.
  */
 import { sql, type Kysely, type KyselyPlugin } from 'kysely';
 import type { Dialect } from './schema.js';
@@ -73,7 +75,7 @@ const LEDGER = 'kysely_migration';
 const LEDGER_LOCK = 'kysely_migration_lock';
 const PROGRESS = 'observer_migration_progress';
 /** Kysely's Migrator's advisory lock id on PostgreSQL: instances of every version agree on it. */
-const POSTGRES_LOCK_ID = '3853314791062309107';
+export const POSTGRES_LOCK_ID = '3853314791062309107';
 
 /**
  * What the runner reports as it goes (the service logs it): each statement of a migration's
@@ -83,7 +85,9 @@ const POSTGRES_LOCK_ID = '3853314791062309107';
  */
 export type MigrationEvent =
   | { kind: 'statement'; migration: string; step: string; statement: number }
-  | { kind: 'committed'; migration: string; step: string; progress: number };
+  | { kind: 'committed'; migration: string; step: string; progress: number }
+  /** Another instance runs the migrations: this one waits for its turn (`migration`: the first it lacks). */
+  | { kind: 'waiting'; migration: string };
 
 /** Where a run of the migrations is; each step answers the next one. */
 export interface MigrationCursor {
@@ -114,6 +118,24 @@ export interface MigrationStepDone {
 /** Runs the next step from `cursor`, reporting each statement; null when nothing is left. */
 export type MigrationSteps = (cursor: MigrationCursor, onEvent?: (event: MigrationEvent) => void) => Promise<MigrationStepDone | null>;
 
+/**
+ * A connection that runs the migrations while it holds the migration lock (PostgreSQL, where
+ * several instances share a database): taken when there is something to apply, kept from the
+ * first step to the last, let go when the run ends however it ends.
+ */
+export interface MigrationSession {
+  /**
+   * Waits for the lock without holding a statement open (another instance may migrate for
+   * minutes), then resolves with the connection to migrate on; `onWait` is called once if it
+   * has to wait. Rejects once `signal` aborts (the run ends with MigrationStoppedError).
+   */
+  acquire(signal: AbortSignal, onWait: () => void): Promise<Db>;
+  /** A stop: the statement running on the connection is cancelled, and no other one starts. */
+  stop(): void;
+  /** Lets the lock and the connection go. */
+  release(): Promise<void>;
+}
+
 export interface MigrationRunnerOptions {
   /** Called whenever the migration running or its progress changes (null: none runs). */
   onState?: (state: MigrationState | null) => void;
@@ -123,6 +145,8 @@ export interface MigrationRunnerOptions {
   signal?: AbortSignal;
   /** Where the steps run (SQLite: its writer's thread); default: here, on `db`. */
   steps?: MigrationSteps;
+  /** With the default steps: they run on this session's connection, under its lock (PostgreSQL). */
+  session?: MigrationSession;
 }
 
 export class MigrationRunner {
@@ -131,11 +155,15 @@ export class MigrationRunner {
 
   constructor(
     private readonly db: Db,
-    dialect: Dialect,
+    private readonly dialect: Dialect,
     private readonly migrations: readonly ObserverMigration[],
     private readonly options: MigrationRunnerOptions = {},
   ) {
-    this.steps = options.steps ?? ((cursor, onEvent) => new MigrationStepper(db, dialect, migrations, onEvent).next(cursor));
+    this.steps = options.steps ?? this.stepsOn(db);
+  }
+
+  private stepsOn(db: Db): MigrationSteps {
+    return (cursor, onEvent) => new MigrationStepper(db, this.dialect, this.migrations, onEvent).next(cursor);
   }
 
   /** The migration running now, or null. */
@@ -150,12 +178,17 @@ export class MigrationRunner {
 
   /** Applies every migration not applied yet, up to `until` (its name) if given, then their after-commit work. */
   async run(until?: string): Promise<void> {
-    const { onEvent, signal } = this.options;
+    const { onEvent, signal, session } = this.options;
     let cursor: MigrationCursor = { ...(until === undefined ? {} : { until }), afterFrom: 0 };
+    let steps = this.steps;
+    // A stop during a step of the session's: its statement is cancelled, the step rolled back.
+    const stop = () => session?.stop();
+    signal?.addEventListener('abort', stop, { once: true });
     try {
+      if (session && !this.options.steps && (await this.pending(until))) steps = this.stepsOn(await this.inTurn(session));
       for (;;) {
         if (signal?.aborted) throw new MigrationStoppedError(this.current?.name ?? (await this.firstPending()));
-        const done = await this.steps(cursor, onEvent);
+        const done = await steps(cursor, onEvent);
         if (done === null) break;
         if (done.committed) onEvent?.({ kind: 'committed', migration: done.migration, step: done.step, progress: done.progress });
         cursor = done.next;
@@ -164,9 +197,29 @@ export class MigrationRunner {
         const progress = upcoming.name === done.migration ? Math.max(upcoming.progress, done.progress) : upcoming.progress;
         this.setState({ name: upcoming.name, progress: Math.min(1, Math.max(0, progress)) });
       }
+    } catch (error) {
+      if (signal?.aborted && !(error instanceof MigrationStoppedError)) throw new MigrationStoppedError(this.current?.name ?? (await this.firstPending()));
+      throw error;
     } finally {
+      signal?.removeEventListener('abort', stop);
       this.setState(null);
+      await session?.release();
     }
+  }
+
+  /** Whether a migration up to `until` is not applied yet. */
+  private async pending(until?: string): Promise<boolean> {
+    const applied = await this.applied();
+    const last = until === undefined ? this.migrations.length - 1 : this.migrations.findIndex((m) => m.name === until);
+    return this.migrations.slice(0, last + 1).some((m) => !applied.includes(m.name));
+  }
+
+  /** The session's connection once it holds the lock; meanwhile the migration reported is the first one not applied. */
+  private async inTurn(session: MigrationSession): Promise<Db> {
+    const signal = this.options.signal ?? new AbortController().signal;
+    return session.acquire(signal, () => {
+      void this.firstPending().then((migration) => this.options.onEvent?.({ kind: 'waiting', migration }));
+    });
   }
 
   private async firstPending(): Promise<string> {
@@ -297,6 +350,8 @@ export class MigrationStepper {
   }
 
   private async ensureLedger(): Promise<void> {
+    // Made already: no lock to wait for (another instance may hold it for a long migration).
+    if (this.dialect === 'postgres' && (await this.ledgerExists())) return;
     await this.transact(this.db, async (trx) => {
       if (this.dialect === 'postgres') await sql`SELECT pg_advisory_xact_lock(${sql.lit(POSTGRES_LOCK_ID)})`.execute(trx);
       // The same tables Kysely's Migrator made, so that either can read what the other wrote.
@@ -313,6 +368,11 @@ export class MigrationStepper {
         .addColumn('is_locked', 'integer', (c) => c.notNull().defaultTo(0))
         .execute();
     });
+  }
+
+  private async ledgerExists(): Promise<boolean> {
+    const { rows } = await sql<{ made: boolean }>`SELECT to_regclass(${LEDGER}) IS NOT NULL AND to_regclass(${LEDGER_LOCK}) IS NOT NULL AS made`.execute(this.db);
+    return rows[0]?.made === true;
   }
 
   private async isApplied(db: Db, name: string): Promise<boolean> {

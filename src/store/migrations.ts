@@ -5,7 +5,8 @@
  */
 import { sql, type CreateTableBuilder, type Kysely, type Migration } from 'kysely';
 import { createBatchLedger } from './batch-ledger.js';
-import { addFourHourRollup, historyLayoutMigration } from './history-layout.js';
+import { historyLayoutMigration } from './history-layout.js';
+import { addFourHourRollup } from './postgres/layout-migrations.js';
 import type { ObserverMigration } from './migration-runner.js';
 import type { Dialect } from './schema.js';
 import { WATCH_CREATION_LOCK } from './watch-rows.js';
@@ -18,9 +19,21 @@ export interface MigrationOptions {
 /** Every migration, in the order they apply. */
 export function observerMigrations(dialect: Dialect, options: MigrationOptions = {}): ObserverMigration[] {
   const atomic = migrationDefinitions(dialect);
-  return Object.entries(atomic).map(([name, migration]): ObserverMigration =>
+  const own = Object.entries(atomic).map(([name, migration]): ObserverMigration =>
     name === '0003_history_layout' ? historyLayoutMigration(dialect, name, options.rowsPerStep) : { name, up: migration.up },
   );
+  return [...own, ...appended.map((make) => make(dialect))];
+}
+
+const appended: Array<(dialect: Dialect) => ObserverMigration> = [];
+
+/**
+ * Appends a migration after Observer's own, in this thread: how a test runs this build as the
+ * next version, one schema change ahead. Nothing in the service calls it; only a module
+ * preloaded with `node --import` does (test/support/test-migration.mjs, docs/storage.md).
+ */
+export function appendMigration(make: (dialect: Dialect) => ObserverMigration): void {
+  appended.push(make);
 }
 
 function migrationDefinitions(dialect: Dialect): Record<string, Migration> {

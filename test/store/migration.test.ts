@@ -1,14 +1,18 @@
 /**
- * Migration 0003 on a database filled in the previous layout, on SQLite and PostgreSQL: the
- * store opens it, carries every check over, rolls them up by hour, and answers history,
- * trends and statistics exactly as the raw checks say; new checks land beside the old ones.
+ * Migration 0003 on a database filled in the previous layout, on SQLite and PostgreSQL (there
+ * also in steps of a few rows, whose hourly rows add up across steps): the store opens it,
+ * carries every check over, rolls them up by hour, and answers history, trends and statistics
+ * exactly as the raw checks say; new checks land beside the old ones.
  */
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { sql } from 'kysely';
 import { bucketWindow, openStore, type HistoryRange } from '../../src/store/index.js';
+import { MigrationRunner } from '../../src/store/migration-runner.js';
+import { observerMigrations } from '../../src/store/migrations.js';
 import { playersScore, SCORE_SCALE } from '../../src/store/ranking.js';
 import { pragmaValue, sqliteBinding } from '../../src/store/sqlite/binding.js';
 import { createTestDatabase } from '../support/postgres-databases.js';
@@ -82,9 +86,11 @@ async function postgresTarget(): Promise<LegacyDatabase> {
 }
 
 describe.each([
-  ['SQLite', sqliteTarget],
-  ['PostgreSQL', postgresTarget],
-])('migration to the time-series layout on %s', (_name, target) => {
+  ['SQLite', sqliteTarget, undefined],
+  ['PostgreSQL', postgresTarget, undefined],
+  // Steps of a few rows: a server's hour, and a check and its duplicate, fall in two steps.
+  ['PostgreSQL in steps of 7 checks', postgresTarget, 7],
+])('migration to the time-series layout on %s', (_name, target, rowsPerStep) => {
   it('carries every check over and answers history, trends and statistics as the raw checks say', async () => {
     const database = await target();
     const [a, b] = [randomUUID(), randomUUID()];
@@ -95,7 +101,7 @@ describe.each([
     await legacy.destroy();
 
     const clock = new FakeClock(T0);
-    const store = await openStore({ database, checkRetentionDays: 30 }, clock);
+    const store = await openStore({ database, checkRetentionDays: 30 }, clock, { migrationRowsPerStep: rowsPerStep });
     try {
       for (const range of ['24h', '7d', '30d'] as const) {
         const history = await store.history(a, range);
@@ -137,4 +143,21 @@ describe.each([
       file.close();
     }
   });
+});
+
+it('on PostgreSQL, run by a tool whose connection reads bigint as text, copies every check in its steps', async () => {
+  const database = await postgresTarget();
+  const { servers, checks } = legacyRows(randomUUID(), randomUUID());
+  const legacy = await openLegacy(database);
+  try {
+    await insertLegacy(legacy, 'servers', servers);
+    await insertLegacy(legacy, 'checks', checks);
+    // Ids of one to three digits: a position compared as text would end the copy early.
+    await new MigrationRunner(legacy, 'postgres', observerMigrations('postgres', { rowsPerStep: 7 })).run('0003_history_layout');
+    const { rows } = await sql<{ copied: string }>`SELECT count(*) AS copied FROM checks`.execute(legacy);
+    // One check of no server, and one duplicate, are left out.
+    expect(Number(rows[0]!.copied)).toBe(checks.length - 2);
+  } finally {
+    await legacy.destroy();
+  }
 });

@@ -47,17 +47,22 @@ async function portForService(): Promise<number> {
 /** Called with each log line of a service as it comes (before `startService` has resolved, too). */
 export type LineHandler = (entry: Record<string, unknown>, service: Service) => void;
 
+export interface ServiceOptions {
+  /** Variables added to the service's environment. */
+  env?: Record<string, string>;
+}
+
 /**
  * The service on `database`, every log line handed to `onLine` as it comes; resolves once it
  * listens (it migrates after that) or has exited. A port that another process took between
  * its choice and the service's listen is not the service's failure: it starts again on
  * another (it listens before touching the schema).
  */
-export async function startService(database: LegacyDatabase, onLine: LineHandler = () => {}): Promise<Service> {
+export async function startService(database: LegacyDatabase, onLine: LineHandler = () => {}, options: ServiceOptions = {}): Promise<Service> {
   for (let attempt = 1; ; attempt++) {
     let listening = () => {};
     const listened = new Promise<void>((resolve) => (listening = resolve));
-    const service = await spawnService(database, (entry, self) => {
+    const service = await spawnService(database, options, (entry, self) => {
       if (String(entry.msg).startsWith('Server listening')) listening();
       onLine(entry, self);
     });
@@ -66,7 +71,7 @@ export async function startService(database: LegacyDatabase, onLine: LineHandler
   }
 }
 
-async function spawnService(database: LegacyDatabase, onLine: LineHandler): Promise<Service> {
+async function spawnService(database: LegacyDatabase, options: ServiceOptions, onLine: LineHandler): Promise<Service> {
   const port = await portForService();
   const child = spawn(process.execPath, ['dist/main.js'], {
     env: {
@@ -80,6 +85,7 @@ async function spawnService(database: LegacyDatabase, onLine: LineHandler): Prom
       // The tests ask one service for its answers many times a minute.
       RATE_LIMIT_GENERAL: '10000000',
       RATE_LIMIT_STATUS: '10000000',
+      ...options.env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

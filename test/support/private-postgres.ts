@@ -18,7 +18,8 @@ export interface PrivatePostgres {
   remove(): void;
 }
 
-export async function startPrivatePostgres(): Promise<PrivatePostgres> {
+/** `fsync`: off by default (tests need no durability); on for a benchmark that measures writes as a real server makes them. */
+export async function startPrivatePostgres(options: { fsync?: boolean } = {}): Promise<PrivatePostgres> {
   const bin = `/usr/lib/postgresql/${readdirSync('/usr/lib/postgresql').sort().at(-1)!}/bin`;
   const dir = mkdtempSync(join(tmpdir(), 'observer-pg-'));
   const data = join(dir, 'data');
@@ -38,7 +39,7 @@ export async function startPrivatePostgres(): Promise<PrivatePostgres> {
   const start = () =>
     asPostgres('pg_ctl', [
       '-D', data, '-l', join(dir, 'server.log'), '-w', '-t', '60',
-      '-o', `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off`, 'start',
+      '-o', `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=${options.fsync ? 'on' : 'off'}`, 'start',
     ]);
   const stop = () => asPostgres('pg_ctl', ['-D', data, '-m', 'immediate', '-w', 'stop']);
   start();

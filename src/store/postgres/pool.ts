@@ -8,23 +8,34 @@ const require = createRequire(import.meta.url);
 const INT8_OID = 20;
 const NUMERIC_OID = 1700;
 
+/** How a pool differs from the store's own: the migration's session keeps one connection open (migration-session.ts). */
+export interface PoolShape {
+  max: number;
+  /** 0: an idle connection is never closed. */
+  idleTimeoutMillis: number;
+  /** As pg_stat_activity shows it. */
+  applicationName: string;
+}
+
+const STORE_POOL: PoolShape = { max: 10, idleTimeoutMillis: 30_000, applicationName: 'observer' };
+
 /**
  * A store's pg pool: Kysely's dialect runs on it, and the history reads use it directly
  * (history-reader.ts). Connecting and every statement have deadlines, so a stuck database
  * turns into errors instead of requests that hang. BIGINT and NUMERIC come back as JS numbers:
  * our values (milliseconds, counts, scores) stay below 2^53.
  */
-export function createPostgresPool(url: string, onError: (error: Error) => void): Pool {
+export function createPostgresPool(url: string, onError: (error: Error) => void, shape: PoolShape = STORE_POOL): Pool {
   const pg = require('pg') as typeof pgTypes;
   const pool = new pg.Pool({
     connectionString: url,
-    max: 10,
+    max: shape.max,
     // Short: while the database is down, a write attempt fails fast and is retried later.
     connectionTimeoutMillis: 2_000,
-    idleTimeoutMillis: 30_000,
+    idleTimeoutMillis: shape.idleTimeoutMillis,
     statement_timeout: 10_000,
     idle_in_transaction_session_timeout: 30_000,
-    application_name: 'observer',
+    application_name: shape.applicationName,
     types: {
       getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
         oid === INT8_OID || oid === NUMERIC_OID
