@@ -16,6 +16,8 @@ command -v prometheus >/dev/null || need+=(prometheus)
 command -v podman >/dev/null || need+=(podman)
 command -v runc >/dev/null || [ -x /usr/sbin/runc ] || need+=(runc)
 command -v debootstrap >/dev/null || [ -x /usr/sbin/debootstrap ] || need+=(debootstrap)
+# bench/service.ts's per-core comparison: a load generator that costs little CPU per request.
+command -v wrk >/dev/null || need+=(wrk)
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ]; then
     echo "Installing Debian packages: ${need[*]}"
