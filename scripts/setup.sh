@@ -21,6 +21,8 @@ command -v debootstrap >/dev/null || [ -x /usr/sbin/debootstrap ] || need+=(debo
 command -v docker-compose >/dev/null || need+=(docker-compose)
 [ -x /usr/lib/podman/netavark ] || need+=(netavark)
 [ -x /usr/lib/podman/aardvark-dns ] || need+=(aardvark-dns)
+# bench/service.ts's per-core comparison: a load generator that costs little CPU per request.
+command -v wrk >/dev/null || need+=(wrk)
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ]; then
     echo "Installing Debian packages: ${need[*]}"
