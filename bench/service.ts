@@ -23,6 +23,10 @@
  * request a service may spend at the target's rate on this machine. All traffic stays on
  * loopback.
  *
+ * Per core (comparePerCore below): the same three phases again with each service alone on
+ * core 0 and wrk on core 1, medians of rounds and their spread, against targets that depend on
+ * the Node line the bench runs on (BENCH_PER_CORE, BENCH_PER_CORE_ROUNDS).
+ *
  * Memory: the RSS of both services idle right after start and once settled (BENCH_IDLE_SECONDS,
  * 20 s: V8 gives back the young generation that start-up grew after some seconds without
  * work), after the loads, and the peak. Then Observer runs alone the way docs/container.md
@@ -32,15 +36,15 @@
  *
  * Environment knobs: BENCH_ROUNDS (4), BENCH_SECONDS (3), BENCH_SKIP_BUILD=1,
  * BENCH_ONLY=<phase name part>, BENCH_OBSERVER_ENV (extra settings, `A=1,B=2`),
- * BENCH_NODE_ARGS (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`), BENCH_IDLE_SECONDS, BENCH_CGROUP.
+ * BENCH_NODE_ARGS (both services' Node flags, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`), BENCH_IDLE_SECONDS, BENCH_CGROUP.
  */
 import { execFileSync, fork, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freePort } from '../scripts/ports.mjs';
-import { commandLineOf, memoryCgroup, rssOf, serviceEnv, startCommand, summarise, waitForHealth } from './support.js';
+import { commandLineOf, hasWrk, median, memoryCgroup, pin, rssOf, serviceEnv, startCommand, summarise, waitForHealth, wrkLoad } from './support.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 4);
@@ -144,7 +148,7 @@ type Measured = LoadResult & { peakRss: number; pings: number; cpuMs: number; cp
  * Load on one side while sampling its RSS; returns the load figures, the peak RSS seen and the
  * pings the status server answered meanwhile (proof that uncached requests really pinged).
  */
-async function measure(side: Side, options: Parameters<typeof runLoad>[0]): Promise<Measured> {
+async function measure(side: Side, run: () => Promise<LoadResult>): Promise<Measured> {
   const pingsBefore = await pingsAnswered();
   const dns = dnsmasqPid();
   const helpers = () => cpuMsOf(mcServer.pid) + (dns === undefined ? 0 : cpuMsOf(dns));
@@ -158,7 +162,7 @@ async function measure(side: Side, options: Parameters<typeof runLoad>[0]): Prom
     if (rss > peakRss || Number.isNaN(peakRss)) peakRss = rss;
   }, 100);
   try {
-    const result = await runLoad(options);
+    const result = await run();
     const cpuDuringMs = cpuMsOf(side.child.pid) - cpuBefore;
     const machineMs = machineBusyMs() - machineBefore;
     const seconds = (performance.now() - startedAt) / 1000;
@@ -198,7 +202,9 @@ const observerEnv = serviceEnv(observerPort, dataDir, {
   RATE_LIMIT_MEDIA: '10000000',
 });
 // As `npm start` runs it (scripts/start.sh), with any extra node arguments.
-const [startBin, startArgs] = startCommand(ROOT, (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean));
+// Node flags for both services (a profile of each, to compare).
+const nodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
+const [startBin, startArgs] = startCommand(ROOT, nodeArgs);
 const observer = spawn(startBin, startArgs, { cwd: ROOT, env: observerEnv, stdio: ['ignore', 'pipe', 'pipe'] });
 // What `npm start` does with the logs: they cross a pipe and are read on the other side.
 let logLines = 0;
@@ -211,7 +217,7 @@ observer.stderr.on('data', (chunk: Buffer) => {
 });
 
 // 4. The baseline.
-const baseline = spawn(process.execPath, [join(ROOT, 'bench/baseline/server.mjs')], {
+const baseline = spawn(process.execPath, [...nodeArgs, join(ROOT, 'bench/baseline/server.mjs')], {
   cwd: ROOT,
   env: { PATH: process.env.PATH ?? '', DNS_SERVERS: DNS, NODE_ENV: 'production' },
   stdio: ['ignore', 'pipe', 'inherit'],
@@ -265,17 +271,22 @@ const phases: Phase[] = [
   { name: 'cached status (one target)', path: cachedPath, connections: 32 },
   { name: 'uncached status (a new name per request)', path: `/api/v1/status/{n}.any.observer.test:${mcPort}`, connections: 64, distinct: true },
 ].filter((phase) => phase.name.includes(process.env.BENCH_ONLY ?? ''));
+// BENCH_PER_CORE=only: the per-core comparison alone (no unpinned phases, memory or cgroup run); 0: without it.
+const perCoreOnly = process.env.BENCH_PER_CORE === 'only';
+const unpinnedPhases = perCoreOnly ? [] : phases;
 
 console.log(`== Observer (${commandLineOf(observer.pid)}, as npm start runs it; default config) vs baseline (Fastify + minecraft-server-util + lru-cache)`);
-console.log(
-  `   ${ROUNDS} rounds of ${SECONDS} s per side and phase after a 1 s warm-up, the side that goes first alternating; ` +
-    `figures are the mean of the rounds, the ratio the geometric mean of the rounds' own ratios\n`,
-);
+if (unpinnedPhases.length > 0) {
+  console.log(
+    `   ${ROUNDS} rounds of ${SECONDS} s per side and phase after a 1 s warm-up, the side that goes first alternating; ` +
+      `figures are the mean of the rounds, the ratio the geometric mean of the rounds' own ratios\n`,
+  );
+}
 
 const results: Record<string, Record<string, Array<Measured>>> = {};
 let runId = 0;
 const runTag = Date.now().toString(36);
-for (const phase of phases) {
+for (const phase of unpinnedPhases) {
   for (const side of sides) {
     const opts = { url: side.base + phase.path, connections: phase.connections, seconds: 1 };
     await runLoad(phase.distinct ? { ...opts, distinct: `w${runTag}${runId++}` } : opts);
@@ -288,7 +299,7 @@ for (const phase of phases) {
       // Keep the cached target fresh (a HIT, not STALE) whatever the earlier phases took.
       if (phase.path === cachedPath) await (await fetch(side.base + cachedPath)).arrayBuffer();
       const opts = { url: side.base + phase.path, connections: phase.connections, seconds: SECONDS };
-      const r = await measure(side, phase.distinct ? { ...opts, distinct: `r${runTag}${runId++}` } : opts);
+      const r = await measure(side, () => runLoad(phase.distinct ? { ...opts, distinct: `r${runTag}${runId++}` } : opts));
       ((results[phase.name] ??= {})[side.name] ??= []).push(r);
     }
   }
@@ -307,7 +318,7 @@ const targets: Record<string, { ratio: number; text: string; floor: number; shor
   'cached status (one target)': { ratio: 1, text: '>= 1.00', floor: 0.75, short: 'cached status' },
   'uncached status (a new name per request)': { ratio: 1, text: '>= 1.00', floor: 0.7, short: 'uncached status' },
 };
-for (const phase of phases) {
+for (const phase of unpinnedPhases) {
   console.log(`${phase.name}, ${phase.connections} connections`);
   const rps: Record<string, number> = {};
   const cpuPerRequest: Record<string, number> = {};
@@ -367,30 +378,37 @@ for (const phase of phases) {
 console.log(`Observer log lines written during the run: ${logLines}\n`);
 
 const verdict = (ok: boolean) => (ok ? 'met' : 'MISSED');
-console.log('memory (RSS of each process, read from /proc)');
-console.log(
-  `  idle right after start   observer ${mib(idleAtStart.observer)}  baseline ${mib(idleAtStart.baseline)}`,
-);
-console.log(
-  `  idle after ${IDLE_SECONDS} s           observer ${mib(idleSettled.observer)}  baseline ${mib(idleSettled.baseline)}` +
-    `  (target: observer <= 100 MiB: ${verdict(idleSettled.observer <= 100 * 1024 * 1024)})`,
-);
-console.log(
-  `  after the loads, ${SETTLE_SECONDS} s idle observer ${mib(afterLoads.observer)}  baseline ${mib(afterLoads.baseline)}` +
-    `  ratio ${fmt(afterLoads.observer / afterLoads.baseline, 2)}x (target <= 1.00: ${verdict(afterLoads.observer <= afterLoads.baseline)})`,
-);
-console.log(`  peak during the loads    observer ${mib(peakOf('observer'))}  baseline ${mib(peakOf('baseline'))}\n`);
-summarise(
-  `service  memory: idle after ${IDLE_SECONDS} s ${mib(idleSettled.observer)} (target <= 100 MiB: ${verdict(idleSettled.observer <= 100 * 1024 * 1024)}); ` +
-    `after the loads ${mib(afterLoads.observer)} against ${mib(afterLoads.baseline)}, ${fmt(afterLoads.observer / afterLoads.baseline, 2)}x ` +
-    `(target <= 1.00: ${verdict(afterLoads.observer <= afterLoads.baseline)}); peak ${mib(peakOf('observer'))} against ${mib(peakOf('baseline'))}`,
-);
+if (!perCoreOnly) printMemory();
+
+if (process.env.BENCH_PER_CORE !== '0') await comparePerCore();
 
 await Promise.all(
   [observer, baseline].map((child) => new Promise((resolve) => (child.exitCode === null ? (child.once('exit', resolve), child.kill('SIGTERM')) : resolve(null)))),
 );
-if (process.env.BENCH_CGROUP !== '0') await runSmall();
+if (process.env.BENCH_CGROUP !== '0' && !perCoreOnly) await runSmall();
 process.exit(0);
+
+/** RSS of both services idle, after the loads and at their peak, against the targets. */
+function printMemory(): void {
+  console.log('memory (RSS of each process, read from /proc)');
+  console.log(
+    `  idle right after start   observer ${mib(idleAtStart.observer)}  baseline ${mib(idleAtStart.baseline)}`,
+  );
+  console.log(
+    `  idle after ${IDLE_SECONDS} s           observer ${mib(idleSettled.observer)}  baseline ${mib(idleSettled.baseline)}` +
+      `  (target: observer <= 100 MiB: ${verdict(idleSettled.observer <= 100 * 1024 * 1024)})`,
+  );
+  console.log(
+    `  after the loads, ${SETTLE_SECONDS} s idle observer ${mib(afterLoads.observer)}  baseline ${mib(afterLoads.baseline)}` +
+      `  ratio ${fmt(afterLoads.observer / afterLoads.baseline, 2)}x (target <= 1.00: ${verdict(afterLoads.observer <= afterLoads.baseline)})`,
+  );
+  console.log(`  peak during the loads    observer ${mib(peakOf('observer'))}  baseline ${mib(peakOf('baseline'))}\n`);
+  summarise(
+    `service  memory: idle after ${IDLE_SECONDS} s ${mib(idleSettled.observer)} (target <= 100 MiB: ${verdict(idleSettled.observer <= 100 * 1024 * 1024)}); ` +
+      `after the loads ${mib(afterLoads.observer)} against ${mib(afterLoads.baseline)}, ${fmt(afterLoads.observer / afterLoads.baseline, 2)}x ` +
+      `(target <= 1.00: ${verdict(afterLoads.observer <= afterLoads.baseline)}); peak ${mib(peakOf('observer'))} against ${mib(peakOf('baseline'))}`,
+  );
+}
 
 /** Observer as docs/container.md runs it small, in a 256 MiB memory cgroup, under the same loads. */
 async function runSmall(): Promise<void> {
@@ -424,7 +442,7 @@ async function runSmall(): Promise<void> {
     for (const phase of phases) {
       if (phase.path === cachedPath) await (await fetch(side.base + cachedPath)).arrayBuffer();
       const opts = { url: side.base + phase.path, connections: phase.connections, seconds: SECONDS };
-      const r = await measure(side, phase.distinct ? { ...opts, distinct: `c${runTag}${runId++}` } : opts);
+      const r = await measure(side, () => runLoad(phase.distinct ? { ...opts, distinct: `c${runTag}${runId++}` } : opts));
       const fivexx = Object.entries(r.statusCodes).filter(([code]) => code.startsWith('5')).reduce((n, [, { count }]) => n + count, 0);
       const other = Object.entries(r.statusCodes).filter(([code]) => !code.startsWith('2')).map(([code, { count }]) => `${code}×${count}`);
       failures += fivexx + r.errors + r.timeouts;
@@ -448,4 +466,86 @@ async function runSmall(): Promise<void> {
     await new Promise((resolve) => (small.exitCode === null && small.signalCode === null ? small.once('exit', resolve) : resolve(null)));
     group.remove();
   }
+}
+
+/**
+ * Per core: each service in turn alone on core 0 (taskset, every thread it has or starts), the
+ * load (wrk, one thread) and the status server on core 1, so that each side has one core to
+ * itself and the load generator takes none of it. Rounds as above, the first side alternating;
+ * the figures are the medians of the rounds, the ratio the median of the rounds' own ratios,
+ * with their spread. Needs two cores, wrk and taskset; the services are unpinned afterwards.
+ */
+async function comparePerCore(): Promise<void> {
+  const rounds = Number(process.env.BENCH_PER_CORE_ROUNDS ?? 5);
+  if (CORES < 2 || !hasWrk()) {
+    const why = CORES < 2 ? 'one core' : 'wrk or taskset missing (scripts/setup.sh installs wrk)';
+    console.log(`== per core: skipped (${why})\n`);
+    summarise(`service  per core: skipped (${why})`);
+    return;
+  }
+  const nodeMajor = Number(process.versions.node.split('.')[0]);
+  // On the newest Node line Observer should match a bare server; on older ones come close.
+  const targets: Record<string, number> = {
+    health: nodeMajor >= 26 ? 1 : 0.9,
+    'cached status (one target)': nodeMajor >= 26 ? 1 : 0.9,
+    'uncached status (a new name per request)': 0.9,
+  };
+  for (const side of sides) pin(side.child.pid, '0');
+  pin(mcServer.pid, '1');
+  const load = () => loadavg().map((n) => fmt(n, 2)).join(' ');
+  console.log(`== per core, Node ${process.versions.node}: each service alone on core 0, wrk (one thread) and the status server on core 1`);
+  console.log(`   ${rounds} rounds of ${SECONDS} s per side and phase after a 1 s warm-up; medians of the rounds; load average before: ${load()}\n`);
+  const wrkOn = (side: Side, phase: Phase, seconds: number) => async (): Promise<LoadResult> => {
+    const path = phase.distinct ? phase.path.replace('{n}', `p${runTag}${runId++}-{n}`) : phase.path;
+    const r = await wrkLoad(side.base + path, { connections: phase.connections, seconds, cpu: 1 });
+    const rps = r.requests / r.seconds;
+    return { rps, p50: r.p50Ms, p99: r.p99Ms, non2xx: r.statusErrors, errors: r.socketErrors, timeouts: r.timeouts, total: r.requests, loadCpuMs: NaN, statusCodes: {} };
+  };
+  for (const phase of phases) {
+    const bySide: Record<string, Measured[]> = {};
+    for (const side of sides) await wrkOn(side, phase, 1)();
+    for (let round = 0; round < rounds; round++) {
+      for (const side of round % 2 === 0 ? sides : [...sides].reverse()) {
+        if (phase.path === cachedPath) await (await fetch(side.base + cachedPath)).arrayBuffer();
+        (bySide[side.name] ??= []).push(await measure(side, wrkOn(side, phase, SECONDS)));
+      }
+    }
+    printPerCore(phase, bySide, targets[phase.name]!);
+  }
+  console.log(`   load average after: ${load()}\n`);
+  for (const child of [observer, baseline, mcServer]) pin(child.pid, `0-${CORES - 1}`);
+}
+
+/** One phase of the per-core comparison: each side's medians, the ratio's median and spread. */
+function printPerCore(phase: Phase, bySide: Record<string, Measured[]>, target: number): void {
+  console.log(`${phase.name}, ${phase.connections} connections, pinned`);
+  for (const side of sides) {
+    const list = bySide[side.name]!;
+    const failures = list.reduce((n, r) => n + r.non2xx + r.errors + r.timeouts, 0);
+    const cpu = (list.reduce((n, r) => n + r.cpuMs, 0) * 1000) / list.reduce((n, r) => n + r.total, 0);
+    console.log(
+      `  ${side.name.padEnd(9)} ${fmt(median(list.map((r) => r.rps))).padStart(7)} req/s  p50 ${fmt(median(list.map((r) => r.p50)), 1).padStart(5)} ms` +
+        `  p99 ${fmt(median(list.map((r) => r.p99)), 1).padStart(6)} ms  CPU ${fmt(cpu, 1).padStart(5)} µs/req` +
+        (failures > 0 ? `  (failed: ${failures})` : ''),
+    );
+  }
+  const ratios = bySide.observer!.map((r, i) => r.rps / bySide.baseline![i]!.rps);
+  const ratio = median(ratios);
+  // Neighbours on a shared machine take turns on core 0 too; the CPU each side spent per request
+  // is what it costs whoever else ran there.
+  const cpuRatios = bySide.observer!.map((r, i) => bySide.baseline![i]!.cpuMs / bySide.baseline![i]!.total / (r.cpuMs / r.total));
+  const verdict = ratio >= target ? 'met' : 'MISSED';
+  console.log(
+    `  ratio observer / baseline: ${fmt(ratio, 2)}x (target >= ${fmt(target, 2)}: ${verdict}); ` +
+      `spread ${fmt(Math.min(...ratios), 2)}–${fmt(Math.max(...ratios), 2)}, by round ${ratios.map((r) => fmt(r, 2)).join(', ')}`,
+  );
+  console.log(
+    `  CPU per request, baseline / observer: ${fmt(median(cpuRatios), 2)}x (above 1: Observer spends less); ` +
+      `spread ${fmt(Math.min(...cpuRatios), 2)}–${fmt(Math.max(...cpuRatios), 2)}\n`,
+  );
+  summarise(
+    `service  per core, Node ${process.versions.node.split('.')[0]}: ${phase.name.split(' (')[0]!.padEnd(15)} ratio ${fmt(ratio, 2)}x (target >= ${fmt(target, 2)}: ${verdict}; ` +
+      `rounds ${fmt(Math.min(...ratios), 2)}–${fmt(Math.max(...ratios), 2)})  ${fmt(median(bySide.observer!.map((r) => r.rps)))} against ${fmt(median(bySide.baseline!.map((r) => r.rps)))} req/s; ` +
+      `CPU per request ${fmt(median(cpuRatios), 2)}x`,
+  );
 }

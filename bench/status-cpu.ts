@@ -3,7 +3,8 @@
  *
  *   npx tsx bench/status-cpu.ts [REV]      (default REV: main)
  *
- * Extracts REV's src/, assets/ and package.json (git archive) under node_modules/.cache, composes both applications as
+ * Extracts REV's src/, assets/ and package.json (git archive) under node_modules/.cache and builds
+ * its dist/ there (worker threads run built modules), composes both applications as
  * main.ts does (SQLite history in a temporary folder, metrics off), each on its own loopback
  * port, and primes one cached status of a local minecraft-protocol server in each. Then, in
  * alternating batches (REV, tree, REV, tree, …), a raw client sends N pipelined
@@ -41,8 +42,10 @@ function extract(rev: string): string | null {
   const dir = join(ROOT, 'node_modules', '.cache', 'observer-status-cpu', commit);
   rmSync(dir, { recursive: true, force: true });
   mkdirSync(dir, { recursive: true });
-  const archive = execFileSync('git', ['archive', commit, 'src', 'assets', 'package.json'], { cwd: ROOT, maxBuffer: 64 * 1024 * 1024 });
+  const archive = execFileSync('git', ['archive', commit, 'src', 'assets', 'package.json', 'tsconfig.json', 'tsconfig.build.json'], { cwd: ROOT, maxBuffer: 64 * 1024 * 1024 });
   execFileSync('tar', ['-x', '-C', dir], { input: archive });
+  // Worker threads run built modules (core/module-worker.ts): REV's own build, beside its sources.
+  execFileSync(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', join(dir, 'tsconfig.build.json')], { cwd: dir, stdio: 'inherit' });
   return join(dir, 'src');
 }
 

@@ -7,6 +7,7 @@ import { execFile, execFileSync, type ChildProcess } from 'node:child_process';
 import { appendFileSync, existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 
 const require = createRequire(import.meta.url);
 const autocannonBin = join(dirname(require.resolve('autocannon/package.json')), 'autocannon.js');
@@ -61,6 +62,65 @@ export function load(url: string, options: LoadOptions = {}): Promise<LoadResult
       });
     });
   });
+}
+
+/** What one wrk run measured (wrkLoad). */
+export interface WrkResult {
+  requests: number;
+  seconds: number;
+  p50Ms: number;
+  p99Ms: number;
+  /** Answers with a status of 400 or more. */
+  statusErrors: number;
+  /** Connections that failed to connect, read or write. */
+  socketErrors: number;
+  timeouts: number;
+}
+
+/**
+ * A load from wrk (Debian's `wrk`), one thread on core `cpu` (taskset) and `connections`
+ * connections, for `seconds`; `{n}` in the URL's path becomes a number counting up, one per
+ * request (bench/wrk.lua). wrk, written in C, spends a fraction of autocannon's CPU per
+ * request, so that on a small machine the service, not the load generator, sets the pace.
+ */
+export function wrkLoad(url: string, options: { connections: number; seconds: number; cpu: number }): Promise<WrkResult> {
+  if (!/^http:\/\/(127\.\d+\.\d+\.\d+|\[::1\])(:\d+)?\//.test(url)) throw new Error(`not a loopback URL: ${url}`);
+  const path = url.slice(url.indexOf('/', 'http://'.length));
+  const [prefix, suffix] = path.split('{n}');
+  const env = suffix === undefined ? process.env : { ...process.env, WRK_PATH_PREFIX: prefix, WRK_PATH_SUFFIX: suffix };
+  const script = join(dirname(fileURLToPath(import.meta.url)), 'wrk.lua');
+  const args = ['-c', String(options.cpu), 'wrk', '-t1', `-c${options.connections}`, `-d${options.seconds}s`, '-s', script, url.replace('{n}', '0')];
+  return new Promise((resolve, reject) => {
+    execFile('taskset', args, { env }, (error, stdout) => {
+      const line = stdout.split('\n').find((l) => l.startsWith('WRK '));
+      if (error || !line) return reject(error ?? new Error(`no figures from wrk: ${stdout}`));
+      const r = JSON.parse(line.slice(4)) as Record<string, number>;
+      resolve({
+        requests: r.requests!,
+        seconds: r.durationUs! / 1e6,
+        p50Ms: r.p50Us! / 1000,
+        p99Ms: r.p99Us! / 1000,
+        statusErrors: r.status!,
+        socketErrors: r.connect! + r.read! + r.write!,
+        timeouts: r.timeout!,
+      });
+    });
+  });
+}
+
+/** Whether wrk and taskset are installed (scripts/setup.sh installs wrk; taskset is util-linux's). */
+export function hasWrk(): boolean {
+  try {
+    execFileSync('sh', ['-c', 'command -v wrk && command -v taskset'], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Pins every thread of a running process (and the threads it starts later) to `cpus` (`0`, `0-1`). */
+export function pin(pid: number | undefined, cpus: string): void {
+  execFileSync('taskset', ['-a', '-p', '-c', cpus, String(pid)], { stdio: 'ignore' });
 }
 
 /**

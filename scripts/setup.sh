@@ -16,6 +16,13 @@ command -v prometheus >/dev/null || need+=(prometheus)
 command -v podman >/dev/null || need+=(podman)
 command -v runc >/dev/null || [ -x /usr/sbin/runc ] || need+=(runc)
 command -v debootstrap >/dev/null || [ -x /usr/sbin/debootstrap ] || need+=(debootstrap)
+# The compose test (test/support/compose-stack.ts): docker-compose on podman's API, netavark and
+# aardvark-dns for a compose network whose containers find each other by name.
+command -v docker-compose >/dev/null || need+=(docker-compose)
+[ -x /usr/lib/podman/netavark ] || need+=(netavark)
+[ -x /usr/lib/podman/aardvark-dns ] || need+=(aardvark-dns)
+# bench/service.ts's per-core comparison: a load generator that costs little CPU per request.
+command -v wrk >/dev/null || need+=(wrk)
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ]; then
     echo "Installing Debian packages: ${need[*]}"

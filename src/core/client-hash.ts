@@ -8,6 +8,18 @@ const DAY_MS = 86_400_000;
 /** Client keys kept for reuse (the least recently used go first); emptied whenever the secret changes. */
 const MEMO_LIMIT = 10_000;
 
+/** A client's two keys (ClientHasher.hash and ClientHasher.lookupKey). */
+export interface ClientKeys {
+  readonly key: string;
+  readonly lookupKey: string;
+}
+
+/** A connection's client keys, with the address and the secret they were made from. */
+interface ConnectionKeys extends ClientKeys {
+  readonly ip: string;
+  readonly secret: string;
+}
+
 /**
  * Where instances that share state get the day's secret from (e.g. Redis), so that one client
  * has one key on every instance. The secret must expire with its day.
@@ -37,6 +49,8 @@ export class ClientHasher {
   /** Today's keys per address: a cached answer is served far faster than an HMAC is computed. */
   private readonly memo = new LRUCache<string, string>({ max: MEMO_LIMIT });
   private readonly lookupMemo = new LRUCache<string, string>({ max: MEMO_LIMIT });
+  /** Keys by connection, gone with it: a kept-alive connection's requests cost no look-up of the address. */
+  private readonly connections = new WeakMap<object, ConnectionKeys>();
 
   constructor(
     private readonly clock: Clock,
@@ -58,6 +72,20 @@ export class ClientHasher {
   /** The client's key for distinct-client counts and the new-server allowance (IPv6 by /48). */
   lookupKey(ip: string): string {
     return this.keyOf(ip, this.lookupMemo, 48);
+  }
+
+  /**
+   * Both keys of `ip` for a request on `connection` (its socket): made at the connection's first
+   * request and kept with it while the address stays (a trusted proxy's connection carries many
+   * clients) and the secret too.
+   */
+  keysOf(connection: object, ip: string): ClientKeys {
+    this.rotateIfNeeded();
+    const known = this.connections.get(connection);
+    if (known !== undefined && known.ip === ip && known.secret === this.secret) return known;
+    const keys: ConnectionKeys = { key: this.hash(ip), lookupKey: this.lookupKey(ip), ip, secret: this.secret };
+    this.connections.set(connection, keys);
+    return keys;
   }
 
   private keyOf(ip: string, memo: LRUCache<string, string>, ipv6Prefix: 48 | 64): string {

@@ -14,7 +14,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ClientHasher } from '../core/client-hash.js';
 import { ObserverError } from '../core/errors.js';
-import { statusBody, statusBodyBytes } from '../status/cache.js';
+import { statusBodyBytes } from '../status/cache.js';
 import { lookupEditions, parseEditionChoice, type EditionChoice } from '../status/editions.js';
 import type { QueryMode } from '../core/types.js';
 import type { CacheState, LookupOptions, QueryRequest, StatusAnswer, StatusLookup } from '../status/types.js';
@@ -72,6 +72,8 @@ export class StatusAnswers {
   /** The headers every status answer starts with: the request steps' and the status tier's policy, as flat pairs. */
   private readonly fixed: readonly string[];
   private readonly policy: string;
+  /** The headers each body was last answered with (headersOf). */
+  private readonly heads = new WeakMap<Buffer, { cache: CacheState; maxAgeSeconds: number; headers: string[] }>();
 
   constructor(private readonly options: StatusAnswersOptions) {
     this.policy = rateLimitHeaders('status', options.rateLimit.limit, { count: 0, resetMs: 0 })['RateLimit-Policy'];
@@ -87,12 +89,12 @@ export class StatusAnswers {
    */
   serve(req: IncomingMessage, res: ServerResponse, ask: StatusAsk | ObserverError): Promise<void> | undefined {
     try {
-      const ip = this.options.clientAddress(req);
-      const counted = this.charge(ip);
+      const client = this.options.hasher.keysOf(req.socket, this.options.clientAddress(req));
+      const counted = this.charge(client.key);
       const answered =
         counted instanceof Promise
-          ? counted.then((windowCount) => this.answer(ask, ip, windowCount, res))
-          : this.answer(ask, ip, counted, res);
+          ? counted.then((windowCount) => this.answer(ask, client.lookupKey, windowCount, res))
+          : this.answer(ask, client.lookupKey, counted, res);
       return answered?.catch((error: unknown) => this.failed(error, res));
     } catch (error) {
       this.failed(error, res);
@@ -101,14 +103,14 @@ export class StatusAnswers {
   }
 
   /** One unit of the status tier; null when the store failed (the request is let through, as every tier does). */
-  private charge(ip: string): WindowCount | Promise<WindowCount | null> | null {
+  private charge(clientKey: string): WindowCount | Promise<WindowCount | null> | null {
     const { store, limit } = this.options.rateLimit;
     const onFailure = (error: unknown) => {
       this.options.rateLimit.onError(error);
       return null;
     };
     try {
-      const counted = store.hit(`status:${this.options.hasher.hash(ip)}`, WINDOW_MS, limit);
+      const counted = store.hit(`status:${clientKey}`, WINDOW_MS, limit);
       return counted instanceof Promise ? counted.catch(onFailure) : counted;
     } catch (error) {
       return onFailure(error);
@@ -116,16 +118,16 @@ export class StatusAnswers {
   }
 
   /** Writes the answer, at once when this instance's cache decides it, or once the look-up has it. */
-  private answer(ask: StatusAsk | ObserverError, ip: string, counted: WindowCount | null, res: ServerResponse): Promise<void> | undefined {
+  private answer(ask: StatusAsk | ObserverError, lookupKey: string, counted: WindowCount | null, res: ServerResponse): Promise<void> | undefined {
     const { limit } = this.options.rateLimit;
     try {
       if (counted !== null && counted.count > limit) throw rateLimitError('status', limit, counted);
       if (ask instanceof ObserverError) throw ask;
       const mode = parseEditionChoice(ask.edition, ask.legacy ?? false, ask.bedrock ?? false);
-      const options = statusLookupOptions(this.options.hasher.lookupKey(ip), this.options.admitPing, ask.query);
+      const options = statusLookupOptions(lookupKey, this.options.admitPing, ask.query);
       const answered =
         mode === 'auto'
-          ? lookupEditions(this.options.status, ask.address, options).then((both) => this.writeStatus(res, both, both.body, Buffer.byteLength(both.body)))
+          ? lookupEditions(this.options.status, ask.address, options).then((both) => this.writeStatus(res, both, both.body))
           : this.single(ask.address, mode, options, res);
       return answered?.catch((error: unknown) => this.answerError(error, counted, res));
     } catch (error) {
@@ -136,22 +138,40 @@ export class StatusAnswers {
 
   /** One edition's answer: written at once from the cache when it can be, else once looked up. */
   private single(address: string, mode: QueryMode, options: LookupOptions, res: ServerResponse): Promise<void> | undefined {
-    const write = (answer: StatusAnswer) => this.writeStatus(res, answer, statusBody(answer.status), statusBodyBytes(answer.status));
+    const write = (answer: StatusAnswer) => this.writeStatus(res, answer, statusBodyBytes(answer.status));
     const cached = this.options.status.cached?.(address, mode, options);
     if (cached === undefined) return this.options.status.lookup(address, mode, options).then(write);
     write(cached);
     return undefined;
   }
 
+  /** A 200 (a public answer carries no client's RateLimit). */
+  private writeStatus(res: ServerResponse, answer: { cache: CacheState; maxAgeSeconds: number }, body: string | Buffer): void {
+    res.writeHead(200, typeof body === 'string' ? this.statusHeaders(answer, Buffer.byteLength(body)) : this.headersOf(body, answer));
+    res.end(body);
+  }
+
   /**
-   * A 200. Header pairs as a flat array: writeHead takes it as is, where an object's headers
-   * are copied one by one. A public answer carries no client's RateLimit.
+   * The headers of a 200 as flat pairs (writeHead takes them as they are, where an object's are
+   * copied one by one), in the order every status answer has them.
    */
-  private writeStatus(res: ServerResponse, answer: { cache: CacheState; maxAgeSeconds: number }, body: string, bytes: number): void {
+  private statusHeaders(answer: { cache: CacheState; maxAgeSeconds: number }, bytes: number): string[] {
     const headers = [...this.fixed, 'x-cache', answer.cache, 'cache-control', cacheControl(answer.maxAgeSeconds)];
     headers.push('content-type', JSON_TYPE, 'content-length', String(bytes));
-    res.writeHead(200, headers);
-    res.end(body);
+    return headers;
+  }
+
+  /**
+   * The headers of a cached body's answer, kept with the body while they stay the same: the
+   * answers of one cache entry within a second share their X-Cache and max-age. Node reads the
+   * pairs and does not keep or change them.
+   */
+  private headersOf(body: Buffer, answer: { cache: CacheState; maxAgeSeconds: number }): string[] {
+    const last = this.heads.get(body);
+    if (last !== undefined && last.cache === answer.cache && last.maxAgeSeconds === answer.maxAgeSeconds) return last.headers;
+    const headers = this.statusHeaders(answer, body.length);
+    this.heads.set(body, { cache: answer.cache, maxAgeSeconds: answer.maxAgeSeconds, headers });
+    return headers;
   }
 
   /** An error in the one shape, with the client's RateLimit (errors are not stored by shared caches). */

@@ -56,28 +56,34 @@ export interface StatusCache {
 }
 
 /**
- * The JSON body of a status, serialised once per status object: the status routes send this
- * text on every hit. Kept as a string, not bytes: Node writes a string body together with the
- * response head in one write, while a Buffer per body would take a slice of a shared 8 KiB
- * pool, whose first write costs more than the serialisation. (Bodies still match the response schema; tests check them
- * against the OpenAPI document.)
+ * The JSON body of a status, serialised once per status object: the status routes send it on
+ * every hit. A single answer sends its bytes, encoded once in a buffer of their own (a slice of
+ * Node's shared pool would keep the whole pool alive with the cache entry), so that writing it
+ * copies nothing: a text would be encoded again for every answer, and a status text holding one
+ * character past Latin-1 (a `§` in a MOTD) takes two bytes a character in memory. The text is
+ * kept only where answers are put together from several statuses (bulk, both editions). Bodies
+ * still match the response schema; tests check them against the OpenAPI document.
  */
-const bodies = new WeakMap<object, { text: string; bytes: number }>();
-function body(status: ServerStatus): { text: string; bytes: number } {
-  let found = bodies.get(status);
-  if (found === undefined) {
-    const text = JSON.stringify(status);
-    found = { text, bytes: Buffer.byteLength(text) };
-    bodies.set(status, found);
-  }
-  return found;
-}
+const texts = new WeakMap<object, string>();
+const bytes = new WeakMap<object, Buffer>();
 export function statusBody(status: ServerStatus): string {
-  return body(status).text;
+  let text = texts.get(status);
+  if (text === undefined) {
+    text = JSON.stringify(status);
+    texts.set(status, text);
+  }
+  return text;
 }
-/** The length in bytes (UTF-8) of statusBody(status). */
-export function statusBodyBytes(status: ServerStatus): number {
-  return body(status).bytes;
+/** statusBody(status) in UTF-8. */
+export function statusBodyBytes(status: ServerStatus): Buffer {
+  let body = bytes.get(status);
+  if (body === undefined) {
+    const text = texts.get(status) ?? JSON.stringify(status);
+    body = Buffer.allocUnsafeSlow(Buffer.byteLength(text));
+    body.write(text);
+    bytes.set(status, body);
+  }
+  return body;
 }
 
 /**

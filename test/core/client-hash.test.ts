@@ -71,6 +71,42 @@ describe('ClientHasher (memoised per address)', () => {
     expect(other.hash('203.0.113.9')).toBe(after);
   });
 
+  it("keeps a connection's keys while its address and the day stay, and makes them again when either changes", () => {
+    const clock = new FakeClock();
+    const hasher = new ClientHasher(clock);
+    const connection = {};
+    const first = hasher.keysOf(connection, '203.0.113.7');
+    expect(first.key).toBe(hasher.hash('203.0.113.7'));
+    expect(first.lookupKey).toBe(hasher.lookupKey('203.0.113.7'));
+    // The same keys, not worked out again, for the connection's next request.
+    expect(hasher.keysOf(connection, '203.0.113.7')).toBe(first);
+    // A proxy's connection carries another client: that client's keys.
+    const proxied = hasher.keysOf(connection, '198.51.100.4');
+    expect(proxied.key).toBe(hasher.hash('198.51.100.4'));
+    expect(proxied.key).not.toBe(first.key);
+    // Another connection of the first client: the same keys.
+    expect(hasher.keysOf({}, '203.0.113.7')).toEqual(first);
+
+    clock.advance(24 * 60 * 60_000);
+    const nextDay = hasher.keysOf(connection, '198.51.100.4');
+    expect(nextDay.key).not.toBe(proxied.key);
+    expect(nextDay.key).toBe(hasher.hash('198.51.100.4'));
+    expect(nextDay.lookupKey).toBe(hasher.lookupKey('198.51.100.4'));
+  });
+
+  it("makes a connection's keys again once the shared secret arrives", async () => {
+    let deliver: (secret: string) => void = () => {};
+    const hasher = new ClientHasher(new FakeClock(), { secretFor: () => new Promise((resolve) => (deliver = resolve)) });
+    const connection = {};
+    const early = hasher.keysOf(connection, '203.0.113.9');
+    const ready = hasher.ready();
+    deliver('shared secret of the day');
+    await ready;
+    const later = hasher.keysOf(connection, '203.0.113.9');
+    expect(later.key).not.toBe(early.key);
+    expect(later.key).toBe(hasher.hash('203.0.113.9'));
+  });
+
   it('is HMAC-SHA256 of the client network keyed with the day\'s secret (README "Rate limits")', async () => {
     const secret = 'shared secret of the day';
     const hasher = new ClientHasher(new FakeClock(), { secretFor: async () => secret });

@@ -9,8 +9,8 @@
  *
  * The first build takes minutes (base image, native addons); later ones reuse podman's cache.
  */
-import { execFile, spawn } from 'node:child_process';
-import { chownSync, closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { execFile } from 'node:child_process';
+import { chownSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -18,6 +18,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { startJavaServer, type RunningJavaServer } from '../support/minecraft.js';
 import { waitForHealth } from '../support/instances.js';
+import { containerScript, podman } from '../support/podman.js';
 import { freePort } from '../../scripts/ports.mjs';
 import { LOOPBACK_ALLOWLIST } from '../support/services.js';
 
@@ -32,29 +33,6 @@ let image = '';
 let dataDir = '';
 let java: RunningJavaServer;
 const containers: string[] = [];
-
-/** podman with the flags scripts/container.sh uses on this machine. */
-async function podman(...args: string[]): Promise<string> {
-  const { stdout } = await run('bash', ['scripts/container.sh', 'podman', ...args], { timeout: 120_000 });
-  return stdout.trim();
-}
-
-/** Builds the image (niced: the rest of the suite shares the cores); returns its name. */
-async function buildImage(): Promise<string> {
-  mkdirSync('.test-runtime', { recursive: true });
-  // The build's progress, as it goes (`tail -f` it).
-  const log = openSync(BUILD_LOG, 'w');
-  const child = spawn('nice', ['-n', '10', 'bash', 'scripts/container.sh', 'build'], { stdio: ['ignore', 'pipe', log] });
-  let stdout = '';
-  child.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
-  const code = await new Promise<number | null>((resolve) => child.once('close', resolve));
-  closeSync(log);
-  if (code !== 0) {
-    const tail = readFileSync(BUILD_LOG, 'utf8').split('\n').slice(-40).join('\n');
-    throw new Error(`scripts/container.sh build exited ${code}:\n${tail}`);
-  }
-  return stdout.trim().split('\n').at(-1) ?? '';
-}
 
 interface Started {
   name: string;
@@ -103,7 +81,7 @@ async function stopWithSigterm(name: string): Promise<number> {
 
 describe('the container image', () => {
   beforeAll(async () => {
-    image = await buildImage();
+    image = await containerScript('build', BUILD_LOG);
     console.log(`container image ${image}: ${await podman('image', 'inspect', '--format', '{{.Size}}', image)} bytes`);
     dataDir = mkdtempSync(join(tmpdir(), 'observer-container-test-'));
     // The volume belongs to the service's user, as a named volume would.
@@ -166,7 +144,7 @@ describe('the container image', () => {
 });
 
 describe('compose.yaml', () => {
-  const compose = parse(readFileSync('compose.yaml', 'utf8')) as {
+  const compose = parse(readFileSync('compose.yaml', 'utf8'), { merge: true }) as {
     services: Record<string, { build?: string; environment?: Record<string, string>; networks?: unknown }>;
   };
   const nginxConf = readFileSync('deploy/compose/nginx.conf', 'utf8');
@@ -175,9 +153,12 @@ describe('compose.yaml', () => {
     const instances = Object.entries(compose.services)
       .filter(([, service]) => service.build === '.')
       .map(([name]) => `${name}:8080`);
-    const upstream = [...nginxConf.matchAll(/^\s*server ([\w.-]+:\d+)/gm)].map((m) => m[1]);
+    const upstream = (backup: boolean) =>
+      [...nginxConf.matchAll(/^\s*server ([\w.-]+:\d+)( backup)?/gm)].filter((m) => (m[2] !== undefined) === backup).map((m) => m[1]);
     expect(instances).toHaveLength(2);
-    expect(upstream).toEqual(instances);
+    // Each instance once, and once more as a backup (never left out: see the file).
+    expect(upstream(false)).toEqual(instances);
+    expect(upstream(true)).toEqual(instances);
     for (const name of ['postgres', 'redis', 'nginx']) expect(compose.services).toHaveProperty(name);
   });
 

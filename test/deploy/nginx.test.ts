@@ -6,6 +6,7 @@
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import http from 'node:http';
+import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -13,6 +14,7 @@ import { startInstance, type Instance } from '../support/instances.js';
 import { startNginx, type RunningNginx } from '../support/nginx.js';
 import { startOwnRedis, type OwnRedis } from '../support/redis-process.js';
 import { DNS_SERVER } from '../support/services.js';
+import { freePort } from '../../scripts/ports.mjs';
 
 // Under 4 every hit is counted in Redis at once (a quarter of the limit is under one hit), so
 // the limit is exact; the batched counting of larger limits is tested in test/redis.
@@ -105,5 +107,64 @@ describe('nginx in front of two instances', () => {
       .filter((line) => line.includes('"nginx"'));
     expect(established.length).toBeGreaterThan(0);
     expect(established.length).toBeLessThanOrEqual(10);
+  });
+});
+
+/**
+ * An instance's listener as nginx sees it during a rolling restart, switched off and on at once:
+ * a TCP forwarder on a port of its own, in front of a real instance. Off, it refuses new
+ * connections and drops open ones (the instance stopping or stopped); on, it accepts again
+ * (the instance started again).
+ */
+async function switchableListener(target: number): Promise<{ port: number; off(): Promise<void>; on(): Promise<void> }> {
+  const port = await freePort();
+  const sockets = new Set<net.Socket>();
+  let server: net.Server | null = null;
+  const on = () =>
+    new Promise<void>((resolve) => {
+      server = net.createServer((client) => {
+        const upstream = net.connect(target, '127.0.0.1');
+        for (const s of [client, upstream]) {
+          sockets.add(s);
+          s.on('close', () => sockets.delete(s));
+          s.on('error', () => s.destroy());
+        }
+        client.pipe(upstream).pipe(client);
+      });
+      server.listen(port, '127.0.0.1', resolve);
+    });
+  const off = () =>
+    new Promise<void>((resolve) => {
+      for (const s of sockets) s.destroy();
+      if (server === null) return resolve();
+      server.close(() => resolve());
+      server = null;
+    });
+  await on();
+  return { port, on, off };
+}
+
+describe('nginx during a rolling restart', () => {
+  it('answers from the instance started last even while it still leaves it out, rather than 502', async () => {
+    const [a, b] = await Promise.all(instances.map((i) => switchableListener(i.port)));
+    const proxy = await startNginx([a!.port, b!.port]);
+    const statuses = async (n: number) => {
+      const codes: number[] = [];
+      for (let i = 0; i < n; i += 1) codes.push((await fetch(`${proxy.url}/api/v1/status`)).status);
+      return codes;
+    };
+    try {
+      expect(await statuses(4)).toEqual([200, 200, 200, 200]);
+      // The first instance stops: nginx fails on it (3 times within 5 s) and leaves it out for 5 s.
+      await a!.off();
+      expect(await statuses(12)).toEqual(Array(12).fill(200));
+      // Started again, and the second one stopped at once, well within those 5 s.
+      await a!.on();
+      await b!.off();
+      expect(await statuses(12)).toEqual(Array(12).fill(200));
+    } finally {
+      await proxy.stop();
+      await Promise.all([a!.off(), b!.off()]);
+    }
   });
 });

@@ -7,7 +7,7 @@
  * so every request here is real HTTP.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:http';
+import { Agent, createServer, request } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -136,6 +136,38 @@ describe('the fast status path', () => {
     const other = await get(url, { 'x-forwarded-for': '203.0.113.9' });
     expect(other.status).toBe(200);
     expect(other.headers['x-cache']).toBe('HIT');
+  });
+
+  it("keeps each client behind a proxy to its own budget when one kept-alive connection carries them all", async () => {
+    const { origin, routed } = await start({ RATE_LIMIT_STATUS: '2', TRUST_PROXY: 'true' });
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    closers.push(async () => agent.destroy());
+    const ports = new Set<number>();
+    const ask = (forwarded: string) =>
+      new Promise<number>((resolve, reject) => {
+        const req = request(`${origin}/api/v1/status/127.0.0.1:${java.port}`, { agent, headers: { 'x-forwarded-for': forwarded } }, (res) => {
+          ports.add(req.socket!.localPort!);
+          res.resume();
+          res.on('end', () => resolve(res.statusCode!));
+        });
+        req.on('error', reject);
+        req.end();
+      });
+    const statuses: Array<[string, number]> = [];
+    for (const client of ['198.51.100.1', '198.51.100.2', '198.51.100.1', '198.51.100.2', '198.51.100.1', '198.51.100.2', '198.51.100.3']) {
+      statuses.push([client, await ask(client)]);
+    }
+    expect(ports.size).toBe(1);
+    expect(routed).toEqual([]);
+    expect(statuses).toEqual([
+      ['198.51.100.1', 200],
+      ['198.51.100.2', 200],
+      ['198.51.100.1', 200],
+      ['198.51.100.2', 200],
+      ['198.51.100.1', 429],
+      ['198.51.100.2', 429],
+      ['198.51.100.3', 200],
+    ]);
   });
 
   it('charges a request the route’s schema refuses, and answers it in the same shape', async () => {

@@ -26,6 +26,8 @@ export interface RunningJavaServer {
   port: number;
   /** TCP connections accepted so far. */
   connections: () => number;
+  /** The addresses connections came from, each once, in the order first seen. */
+  peers: () => string[];
   /** Handshake hostnames received, in order (what the client sent as server address). */
   handshakeHosts: string[];
   setOnlinePlayers(n: number): void;
@@ -73,8 +75,10 @@ export async function startJavaServer(options: JavaServerOptions = {}): Promise<
     server.on('error', (e) => reject(e as Error));
   });
   const sockets = new Set<Socket>();
+  const peers = new Set<string>();
   server.socketServer.on('connection', (socket: Socket) => {
     connections += 1;
+    if (socket.remoteAddress !== undefined) peers.add(socket.remoteAddress);
     sockets.add(socket);
     socket.on('close', () => sockets.delete(socket));
   });
@@ -83,6 +87,7 @@ export async function startJavaServer(options: JavaServerOptions = {}): Promise<
     host,
     port,
     connections: () => connections,
+    peers: () => [...peers],
     handshakeHosts,
     setOnlinePlayers: (n) => {
       server.playerCount = n;

@@ -21,9 +21,12 @@ export function nginxConfig(listenPort: number, upstreamPorts: number[], prefix:
   conf = conf.replace(/^error_log .*;$/m, `error_log ${join(prefix, 'error.log')} warn;`);
   conf = conf.replace(/(\w+_temp_path) \/var\/lib\/nginx\/(\w+);/g, (_m, directive: string, name: string) => `${directive} ${join(prefix, 'temp', name)};`);
   conf = conf.replace(/^\s*listen 80;$/m, `        listen 127.0.0.1:${listenPort};`);
-  const servers = upstreamPorts.map((p) => `        server 127.0.0.1:${p} max_fails=3 fail_timeout=5s;`).join('\n');
-  conf = conf.replace(/(^\s*server 127\.0\.0\.1:\d+ .*;\n)+/m, `${servers}\n`);
-  if (!conf.includes(`listen 127.0.0.1:${listenPort};`) || upstreamPorts.some((p) => !conf.includes(`127.0.0.1:${p} `))) {
+  // The instances' lines, and their backup lines, each for the given ports.
+  for (const kind of ['max_fails=3 fail_timeout=5s', 'backup max_fails=0']) {
+    const servers = upstreamPorts.map((p) => `        server 127.0.0.1:${p} ${kind};`).join('\n');
+    conf = conf.replace(new RegExp(`(^\\s*server 127\\.0\\.0\\.1:\\d+ ${kind};\\n)+`, 'm'), `${servers}\n`);
+  }
+  if (!conf.includes(`listen 127.0.0.1:${listenPort};`) || upstreamPorts.some((p) => conf.split(`127.0.0.1:${p} `).length !== 3)) {
     throw new Error('deploy/nginx.conf no longer has the lines the test templates');
   }
   return conf;
