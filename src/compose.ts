@@ -66,7 +66,8 @@ function backgroundLog(log: FastifyBaseLogger | null) {
     migration: (event: MigrationEvent) => {
       if (event.kind === 'statement') log?.debug({ migration: event.migration, step: event.step, statement: event.statement }, 'migration statement done');
       else if (event.kind === 'committed') {
-        log?.info({ migration: event.migration, step: event.step, progress: Math.round(event.progress * 1000) / 1000 }, 'migration step committed');
+        const { migration, step, progress, ms, rows } = event;
+        log?.info({ migration, step, progress: Math.round(progress * 1000) / 1000, ms, ...(rows === undefined ? {} : { rows }) }, 'migration step committed');
       } else log?.info({ migration: event.migration }, 'another instance is migrating the database: waiting for its turn');
     },
   };

@@ -6,7 +6,7 @@
  */
 import { composeApp } from './compose.js';
 import { loadConfig, ConfigError, type Config } from './config/index.js';
-import { StoreOpenError } from './store/index.js';
+import { MigrationStoppedError, StoreOpenError } from './store/index.js';
 
 let config: Config;
 try {
@@ -71,7 +71,11 @@ try {
 if (stopSignal === null) {
   // A failed migration stops the instance; one stopped by a signal is resumed by the next start.
   migrate().catch((error: unknown) => {
-    if (stopSignal !== null) return;
+    if (stopSignal !== null) {
+      // The one line that says where the stop left the upgrade.
+      if (error instanceof MigrationStoppedError) app.log.info(error.message);
+      return;
+    }
     app.log.error({ err: error }, 'migration failed; the database is left as the last committed step made it');
     process.exit(1);
   });

@@ -1,5 +1,6 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ObserverError, OverloadedError } from '../core/errors.js';
+import { MigratingError } from '../store/errors.js';
 import { CORS_HEADERS } from './cors.js';
 import { bodyStillArriving, discardBody } from './limits.js';
 import { methodNotAllowed } from './method-not-allowed.js';
@@ -78,10 +79,11 @@ const SUCCESS_ONLY_HEADERS = ['cache-control', 'etag', 'x-render-cache', 'x-cach
 
 /**
  * Whether an error is worth a log line of its own: a 5xx, but not shed load (logged once per
- * episode by the admission control, http/admission.ts).
+ * episode by the admission control, http/admission.ts), nor stored data asked for during an
+ * upgrade (the answer an upgrade is expected to give; the migration logs its own progress).
  */
 export function logsAsError(error: unknown): boolean {
-  if (error instanceof OverloadedError) return false;
+  if (error instanceof OverloadedError || error instanceof MigratingError) return false;
   return !(error instanceof ObserverError) || error.statusCode >= 500;
 }
 

@@ -26,8 +26,9 @@ import { NO_TRACER, type Tracer } from '../core/tracing.js';
 import { serverAddress } from '../core/types.js';
 import { refusedByDatabase, setBatchAside } from './batch-ledger.js';
 import { MigratingError, StoreOpenError } from './errors.js';
+import type { HeldBatches } from './held-batches.js';
 import { retentionCutoffs, type Maintenance, type Retention, type RetentionReport } from './maintenance.js';
-import { MigrationRunner, type MigrationEvent, type MigrationSession, type MigrationState, type MigrationSteps } from './migration-runner.js';
+import { MigrationRunner, MigrationStoppedError, type MigrationEvent, type MigrationSession, type MigrationState, type MigrationSteps } from './migration-runner.js';
 import { observerMigrations } from './migrations.js';
 import { ReadFallback } from './read-fallback.js';
 import type { Database, Dialect } from './schema.js';
@@ -70,6 +71,8 @@ export interface StoreOptions {
 const MINUTE = 60_000;
 /** History answers kept for the fallback: at most one per this many ms (read-fallback.ts, keepEveryMs). */
 const HISTORY_KEPT_EVERY_MS = 10;
+/** Longest pause between two tries of applying the held batches. */
+const RELEASE_RETRY_MAX_MS = 5_000;
 /** Distinct clients are counted over this window; older look-up rows are deleted. */
 const LOOKUP_WINDOW_MS = 24 * 60 * MINUTE;
 /** Look-ups older than the window are deleted this often (in a group-commit transaction). */
@@ -109,6 +112,10 @@ export interface StoreParts {
   migrated?: () => void;
   /** Where the migrations' steps run (SQLite: in its writer's thread); default: on `db`. */
   migrationSteps?: MigrationSteps;
+  /** Where the work after the migrations' commits runs (SQLite: a process of its own); default: as the steps. */
+  afterCommitSteps?: MigrationSteps;
+  /** Where group commits are kept while an upgrade runs (held-batches.ts). */
+  held: HeldBatches;
   /** The session the migrations run in, under the lock that instances sharing the database take in turn (PostgreSQL). */
   migrationSession?: MigrationSession;
   /** The watch store (default: a WatchStore on `db`). */
@@ -145,12 +152,21 @@ export class KyselyHistoryStore implements HistoryStore {
   private readonly onError: (error: unknown) => void;
   private readonly runner: MigrationRunner;
   private readonly stopMigration = new AbortController();
-  /** Set once the schema is current; until then writes wait and reads answer 503 `migrating`. */
-  private migrated = false;
-  private migrating: Promise<void> | null = null;
-  private readonly schemaReady = settleLater();
-  /** The migrations not applied yet, as found by checkSchema(). */
-  private pending: string[];
+  /** Set once the schema is current: reads answer from then on (before, 503 `migrating`). */
+  private served = false;
+  private readonly schemaServed = settleLater();
+  /** Set once the tables are current and nothing else writes them (the work after the migrations done): batches are written, not held. */
+  private direct = false;
+  /** Set once the upgrade is done: the batches held during it applied too. */
+  private upgraded = false;
+  private upgrading: Promise<void> | null = null;
+  /** The group commit's write, or the switch to writing directly: one at a time. */
+  private writeTurn: Promise<unknown> = Promise.resolve();
+  /** The migration the next run starts with, and where it stands, as checkSchema() found it. */
+  private resumed: MigrationState | null = null;
+  /** The last migration reported running: the one health names until the upgrade is done. */
+  private lastState: MigrationState | null = null;
+  private readonly migrationNames: string[];
   /** Watches, their events and delivery log (watch-store.ts). */
   readonly watches: WatchStore;
   private readonly tracer: Tracer;
@@ -167,17 +183,22 @@ export class KyselyHistoryStore implements HistoryStore {
     this.watches = parts.watches?.(this.db) ?? new WatchStore(this.db);
     this.tracer = options.tracer ?? NO_TRACER;
     const migrations = observerMigrations(parts.dialect, { rowsPerStep: options.migrationRowsPerStep });
-    this.pending = migrations.map((m) => m.name);
+    this.migrationNames = migrations.map((m) => m.name);
     this.runner = new MigrationRunner(this.db as Kysely<unknown>, parts.dialect, migrations, {
       signal: this.stopMigration.signal,
+      onState: (state) => {
+        if (state) this.lastState = state;
+      },
       ...(parts.migrationSteps ? { steps: parts.migrationSteps } : {}),
+      ...(parts.afterCommitSteps ? { afterSteps: parts.afterCommitSteps } : {}),
       ...(parts.migrationSession ? { session: parts.migrationSession } : {}),
       ...(options.onMigration ? { onEvent: options.onMigration } : {}),
     });
-    // Rejected only when the start stops; the queue's retry or stop hears it.
-    this.schemaReady.promise.catch(() => {});
-    // Writes wait for the schema: a batch sent now would meet tables the migration is changing.
-    const writer: BatchWriter = (batch) => (this.migrated ? parts.writer(batch) : this.schemaReady.promise.then(() => parts.writer(batch)));
+    // Rejected only when the start stops; migrate() reports it.
+    this.schemaServed.promise.catch(() => {});
+    // While the tables are upgraded, a batch is held where it survives the process, and
+    // written once they are current.
+    const writer: BatchWriter = (batch) => this.inTurn(() => (this.direct ? parts.writer(batch) : parts.held.hold(batch)));
     this.queue = new WriteQueue(tracedWriter(writer, this.tracer), {
       ...options.writes,
       onError: this.onError,
@@ -229,37 +250,105 @@ export class KyselyHistoryStore implements HistoryStore {
         `${this.parts.location} was written by a newer Observer (its migration ${unknown[0]} is unknown to this version); it was left unchanged`,
       );
     }
-    // With none pending, what remains is the work after the last one's commit (a vacuum).
-    const pending = known.filter((name) => !applied.includes(name));
-    this.pending = pending.length > 0 ? pending : known.slice(-1);
-    if (pending.length === 0) return 'current';
+    this.resumed = await this.runner.resumes();
+    if (this.resumed) this.lastState = this.resumed;
+    if (known.every((name) => applied.includes(name))) return 'current';
     return applied.length === 0 ? 'new' : 'upgrade';
   }
 
-  /** Applies the migrations (checkSchema() first); rejects with MigrationStoppedError when close() stops them. */
+  /**
+   * The whole upgrade (checkSchema() first): the migrations; then, reads served, the work after
+   * their commits (writes held meanwhile); then writes go to the database again, and the
+   * batches held since the upgrade began are applied. Rejects with MigrationStoppedError when
+   * close() stops it; a failure of the work after the commits is reported, and left to the
+   * next start.
+   */
   migrate(): Promise<void> {
-    this.migrating ??= (async () => {
+    this.upgrading ??= (async () => {
+      let afterDue: boolean;
       try {
         await this.checkSchema();
         await this.runner.run();
-        this.migrated = true;
+        this.served = true;
         this.parts.migrated?.();
-        this.schemaReady.resolve();
+        afterDue = await this.runner.afterCommitDue();
+        // Nothing else in the way: writes go to the database before the schema is called current.
+        if (!afterDue) await this.writeDirectly();
+        this.schemaServed.resolve();
       } catch (error) {
-        this.schemaReady.reject(error);
+        this.schemaServed.reject(error);
         throw error;
       }
+      if (afterDue) {
+        await this.afterCommit();
+        await this.writeDirectly();
+      }
+      await this.releaseHeld();
+      this.upgraded = true;
     })();
-    return this.migrating;
+    return this.upgrading;
   }
 
+  /** The group commit writes to the database from its next batch on; none is being held meanwhile. */
+  private writeDirectly(): Promise<void> {
+    return this.inTurn(() => {
+      this.direct = true;
+    });
+  }
+
+  /** The work after the migrations' commits; a failure is reported, and left to the next start. */
+  private async afterCommit(): Promise<void> {
+    await this.runner.runAfterCommit().catch((error: unknown) => {
+      if (this.stopMigration.signal.aborted) throw error;
+      this.onError(new Error('the work after the migrations failed; the next start does it again', { cause: error }));
+    });
+  }
+
+  /** Resolves once the schema is current and reads are served (migrate() goes on after it); rejects as migrate() does. */
+  schemaCurrent(): Promise<void> {
+    return this.schemaServed.promise;
+  }
+
+  /**
+   * Applies the batches held during the upgrade, by this start or an earlier one (the group
+   * commit writes directly by then, so they are all there is). A failure is tried again, with
+   * the group commit's backoff.
+   */
+  private async releaseHeld(): Promise<void> {
+    const { held } = this.parts;
+    const { signal } = this.stopMigration;
+    for (let failures = 0; await held.any(); failures++) {
+      try {
+        await held.release(signal);
+      } catch (error) {
+        if (signal.aborted) break;
+        if (failures % 10 === 0) this.onError(error);
+        await new Promise((resolve) => setTimeout(resolve, Math.min(RELEASE_RETRY_MAX_MS, 100 * 2 ** Math.min(10, failures))));
+      }
+      if (signal.aborted) break;
+    }
+    if (signal.aborted) throw new MigrationStoppedError(this.lastState?.name ?? this.migrationNames.at(-1)!);
+  }
+
+  /** Runs `write` once the write before it has ended: group commits, and the switch to writing directly. */
+  private inTurn<T>(write: () => Promise<T> | T): Promise<T> {
+    const turn = this.writeTurn.then(write);
+    this.writeTurn = turn.catch(() => {});
+    return turn;
+  }
+
+  /**
+   * The migration running and the fraction of it done; once reads are served, the last one at
+   * 1 while the rest of the upgrade runs (the work after it, the held batches applied); null
+   * once it is done.
+   */
   migration(): MigrationState | null {
-    if (this.migrated) return null;
-    return this.runner.state ?? { name: this.pending[0]!, progress: 0 };
+    if (this.upgraded) return null;
+    return this.runner.state ?? (this.served ? { name: this.lastState?.name ?? this.migrationNames.at(-1)!, progress: 1 } : this.resumed);
   }
 
   private ensureMigrated(): void {
-    if (!this.migrated) throw new MigratingError();
+    if (!this.served) throw new MigratingError();
   }
 
   recordCheck(check: CheckRecord): void {
@@ -287,7 +376,7 @@ export class KyselyHistoryStore implements HistoryStore {
   }
 
   knowsServer(serverId: string): Promise<boolean> {
-    if (!this.migrated) return Promise.reject(new MigratingError());
+    if (!this.served) return Promise.reject(new MigratingError());
     return this.serversKnown.load(serverId);
   }
 
@@ -372,11 +461,10 @@ export class KyselyHistoryStore implements HistoryStore {
       // A migration stops after the transaction in progress; the next start resumes it.
       this.stopMigration.abort();
       try {
-        await this.migrating?.catch(() => {});
+        await this.upgrading?.catch(() => {});
         await this.pruning?.catch(() => {});
-        // Rows that could not be written within the stop deadline are reported, not thrown
-        // (stopped during a migration, none can be).
-        await this.queue.stop(this.migrated ? undefined : 0).catch((error: unknown) => this.onError(error));
+        // Rows that could not be written (or held) within the stop deadline are reported, not thrown.
+        await this.queue.stop().catch((error: unknown) => this.onError(error));
       } finally {
         for (const step of this.closeSteps) await step().catch((error: unknown) => this.onError(error));
         await this.db.destroy();

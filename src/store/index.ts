@@ -7,8 +7,10 @@ import { Kysely, PostgresDialect } from 'kysely';
 import type { Config } from '../config/index.js';
 import { systemClock, type Clock } from '../core/clock.js';
 import { StoreOpenError } from './errors.js';
+import { postgresHeldBatches } from './held-batches.js';
 import { KyselyHistoryStore, reportBackgroundError, type StoreOptions, type StoreParts } from './history-store.js';
-import { createPostgresBatchWriter } from './postgres/batch-writer.js';
+import { MigrationStoppedError } from './migration-runner.js';
+import { applyBatch, createPostgresBatchWriter } from './postgres/batch-writer.js';
 import { postgresMigrationSession } from './postgres/migration-session.js';
 import { createPostgresPool } from './postgres/pool.js';
 import { postgresMaintenance } from './postgres/partitions.js';
@@ -76,12 +78,16 @@ export async function startStore(
     return unreadable(parts.location)(error);
   };
   const schema = await store.checkSchema().catch(release);
+  // Made before anything can be held (PostgreSQL's table of held batches).
+  await parts.held.prepare?.().catch(release);
   let migrated: Promise<void> | null = null;
-  const migrate = () => (migrated ??= store.migrate().then(() => store.start(), release));
-  // A database already current, or a new one (its tables take moments to create), is ready
+  // A stop (close()) releases the connections itself, after the last writes.
+  const migrate = () => (migrated ??= store.migrate().then(() => store.start(), (error: unknown) => (error instanceof MigrationStoppedError ? Promise.reject(error) : release(error))));
+  // A database already current, or a new one (its tables take moments to create), is served
   // before the service listens: /history, /trends and /stats answer from the first request,
-  // not 503 `migrating`. Only an upgrade of stored data is left to run while it listens.
-  if (schema !== 'upgrade') await migrate();
+  // not 503 `migrating`. An upgrade of stored data runs while it listens, and so does the
+  // rest of any upgrade (the work after the migrations, the batches held meanwhile).
+  if (schema !== 'upgrade') await Promise.race([store.schemaCurrent(), migrate()]);
   return { store, migrate };
 }
 
@@ -107,6 +113,7 @@ function postgresParts(url: string, onError: (error: unknown) => void): Omit<Sto
     writer: createPostgresBatchWriter(db),
     maintenance: postgresMaintenance(db),
     readHistory: postgresHistoryReader(pool),
+    held: postgresHeldBatches(db, applyBatch),
     migrationSession: postgresMigrationSession(url, pool, onError),
   };
 }

@@ -9,8 +9,9 @@
  *   that also records how far the copy got, and a last transaction that switches the tables
  *   over and records the migration. A start that finds the copy begun resumes it.
  *
- * Work that cannot run inside a transaction (SQLite's VACUUM) runs after the commit, checked
- * at every start, so that it is done once even if it was interrupted.
+ * Work that cannot run inside a transaction (SQLite's VACUUM) runs after the commits, on its
+ * own (`runAfterCommit`): the store serves the current schema meanwhile. Whether it is left to
+ * do is asked at every start, so that it is done once even if it was interrupted.
  *
  * The runner (MigrationRunner) asks for one step at a time: one transaction, or the work after
  * a commit. A step runs where the database's connection lives (MigrationSteps): on PostgreSQL
@@ -30,11 +31,18 @@ import { kyselyTransaction, type Transact } from './transact.js';
 
 type Db = Kysely<unknown>;
 
+/** Work after a migration's commit that cannot run in a transaction. */
+export interface AfterCommitWork {
+  /** Whether it is left to do (asked at every start: cheap, and true until `run` has finished). */
+  due(db: Db): Promise<boolean>;
+  /** Does it; run again from the start if it was interrupted. */
+  run(db: Db): Promise<void>;
+}
+
 export interface AtomicMigration {
   name: string;
   up(trx: Db): Promise<void>;
-  /** Work after the commit that cannot run in a transaction; must be idempotent (it runs at every start). */
-  after?: (db: Db) => Promise<void>;
+  after?: AfterCommitWork;
 }
 
 /** Where a resumable migration's steps got to, and the fraction of its work done. */
@@ -42,6 +50,8 @@ export interface StepResult {
   position: number;
   progress: number;
   done: boolean;
+  /** Rows the step moved (the log reports it). */
+  rows?: number;
 }
 
 export interface ResumableMigration {
@@ -52,7 +62,11 @@ export interface ResumableMigration {
   step(trx: Db, position: number): Promise<StepResult>;
   /** Switches to what the steps filled, in the last transaction. */
   finish(trx: Db): Promise<void>;
-  after?: (db: Db) => Promise<void>;
+  /** What the step from `position` does, as the log names it (default: the position). */
+  stage?(position: number): string;
+  /** The fraction done at `position`, before a step from it has run (a resumed start reports it). */
+  progress?(db: Db, position: number): Promise<number>;
+  after?: AfterCommitWork;
 }
 
 export type ObserverMigration = AtomicMigration | ResumableMigration;
@@ -80,12 +94,13 @@ export const POSTGRES_LOCK_ID = '3853314791062309107';
 /**
  * What the runner reports as it goes (the service logs it): each statement of a migration's
  * transaction once it has run (`statement`: 1, 2, … within the transaction), and each
- * transaction once committed. `step` names the transaction: `up` (an atomic migration),
- * `begin`, the position a step started from, `finish`, or `after` (the work after the commit).
+ * transaction once committed, with how long it took and, for a step of a copy, the rows it
+ * moved. `step` names the transaction: `up` (an atomic migration), `begin`, a copy's step (its
+ * stage, or the position it started from), `finish`, or `after` (the work after the commit).
  */
 export type MigrationEvent =
   | { kind: 'statement'; migration: string; step: string; statement: number }
-  | { kind: 'committed'; migration: string; step: string; progress: number }
+  | { kind: 'committed'; migration: string; step: string; progress: number; ms: number; rows?: number }
   /** Another instance runs the migrations: this one waits for its turn (`migration`: the first it lacks). */
   | { kind: 'waiting'; migration: string };
 
@@ -95,6 +110,8 @@ export interface MigrationCursor {
   until?: string;
   /** The ledger's tables were made. */
   ledger?: boolean;
+  /** The work after the commits (true), or the transactions (absent). */
+  after?: boolean;
   /** A resumable migration whose copy is done: its last transaction is next. */
   finish?: string;
   /** The work after the commits still to run is that of the migrations from this index on. */
@@ -110,13 +127,16 @@ export interface MigrationStepDone {
   progress: number;
   /** A transaction that committed (the work after a commit is none). */
   committed: boolean;
+  /** How long the step took. */
+  ms: number;
+  rows?: number;
   next: MigrationCursor;
   /** What the next step works on; null when nothing is left. */
   upcoming: MigrationState | null;
 }
 
-/** Runs the next step from `cursor`, reporting each statement; null when nothing is left. */
-export type MigrationSteps = (cursor: MigrationCursor, onEvent?: (event: MigrationEvent) => void) => Promise<MigrationStepDone | null>;
+/** Runs the next step from `cursor`, reporting each statement; null when nothing is left. `signal` may end a step that can be ended midway. */
+export type MigrationSteps = (cursor: MigrationCursor, onEvent?: (event: MigrationEvent) => void, signal?: AbortSignal) => Promise<MigrationStepDone | null>;
 
 /**
  * A connection that runs the migrations while it holds the migration lock (PostgreSQL, where
@@ -145,6 +165,8 @@ export interface MigrationRunnerOptions {
   signal?: AbortSignal;
   /** Where the steps run (SQLite: its writer's thread); default: here, on `db`. */
   steps?: MigrationSteps;
+  /** Where the work after the commits runs (SQLite: a process of its own); default: as the steps. */
+  afterSteps?: MigrationSteps;
   /** With the default steps: they run on this session's connection, under its lock (PostgreSQL). */
   session?: MigrationSession;
 }
@@ -152,6 +174,8 @@ export interface MigrationRunnerOptions {
 export class MigrationRunner {
   private current: MigrationState | null = null;
   private readonly steps: MigrationSteps;
+  /** Plans on `db` from here (what is left, and where a copy stands), without running anything. */
+  private readonly planner: MigrationStepper;
 
   constructor(
     private readonly db: Db,
@@ -160,6 +184,7 @@ export class MigrationRunner {
     private readonly options: MigrationRunnerOptions = {},
   ) {
     this.steps = options.steps ?? this.stepsOn(db);
+    this.planner = new MigrationStepper(db, dialect, migrations);
   }
 
   private stepsOn(db: Db): MigrationSteps {
@@ -176,21 +201,48 @@ export class MigrationRunner {
     return appliedMigrations(this.db);
   }
 
-  /** Applies every migration not applied yet, up to `until` (its name) if given, then their after-commit work. */
-  async run(until?: string): Promise<void> {
-    const { onEvent, signal, session } = this.options;
-    let cursor: MigrationCursor = { ...(until === undefined ? {} : { until }), afterFrom: 0 };
-    let steps = this.steps;
+  /**
+   * The migration the next run starts with and how far it got (a copy an earlier start left
+   * half done), or null when every migration is applied.
+   */
+  resumes(): Promise<MigrationState | null> {
+    return this.planner.upcoming({ ledger: true, afterFrom: 0 });
+  }
+
+  /** Applies every migration not applied yet, up to `until` (its name) if given; the work after their commits is left to runAfterCommit(). */
+  run(until?: string): Promise<void> {
+    return this.runFrom({ ...(until === undefined ? {} : { until }), afterFrom: 0 }, this.steps, this.options.session);
+  }
+
+  /** Whether work after the commits of applied migrations is left to do (an earlier start was stopped in it, say). */
+  async afterCommitDue(): Promise<boolean> {
+    return (await this.planner.upcoming({ ledger: true, after: true, afterFrom: 0 })) !== null;
+  }
+
+  /** Runs the work left after the migrations' commits (a VACUUM), each where `afterSteps` runs it. */
+  runAfterCommit(): Promise<void> {
+    return this.runFrom({ ledger: true, after: true, afterFrom: 0 }, this.options.afterSteps ?? this.steps);
+  }
+
+  private async runFrom(start: MigrationCursor, stepsHere: MigrationSteps, session?: MigrationSession): Promise<void> {
+    const { onEvent, signal } = this.options;
+    let cursor = start;
+    let steps = stepsHere;
     // A stop during a step of the session's: its statement is cancelled, the step rolled back.
     const stop = () => session?.stop();
     signal?.addEventListener('abort', stop, { once: true });
     try {
-      if (session && !this.options.steps && (await this.pending(until))) steps = this.stepsOn(await this.inTurn(session));
+      // Before the first step answers: a resumed copy reports where it stands, not 0.
+      this.setState(await this.planner.upcoming(cursor));
+      if (session && !this.options.steps && (await this.pending(start.until))) steps = this.stepsOn(await this.inTurn(session));
       for (;;) {
         if (signal?.aborted) throw new MigrationStoppedError(this.current?.name ?? (await this.firstPending()));
-        const done = await steps(cursor, onEvent);
+        const done = await steps(cursor, onEvent, signal);
         if (done === null) break;
-        if (done.committed) onEvent?.({ kind: 'committed', migration: done.migration, step: done.step, progress: done.progress });
+        if (done.committed) {
+          const { migration, step, progress, ms, rows } = done;
+          onEvent?.({ kind: 'committed', migration, step, progress, ms, ...(rows === undefined ? {} : { rows }) });
+        }
         cursor = done.next;
         const { upcoming } = done;
         if (upcoming === null) break;
@@ -237,15 +289,30 @@ async function appliedMigrations(db: Db): Promise<string[]> {
   const rows = await sql<{ name: string }>`SELECT name FROM ${sql.table(LEDGER)} ORDER BY name`
     .execute(db)
     .then((result) => result.rows)
-    .catch(() => []);
+    .catch(noTable([]));
   return rows.map((row) => row.name);
+}
+
+/** An error that says a table does not exist (yet): SQLite's message, PostgreSQL's undefined_table. */
+function missingTable(error: unknown): boolean {
+  const { code, message } = (error ?? {}) as { code?: unknown; message?: unknown };
+  return code === '42P01' || (typeof message === 'string' && message.startsWith('no such table'));
+}
+
+/** Turns a missing table into `empty`; any other error is rethrown. */
+function noTable<T>(empty: T): (error: unknown) => T {
+  return (error) => {
+    if (missingTable(error)) return empty;
+    throw error;
+  };
 }
 
 /** The next thing to do: a migration's transaction, or the work after its commit. */
 type Planned =
   | { kind: 'up'; migration: AtomicMigration }
-  | { kind: 'begin' | 'step' | 'finish'; migration: ResumableMigration }
-  | { kind: 'after'; migration: ObserverMigration; index: number };
+  | { kind: 'begin' | 'finish'; migration: ResumableMigration }
+  | { kind: 'step'; migration: ResumableMigration; position: number }
+  | { kind: 'after'; migration: ObserverMigration & { after: AfterCommitWork }; index: number };
 
 /**
  * Runs one step of the migrations on the connection it is given (PostgreSQL: the pool; SQLite:
@@ -286,31 +353,45 @@ export class MigrationStepper {
     }
     const planned = await this.plan(cursor);
     if (planned === null) return null;
+    const started = performance.now();
     const done = await this.run(planned, cursor);
-    const upcoming = await this.plan(done.next);
-    return {
-      ...done,
-      upcoming: upcoming === null ? null : { name: upcoming.migration.name, progress: upcoming.kind === 'after' || upcoming.kind === 'finish' ? 1 : 0 },
-    };
+    const ms = Math.round(performance.now() - started);
+    return { ...done, ms, upcoming: await this.upcoming(done.next) };
   }
 
+  /** What the step after `cursor` works on, and the fraction of it done; null when nothing is left. */
+  async upcoming(cursor: MigrationCursor): Promise<MigrationState | null> {
+    const planned = await this.plan(cursor);
+    if (planned === null) return null;
+    const { migration } = planned;
+    if (planned.kind === 'after' || planned.kind === 'finish') return { name: migration.name, progress: 1 };
+    if (planned.kind !== 'step') return { name: migration.name, progress: 0 };
+    return { name: migration.name, progress: (await planned.migration.progress?.(this.db, planned.position)) ?? 0 };
+  }
+
+  /** The transactions left (cursor.after unset), or the work after the commits left to do. */
   private async plan(cursor: MigrationCursor): Promise<Planned | null> {
     const { migrations } = this;
+    const applied = new Set(await appliedMigrations(this.db));
+    if (cursor.after) {
+      for (let index = cursor.afterFrom; index < migrations.length; index++) {
+        const migration = migrations[index]!;
+        if (migration.after && applied.has(migration.name) && (await migration.after.due(this.db))) return { kind: 'after', migration: { ...migration, after: migration.after }, index };
+      }
+      return null;
+    }
     const last = cursor.until === undefined ? migrations.length - 1 : migrations.findIndex((m) => m.name === cursor.until);
     for (const migration of migrations.slice(0, last + 1)) {
-      if (await this.isApplied(this.db, migration.name)) continue;
+      if (applied.has(migration.name)) continue;
       if (!('step' in migration)) return { kind: 'up', migration };
       if (cursor.finish === migration.name) return { kind: 'finish', migration };
-      return { kind: (await this.position(this.db, migration.name)) === null ? 'begin' : 'step', migration };
-    }
-    for (let index = cursor.afterFrom; index < migrations.length; index++) {
-      const migration = migrations[index]!;
-      if (migration.after && (await this.isApplied(this.db, migration.name))) return { kind: 'after', migration, index };
+      const position = await this.position(this.db, migration.name);
+      return position === null ? { kind: 'begin', migration } : { kind: 'step', migration, position };
     }
     return null;
   }
 
-  private async run(planned: Planned, cursor: MigrationCursor): Promise<Omit<MigrationStepDone, 'upcoming'>> {
+  private async run(planned: Planned, cursor: MigrationCursor): Promise<Omit<MigrationStepDone, 'upcoming' | 'ms'>> {
     const { name } = planned.migration;
     const done = (step: string, progress: number, next: MigrationCursor = cursor) => ({ migration: name, step, progress, committed: true, next });
     switch (planned.kind) {
@@ -323,10 +404,13 @@ export class MigrationStepper {
         await this.begin(planned.migration);
         return done('begin', 0);
       case 'step': {
-        const { from, result } = await this.copyStep(planned.migration);
+        const { migration, position } = planned;
+        const stage = migration.stage?.(position) ?? String(position);
+        const result = await this.copyStep(migration, stage);
         // Another instance finished it (PostgreSQL): the next plan finds it applied.
-        if (result === null) return done(String(from), 1);
-        return done(String(from), result.progress, result.done ? { ...cursor, finish: name } : cursor);
+        if (result === null) return done(stage, 1);
+        const step = done(stage, result.progress, result.done ? { ...cursor, finish: name } : cursor);
+        return result.rows === undefined ? step : { ...step, rows: result.rows };
       }
       case 'finish': {
         const { migration } = planned;
@@ -340,7 +424,7 @@ export class MigrationStepper {
       case 'after': {
         this.step = { migration: name, step: 'after', statements: 0 };
         try {
-          await planned.migration.after!(this.db);
+          await planned.migration.after.run(this.db);
         } finally {
           this.step = null;
         }
@@ -408,10 +492,11 @@ export class MigrationStepper {
     });
   }
 
+  /** Where a resumable migration's copy got to; null before it began (its progress row, or the table of them, is missing). */
   private async position(db: Db, name: string): Promise<number | null> {
     const { rows } = await sql<{ position: number | string }>`SELECT position FROM ${sql.table(PROGRESS)} WHERE name = ${name}`
       .execute(db)
-      .catch(() => ({ rows: [] }));
+      .catch(noTable({ rows: [] }));
     return rows[0] === undefined ? null : Number(rows[0].position);
   }
 
@@ -432,14 +517,13 @@ export class MigrationStepper {
     );
   }
 
-  /** One step of a resumable copy, in a transaction that records how far it got; a null result: another instance finished it. */
-  private async copyStep(migration: ResumableMigration): Promise<{ from: number | null; result: StepResult | null }> {
+  /** One step of a resumable copy, in a transaction that records how far it got; null: another instance finished it. */
+  private async copyStep(migration: ResumableMigration, stage: string): Promise<StepResult | null> {
     const { name } = migration;
     let result: StepResult | null = null;
-    const from = await this.position(this.db, name);
     await this.transaction(
       name,
-      String(from),
+      stage,
       async (trx) => {
         const position = await this.position(trx, name);
         if (position === null) throw new Error(`migration ${name}: its progress row is missing`);
@@ -448,6 +532,6 @@ export class MigrationStepper {
       },
       false,
     );
-    return { from, result };
+    return result;
   }
 }

@@ -360,6 +360,8 @@ describe('the SQLite writer stopped inside an operation', () => {
 });
 
 describe('the SQLite writer stopped inside a migration step', () => {
+  /** Positions of the copy from here on are keys of the sorted rows (history-layout.ts). */
+  const SORTED = 2 ** 40;
   const SERVERS = 6;
   const CHECKS_PER_SERVER = 40;
   const TOTAL = SERVERS * CHECKS_PER_SERVER;
@@ -388,8 +390,8 @@ describe('the SQLite writer stopped inside a migration step', () => {
   it('fails that step whole with a clear error, and the next run resumes where the last commit left it and completes', async () => {
     const path = join(dir, 'migrating.db');
     await legacyFile(path);
-    // One server per step of the copy: each step is a transaction of its own.
-    const parts = await openSqliteParts(path, { migrationRowsPerStep: 1 }, () => {});
+    // Eight steps of each stage of the copy: each step is a transaction of its own.
+    const parts = await openSqliteParts(path, { migrationRowsPerStep: TOTAL / 8 }, () => {});
     const storeWith = (onMigration: (event: MigrationEvent) => void) =>
       new KyselyHistoryStore({ ...parts, retention: { checkDays: 30, rollupDays: 30 } }, systemClock, { onMigration });
     const positions = new Set<number>();
@@ -420,16 +422,22 @@ describe('the SQLite writer stopped inside a migration step', () => {
         expect(await count(parts.db, 'SELECT count(*) AS n FROM checks WHERE server_id IS NOT NULL')).toBe(TOTAL);
         const progress = await sql<{ position: number }>`SELECT position FROM observer_migration_progress`.execute(parts.db).catch(() => ({ rows: [] }));
         for (const row of progress.rows) {
-          positions.add(Number(row.position));
-          // The copy so far matches its recorded position exactly.
-          expect(await count(parts.db, `SELECT count(*) AS n FROM checks_next WHERE server <= ${Number(row.position)}`)).toBe(Number(row.position) * CHECKS_PER_SERVER);
-          expect(await count(parts.db, 'SELECT count(*) AS n FROM checks_next')).toBe(Number(row.position) * CHECKS_PER_SERVER);
+          const position = Number(row.position);
+          positions.add(position);
+          // The copy so far matches its recorded position exactly: sorted up to an old rowid,
+          // then gathered up to a key of the sorted rows, each with its hour.
+          const sorting = position < SORTED;
+          expect(await count(parts.db, 'SELECT count(*) AS n FROM checks_sorting')).toBe(sorting ? await count(parts.db, `SELECT count(*) AS n FROM checks WHERE id <= ${position}`) : TOTAL);
+          const gathered = sorting ? 0 : await count(parts.db, `SELECT count(*) AS n FROM checks_sorting WHERE key <= ${position}`);
+          expect(await count(parts.db, 'SELECT count(*) AS n FROM checks_next')).toBe(gathered);
+          expect(await count(parts.db, 'SELECT coalesce(sum(checks), 0) AS n FROM check_hours')).toBe(gathered);
         }
       }
     }
     expect(failures).toBeGreaterThan(3);
-    // Some stops came in the middle of the copy, after some of its steps had committed.
-    expect([...positions].some((position) => position > 0 && position < SERVERS)).toBe(true);
+    // Some stops came in the middle of each stage of the copy, after some of its steps had committed.
+    expect([...positions].some((position) => position > 0 && position < SORTED)).toBe(true);
+    expect([...positions].some((position) => position > SORTED)).toBe(true);
     const store = storeWith(() => {});
     cleanups.push(() => store.close());
     await store.migrate();

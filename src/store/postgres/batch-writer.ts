@@ -72,22 +72,24 @@ async function lockServers(trx: Transaction<Database>, ids: string[]): Promise<v
 }
 
 export function createPostgresBatchWriter(db: Kysely<Database>): BatchWriter {
-  return (batch: WriteBatch) =>
-    inTransaction(db, async (trx) => {
-      // Recorded first: a retry of a batch committed already stops here, and one running at
-      // the same time as its earlier attempt waits on the id's row instead of writing twice.
-      if (!(await claimBatch(trx, batch))) return;
-      const rows = batch.checks.map(checkRow);
-      // Server rows are locked in id order, whatever order the checks came in: two instances
-      // writing batches that share servers then wait for each other instead of deadlocking.
-      await lockServers(trx, [...rows.map((r) => r.serverId), ...batch.lookups.map((l) => l.server_id)]);
-      const sids = new Map<string, number>();
-      for (const chunk of chunks(mergeServers(rows))) await upsertServers(trx, chunk, sids);
-      for (const chunk of chunks(rows)) await insertChecks(trx, chunk, sids);
-      await writeLookups(trx, batch.lookups);
-      if (batch.expireBefore !== null) await expireLookups(trx, batch.expireBefore);
-      await writeCounters(trx, batch.counters);
-    });
+  return (batch: WriteBatch) => inTransaction(db, (trx) => applyBatch(trx, batch));
+}
+
+/** Writes one batch within `trx` (its own transaction, or the one that also deletes it where it was held). */
+export async function applyBatch(trx: Transaction<Database>, batch: WriteBatch): Promise<void> {
+  // Recorded first: a retry of a batch committed already stops here, and one running at the
+  // same time as its earlier attempt waits on the id's row instead of writing twice.
+  if (!(await claimBatch(trx, batch))) return;
+  const rows = batch.checks.map(checkRow);
+  // Server rows are locked in id order, whatever order the checks came in: two instances
+  // writing batches that share servers then wait for each other instead of deadlocking.
+  await lockServers(trx, [...rows.map((r) => r.serverId), ...batch.lookups.map((l) => l.server_id)]);
+  const sids = new Map<string, number>();
+  for (const chunk of chunks(mergeServers(rows))) await upsertServers(trx, chunk, sids);
+  for (const chunk of chunks(rows)) await insertChecks(trx, chunk, sids);
+  await writeLookups(trx, batch.lookups);
+  if (batch.expireBefore !== null) await expireLookups(trx, batch.expireBefore);
+  await writeCounters(trx, batch.counters);
 }
 
 /**

@@ -11,6 +11,9 @@ import { Kysely } from 'kysely';
 import type { Database } from '../schema.js';
 import { WatchStore } from '../watch-store.js';
 import { bucketWindow } from '../uptime-history.js';
+import { fileHeldBatches, memoryHeldBatches } from '../held-batches.js';
+import type { WriteBatch } from '../write-queue.js';
+import { sqliteAfterCommitSteps } from './after-commit.js';
 import { sqliteBinding } from './binding.js';
 import { createSqliteDialect } from './dialect.js';
 import type { HistoryAnswer } from './history-reader.js';
@@ -26,13 +29,16 @@ export type SqliteParts = Omit<StoreParts, 'retention'> & { threads: { writer: S
 
 export async function openSqliteParts(path: string, options: StoreOptions, onError: (error: unknown) => void): Promise<SqliteParts> {
   if (path !== ':memory:' && !path.startsWith('file:')) mkdirSync(dirname(path), { recursive: true });
-  const writer = await SqliteWorker.start(path, sqliteBinding(options.sqliteBinding), onError);
+  const binding = sqliteBinding(options.sqliteBinding);
+  const writer = await SqliteWorker.start(path, binding, onError);
   // An in-memory database is the writer's connection's own: another would open an empty one.
   const inMemory = path === ':memory:' || /[?&]mode=memory(&|$)/.test(path);
   const reader = inMemory ? writer : SqliteWorker.reader(writer);
   const sqlite = createSqliteDialect(writer, reader);
   const { openReads, read } = sqlite;
   const requests = writerRequests(writer, options.onWriterWork);
+  const write = (batch: WriteBatch) => requests.write('batch', { op: 'batch', batch }).then(() => {});
+  const inFile = !inMemory && !path.startsWith('file:');
   return {
     threads: { writer, reader },
     db: new Kysely<Database>({ dialect: sqlite.dialect }),
@@ -40,10 +46,13 @@ export async function openSqliteParts(path: string, options: StoreOptions, onErr
     location: path,
     // Each batch, watch transaction, retention step and migration step is one request, run
     // whole in the writer's thread.
-    writer: (batch) => requests.write('batch', { op: 'batch', batch }).then(() => {}),
+    writer: write,
+    held: inFile ? fileHeldBatches(`${path}-held`, write) : memoryHeldBatches(write),
     maintenance: sqliteMaintenance(requests),
     migrated: openReads,
     migrationSteps: sqliteMigrationSteps(writer, options.migrationRowsPerStep),
+    // A database in memory is the writer's own: no other process can open it.
+    ...(inFile ? { afterCommitSteps: sqliteAfterCommitSteps(path, binding) } : {}),
     watches: (db) => new SqliteWatchStore(db, (request) => writer.request({ op: 'watch', ...request })),
     readHistory: async (serverId, range, now) => {
       const window = bucketWindow(range, now);
