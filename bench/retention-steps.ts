@@ -23,7 +23,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { systemClock } from '../src/core/clock.js';
-import { KyselyHistoryStore } from '../src/store/history-store.js';
+import { KyselyHistoryStore } from '../src/store/history/history-store.js';
 import { retentionCutoffs } from '../src/store/maintenance.js';
 import { sqliteBinding } from '../src/store/sqlite/binding.js';
 import { openSqliteParts } from '../src/store/sqlite/parts.js';

@@ -13,7 +13,7 @@
  */
 import { Kysely, PostgresDialect, sql, type RawBuilder } from 'kysely';
 import { openStore } from '../../src/store/index.js';
-import { playersScore, SCORE_SCALE } from '../../src/store/ranking.js';
+import { playersScore, SCORE_SCALE } from '../../src/store/history/ranking.js';
 import type { Database } from '../../src/store/schema.js';
 import pg from 'pg';
 import { ensurePartitions } from '../../src/store/postgres/partitions.js';

@@ -7,9 +7,9 @@ import { Kysely, PostgresDialect } from 'kysely';
 import type { Config } from '../config/index.js';
 import { systemClock, type Clock } from '../core/clock.js';
 import { StoreOpenError } from './errors.js';
-import { postgresHeldBatches } from './held-batches.js';
-import { KyselyHistoryStore, reportBackgroundError, type StoreOptions, type StoreParts } from './history-store.js';
-import { MigrationStoppedError } from './migration-runner.js';
+import { postgresHeldBatches } from './history/held-batches.js';
+import { KyselyHistoryStore, reportBackgroundError, type StoreOptions, type StoreParts } from './history/history-store.js';
+import { MigrationStoppedError } from './migrations/migration-runner.js';
 import { applyBatch, createPostgresBatchWriter } from './postgres/batch-writer.js';
 import { postgresMigrationSession } from './postgres/migration-session.js';
 import { createPostgresPool } from './postgres/pool.js';
@@ -30,15 +30,15 @@ export type {
   TrendPage,
   TrendServer,
 } from './types.js';
-export { NEW_WATCH_STATE, WatchStore, type WatchRow, type WatchEventRow, type WatchDeliveryRow, type WatchObservation, type DeliveryAttempt } from './watch-store.js';
+export { NEW_WATCH_STATE, WatchStore, type WatchRow, type WatchEventRow, type WatchDeliveryRow, type WatchObservation, type DeliveryAttempt } from './watches/watch-store.js';
 export { InvalidCursorError } from './errors.js';
-export { StoreUnavailableError } from './read-fallback.js';
-export { TREND_SCORE_FORMULA } from './ranking.js';
-export { serverAddress, type StoreOptions } from './history-store.js';
-export { HISTORY_RANGES, HISTORY_RANGE_NAMES, bucketWindow, type HistoryBucket, type HistoryRange, type ServerHistory } from './uptime-history.js';
+export { StoreUnavailableError } from './history/read-fallback.js';
+export { TREND_SCORE_FORMULA } from './history/ranking.js';
+export { serverAddress, type StoreOptions } from './history/history-store.js';
+export { HISTORY_RANGES, HISTORY_RANGE_NAMES, bucketWindow, type HistoryBucket, type HistoryRange, type ServerHistory } from './history/uptime-history.js';
 
 export { MigratingError, StoreOpenError } from './errors.js';
-export { MigrationStoppedError, type MigrationEvent, type MigrationState } from './migration-runner.js';
+export { MigrationStoppedError, type MigrationEvent, type MigrationState } from './migrations/migration-runner.js';
 export type { RetentionReport } from './maintenance.js';
 
 /** Hourly rows are kept this many days unless configured (ROLLUP_RETENTION_DAYS's default). */

@@ -4,7 +4,7 @@
  * work runs in the background, never before the instance listens, and in steps short enough
  * that reads and group commits go on between them.
  */
-import { HOUR_MS } from './check-row.js';
+import { HOUR_MS } from './history/check-row.js';
 
 const DAY_MS = 24 * HOUR_MS;
 /** The 24-hour history reads raw checks from its first 10-minute bucket on: 24 h and 10 min back. */

@@ -86,7 +86,7 @@ export interface Database {
   watch_keys: WatchKeysTable;
 }
 
-/** A watch (docs/watches.md); the columns are described in store/watch-store.ts. */
+/** A watch (docs/watches.md); the columns are described in store/watches/watch-store.ts. */
 export interface WatchesTable {
   id: string;
   token_hash: string;

@@ -2,10 +2,10 @@
  * The repository interface the rest of Observer writes history to and reads trends and
  * statistics from. Implemented over SQLite (embedded default) and PostgreSQL.
  */
-import type { MigrationState } from './migration-runner.js';
+import type { MigrationState } from './migrations/migration-runner.js';
 import type { Edition } from '../core/types.js';
-import type { HistoryRange, ServerHistory } from './uptime-history.js';
-import type { WatchStore } from './watch-store.js';
+import type { HistoryRange, ServerHistory } from './history/uptime-history.js';
+import type { WatchStore } from './watches/watch-store.js';
 
 /** One performed ping, as handed over by the status service. */
 export interface CheckRecord {

@@ -15,7 +15,7 @@
 import type { Clock } from '../core/clock.js';
 import type { ServerStatus } from '../core/types.js';
 import type { DampingSettings } from '../status/damping.js';
-import type { WatchObservation, WatchRow, WatchStore } from '../store/watch-store.js';
+import type { WatchObservation, WatchRow, WatchStore } from '../store/watches/watch-store.js';
 import { eventBody, snapshotOf, type WatchEventKind } from './payload.js';
 import type { ServerLook } from './look.js';
 import { nextMemory, type WatchState } from './transitions.js';

@@ -20,7 +20,7 @@ import type { Clock } from '../core/clock.js';
 import { ObserverError } from '../core/errors.js';
 import { NO_TRACER, type Tracer, type TraceSpan } from '../core/tracing.js';
 import { rateLimitFields, secondsLeft, type WindowCounter } from '../core/rate-window.js';
-import type { DeliveryAttempt, DueEvent, WatchRow, WatchStore } from '../store/watch-store.js';
+import type { DeliveryAttempt, DueEvent, WatchRow, WatchStore } from '../store/watches/watch-store.js';
 import type { WatchKeys } from './keys.js';
 import { discordBody, type WatchEventBody } from './payload.js';
 import { deliveryHeaders, eventId } from './signature.js';

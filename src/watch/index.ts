@@ -8,7 +8,7 @@ import type { Clock } from '../core/clock.js';
 import type { WindowCounter } from '../core/rate-window.js';
 import { AddressGuard, TargetResolver } from '../resolve/index.js';
 import type { StatusLookup } from '../status/types.js';
-import type { WatchStore } from '../store/watch-store.js';
+import type { WatchStore } from '../store/watches/watch-store.js';
 import { WatchChecker } from './checks.js';
 import { DeliveryLoop } from './delivery.js';
 import { WatchKeys } from './keys.js';

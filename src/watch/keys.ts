@@ -12,7 +12,7 @@
 import { createHmac, scrypt } from 'node:crypto';
 import { promisify } from 'node:util';
 import { LRUCache } from 'lru-cache';
-import type { WatchStore } from '../store/watch-store.js';
+import type { WatchStore } from '../store/watches/watch-store.js';
 import { newSigningKey } from './tokens.js';
 
 const scryptAsync = promisify(scrypt) as (password: string, salt: string, length: number) => Promise<Buffer>;

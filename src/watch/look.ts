@@ -6,7 +6,7 @@ import type { Clock } from '../core/clock.js';
 import { HostNotFoundError, ObserverError, TargetRefusedError } from '../core/errors.js';
 import { offlineStatus, type ServerStatus } from '../core/types.js';
 import type { StatusLookup } from '../status/types.js';
-import type { WatchRow } from '../store/watch-store.js';
+import type { WatchRow } from '../store/watches/watch-store.js';
 
 /** How long a verification waits for the refresh a stale answer started, beyond PING_TIMEOUT_MS. */
 const REFRESH_GRACE_MS = 500;

@@ -3,7 +3,7 @@
  * JSON webhook, or turned into a Discord "Execute Webhook" body with one embed.
  */
 import type { ServerStatus } from '../core/types.js';
-import type { WatchRow } from '../store/watch-store.js';
+import type { WatchRow } from '../store/watches/watch-store.js';
 
 /** `paused`: the owner's proof has not been seen for WATCH_PROOF_GRACE_DAYS; nothing else is sent until it is. */
 export type WatchEventKind = 'online' | 'offline' | 'players_at_least' | 'paused' | 'test';

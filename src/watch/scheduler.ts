@@ -11,7 +11,7 @@
  */
 import type { Clock } from '../core/clock.js';
 import type { WindowCounter } from '../core/rate-window.js';
-import type { WatchRetention, WatchRow, WatchStore } from '../store/watch-store.js';
+import type { WatchRetention, WatchRow, WatchStore } from '../store/watches/watch-store.js';
 import type { WatchChecker } from './checks.js';
 
 export interface WatchSchedulerOptions {

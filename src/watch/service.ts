@@ -12,7 +12,7 @@ import { ObserverError } from '../core/errors.js';
 import { DEFAULT_PORTS } from '../core/types.js';
 import { parseAddress } from '../resolve/index.js';
 import { serverId } from '../status/server-id.js';
-import { NEW_WATCH_STATE, type CapRefusal, type WatchDeliveryRow, type WatchRow, type WatchStore } from '../store/watch-store.js';
+import { NEW_WATCH_STATE, type CapRefusal, type WatchDeliveryRow, type WatchRow, type WatchStore } from '../store/watches/watch-store.js';
 import { DELIVERY_LOG_SIZE, type DeliveryLoop } from './delivery.js';
 import type { WatchKeys } from './keys.js';
 import type { ServerLook } from './look.js';

@@ -19,7 +19,7 @@ import type { ServerStatus } from '../core/types.js';
 import { parseAddress } from '../resolve/index.js';
 import type { ParsedAddress } from '../resolve/address.js';
 import type { ResolvedTarget } from '../resolve/index.js';
-import type { CapRefusal, WatchCaps, WatchObservation, WatchRow, WatchStore } from '../store/watch-store.js';
+import type { CapRefusal, WatchCaps, WatchObservation, WatchRow, WatchStore } from '../store/watches/watch-store.js';
 import { motdHolds, type ServerLook } from './look.js';
 import { verificationRecord } from './tokens.js';
 

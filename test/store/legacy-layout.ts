@@ -5,8 +5,8 @@
  */
 import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
 import pg from 'pg';
-import { MigrationRunner } from '../../src/store/migration-runner.js';
-import { observerMigrations } from '../../src/store/migrations.js';
+import { MigrationRunner } from '../../src/store/migrations/migration-runner.js';
+import { observerMigrations } from '../../src/store/migrations/migrations.js';
 import { sqliteBinding } from '../../src/store/sqlite/binding.js';
 import { configureConnection } from '../../src/store/sqlite/connection.js';
 

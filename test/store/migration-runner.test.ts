@@ -5,7 +5,7 @@
  */
 import { Kysely, SqliteDialect, sql } from 'kysely';
 import { afterEach, describe, expect, it } from 'vitest';
-import { MigrationRunner, type ResumableMigration } from '../../src/store/migration-runner.js';
+import { MigrationRunner, type ResumableMigration } from '../../src/store/migrations/migration-runner.js';
 import { sqliteBinding } from '../../src/store/sqlite/binding.js';
 
 /** Copies `rows` numbers into `copied`, `per` a step, counting its begins. */

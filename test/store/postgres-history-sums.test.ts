@@ -4,7 +4,7 @@
  */
 import { expect, it } from 'vitest';
 import { addSumRows } from '../../src/store/postgres/history-reader.js';
-import { emptySums } from '../../src/store/uptime-history.js';
+import { emptySums } from '../../src/store/history/uptime-history.js';
 
 it('adds each bucket row, a peak of -1 being no online check', () => {
   const sums = emptySums(3);

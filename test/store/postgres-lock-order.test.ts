@@ -13,7 +13,7 @@ import { createPostgresBatchWriter } from '../../src/store/postgres/batch-writer
 import { createPostgresPool } from '../../src/store/postgres/pool.js';
 import type { Database } from '../../src/store/schema.js';
 import type { CheckRecord } from '../../src/store/types.js';
-import type { WriteBatch } from '../../src/store/write-queue.js';
+import type { WriteBatch } from '../../src/store/history/write-queue.js';
 import { POSTGRES_URL } from '../support/services.js';
 
 const name = `observer_test_${randomBytes(6).toString('hex')}`;

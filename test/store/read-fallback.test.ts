@@ -1,7 +1,7 @@
 /** ReadFallback: the deadline of /trends and /stats reads and the last good answer. */
 import { describe, expect, it } from 'vitest';
 import { InvalidCursorError, StoreUnavailableError } from '../../src/store/index.js';
-import { ReadFallback } from '../../src/store/read-fallback.js';
+import { ReadFallback } from '../../src/store/history/read-fallback.js';
 
 const never = () => new Promise<{ n: number }>(() => {});
 

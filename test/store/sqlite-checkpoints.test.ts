@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, expect, it } from 'vitest';
 import { systemClock } from '../../src/core/clock.js';
-import { KyselyHistoryStore } from '../../src/store/history-store.js';
+import { KyselyHistoryStore } from '../../src/store/history/history-store.js';
 import { sqliteBinding } from '../../src/store/sqlite/binding.js';
 import { openSqliteParts } from '../../src/store/sqlite/parts.js';
 import type { CheckpointResult } from '../../src/store/sqlite/protocol.js';

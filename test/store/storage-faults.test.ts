@@ -21,7 +21,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { freePort } from '../../scripts/ports.mjs';
 import { sqliteBinding, pragmaValue } from '../../src/store/sqlite/binding.js';
-import { ATTEMPTS_BEFORE_SET_ASIDE } from '../../src/store/write-queue.js';
+import { ATTEMPTS_BEFORE_SET_ASIDE } from '../../src/store/history/write-queue.js';
 import { waitForHealth } from '../support/instances.js';
 import { startJavaServer, type RunningJavaServer } from '../support/minecraft.js';
 import { asAdmin, createTestDatabase } from '../support/postgres-databases.js';

@@ -11,8 +11,8 @@
  */
 import { type Kysely, sql } from 'kysely';
 import { serverId } from '../../src/status/server-id.js';
-import { MigrationRunner } from '../../src/store/migration-runner.js';
-import { observerMigrations } from '../../src/store/migrations.js';
+import { MigrationRunner } from '../../src/store/migrations/migration-runner.js';
+import { observerMigrations } from '../../src/store/migrations/migrations.js';
 import { connectLegacy, type LegacyDatabase } from './legacy-layout.js';
 
 export interface HistoryShape {

@@ -187,7 +187,7 @@ describe('SQLite: a watch transaction and the group commit', () => {
       onError: (error) => errors.push(error),
     });
     cleanups.push(() => store.close());
-    const { watches } = store as unknown as { watches: import('../../src/store/watch-store.js').WatchStore };
+    const { watches } = store as unknown as { watches: import('../../src/store/watches/watch-store.js').WatchStore };
     await watches.insert(watchRow('w', { verified_at: 1 }));
     const watch = (await watches.get('w'))!;
     const observation = { state: 'online', failures: 0, fail_since: null, above: 0, last_checked_at: 1 };

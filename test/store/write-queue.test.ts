@@ -12,8 +12,8 @@ import { sqliteBinding } from '../../src/store/sqlite/binding.js';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { openStore } from '../../src/store/index.js';
 import type { CheckRecord } from '../../src/store/types.js';
-import { refusedByDatabase } from '../../src/store/batch-ledger.js';
-import { ATTEMPTS_BEFORE_SET_ASIDE, HistoryBufferFullError, WriteQueue, type WriteBatch } from '../../src/store/write-queue.js';
+import { refusedByDatabase } from '../../src/store/history/batch-ledger.js';
+import { ATTEMPTS_BEFORE_SET_ASIDE, HistoryBufferFullError, WriteQueue, type WriteBatch } from '../../src/store/history/write-queue.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'observer-queue-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

@@ -21,7 +21,7 @@ const seconds = Number(process.env.OBSERVER_TEST_MIGRATION_SECONDS ?? 20);
  */
 function migrationsModule(script) {
   for (let dir = dirname(script); dir !== dirname(dir); dir = dirname(dir)) {
-    const file = join(dir, 'store', 'migrations.js');
+    const file = join(dir, 'store', 'migrations', 'migrations.js');
     if (existsSync(file)) return file;
   }
   return null;

@@ -5,7 +5,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { Config } from '../../config/index.js';
-import { TREND_SCORE_FORMULA } from '../../store/ranking.js';
+import { TREND_SCORE_FORMULA } from '../../store/history/ranking.js';
 import type { Store } from '../../store/types.js';
 import { tierConfig } from '../rate-limit.js';
 import { errorResponses, headers, json } from '../contract.js';

@@ -3,7 +3,7 @@
  * token or signing secret, and of each delivery attempt only whether it was delivered,
  * refused (the webhook answered, not 2xx) or failed (no answer), never why a connection failed.
  */
-import type { WatchDeliveryRow, WatchRow } from '../../store/watch-store.js';
+import type { WatchDeliveryRow, WatchRow } from '../../store/watches/watch-store.js';
 import { serverPageUrl } from '../../watch/payload.js';
 import { verificationRecord } from '../../watch/tokens.js';
 import type { WebhookKind } from '../../watch/index.js';

@@ -6,7 +6,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { clientNetwork } from '../../core/client-hash.js';
-import type { WatchRow } from '../../store/watch-store.js';
+import type { WatchRow } from '../../store/watches/watch-store.js';
 import type { WatchService } from '../../watch/index.js';
 import { tierConfig } from '../rate-limit.js';
 import { empty, errorResponses, headers, json, withPathParameters, type RouteErrors } from '../contract.js';

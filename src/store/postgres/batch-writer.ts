@@ -9,11 +9,11 @@
  * would apply: earliest first_seen, newest check as the latest, highest record.
  */
 import { sql, type Kysely, type Transaction } from 'kysely';
-import { claimBatch } from '../batch-ledger.js';
-import { checkRow, HOUR_MS, type CheckRow } from '../check-row.js';
-import { SCORE_SCALE } from '../ranking.js';
+import { claimBatch } from '../history/batch-ledger.js';
+import { checkRow, HOUR_MS, type CheckRow } from '../history/check-row.js';
+import { SCORE_SCALE } from '../history/ranking.js';
 import type { Database } from '../schema.js';
-import type { BatchWriter, BufferedLookup, CounterName, WriteBatch } from '../write-queue.js';
+import type { BatchWriter, BufferedLookup, CounterName, WriteBatch } from '../history/write-queue.js';
 
 /** Rows per statement: well under PostgreSQL's 65,535 parameters. */
 const CHUNK = 500;

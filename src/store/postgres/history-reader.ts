@@ -8,7 +8,7 @@
  * store's pool directly.
  */
 import type { Pool } from 'pg';
-import { addToBucket, bucketWindow, emptySums, historySource, type BucketSums, type HistoryReader } from '../uptime-history.js';
+import { addToBucket, bucketWindow, emptySums, historySource, type BucketSums, type HistoryReader } from '../history/uptime-history.js';
 
 /** The sums of one table's rows by bucket: bucket, checks, online, players_n, players_sum, players_max. */
 const SUMS = {

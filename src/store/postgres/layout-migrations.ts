@@ -11,8 +11,8 @@
  * sums, so a server's hour whose checks fall in two steps gets its rows from both.
  */
 import { sql, type Kysely, type RawBuilder } from 'kysely';
-import { HOUR_MS, ROLLUP_COLUMNS, rollupSelect } from '../check-row.js';
-import type { ResumableMigration, StepResult } from '../migration-runner.js';
+import { HOUR_MS, ROLLUP_COLUMNS, rollupSelect } from '../history/check-row.js';
+import type { ResumableMigration, StepResult } from '../migrations/migration-runner.js';
 import type { Dialect } from '../schema.js';
 import { ensurePartitions, type PartitionedName } from './partitions.js';
 

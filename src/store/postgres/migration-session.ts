@@ -15,7 +15,7 @@
 import { Kysely, PostgresDialect, sql, type KyselyPlugin } from 'kysely';
 import type { Pool } from 'pg';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { POSTGRES_LOCK_ID, type MigrationSession } from '../migration-runner.js';
+import { POSTGRES_LOCK_ID, type MigrationSession } from '../migrations/migration-runner.js';
 import { createPostgresPool } from './pool.js';
 
 const FIRST_WAIT_MS = 100;

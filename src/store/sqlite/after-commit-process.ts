@@ -8,8 +8,8 @@
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
 import { Kysely, SqliteDialect } from 'kysely';
-import { MigrationStepper } from '../migration-runner.js';
-import { observerMigrations } from '../migrations.js';
+import { MigrationStepper } from '../migrations/migration-runner.js';
+import { observerMigrations } from '../migrations/migrations.js';
 import type { AfterCommitMessage, AfterCommitRequest } from './after-commit.js';
 import type { SqliteConnection } from './binding.js';
 import { configureConnection } from './connection.js';

@@ -10,7 +10,7 @@
 import { fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { workerModule } from '../../core/module-worker.js';
-import type { MigrationCursor, MigrationEvent, MigrationStepDone, MigrationSteps } from '../migration-runner.js';
+import type { MigrationCursor, MigrationEvent, MigrationStepDone, MigrationSteps } from '../migrations/migration-runner.js';
 import type { SqliteBinding } from './binding.js';
 
 /** What the parent sends the process: the database, and the step to run. */

@@ -3,7 +3,7 @@
  * statements on its connection, no Kysely, so that the store's worker threads do not load
  * Kysely's modules into their isolates for it.
  */
-import type { WriteBatch } from '../write-queue.js';
+import type { WriteBatch } from '../history/write-queue.js';
 import type { SqliteConnection } from './binding.js';
 
 const DAY_MS = 24 * 3_600_000;

@@ -9,9 +9,9 @@
  * `clients_24h` = its number of look-up rows, with the trend score in step. A check new to
  * the raw table (one per server and millisecond) adds to its hour's rollup row.
  */
-import { checkRow } from '../check-row.js';
-import { SCORE_SCALE } from '../ranking.js';
-import type { WriteBatch } from '../write-queue.js';
+import { checkRow } from '../history/check-row.js';
+import { SCORE_SCALE } from '../history/ranking.js';
+import type { WriteBatch } from '../history/write-queue.js';
 import { sqliteBatchClaim } from './batch-claim.js';
 import type { SqliteConnection } from './binding.js';
 import type { RunTransaction } from './transaction.js';

@@ -5,7 +5,7 @@
  * rows to JavaScript one by one cost three times the scan on better-sqlite3 and more on libsql
  * (720 hourly rows: 0.9 and 1.7 ms a read, against 0.5 ms as JSON on both).
  */
-import { addToBucket, emptySums, historySource, type BucketSums, type BucketWindow, type HistoryServer } from '../uptime-history.js';
+import { addToBucket, emptySums, historySource, type BucketSums, type BucketWindow, type HistoryServer } from '../history/uptime-history.js';
 import type { SqliteConnection } from './binding.js';
 
 export interface HistoryRequest {

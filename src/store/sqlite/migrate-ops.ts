@@ -7,7 +7,7 @@
  * deadline, and between steps the main thread learns the progress and can stop. Kysely and the migrations load in the writer's thread
  * with the first step only.
  */
-import type { MigrationCursor, MigrationEvent, MigrationStepDone } from '../migration-runner.js';
+import type { MigrationCursor, MigrationEvent, MigrationStepDone } from '../migrations/migration-runner.js';
 import type { Transact } from '../transact.js';
 import type { SqliteConnection } from './binding.js';
 import type { RunTransaction } from './transaction.js';
@@ -28,8 +28,8 @@ type Stepper = (request: MigrateRequest, onEvent: (event: MigrationEvent) => voi
 /** In the writer's thread: runs one step of the migrations on `database`, each of its transactions through `runTransaction`. */
 export async function createMigrationStepper(database: SqliteConnection, runTransaction: RunTransaction): Promise<Stepper> {
   const { workerKysely } = await import('./worker-kysely.js');
-  const { MigrationStepper } = await import('../migration-runner.js');
-  const { observerMigrations } = await import('../migrations.js');
+  const { MigrationStepper } = await import('../migrations/migration-runner.js');
+  const { observerMigrations } = await import('../migrations/migrations.js');
   const db = workerKysely<unknown>(database);
   const transact: Transact = (trxDb, work) => runTransaction(() => work(trxDb));
   return ({ cursor, rowsPerStep, events }, onEvent) => {

@@ -6,19 +6,19 @@
  */
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
-import type { StoreOptions, StoreParts } from '../history-store.js';
+import type { StoreOptions, StoreParts } from '../history/history-store.js';
 import { Kysely } from 'kysely';
 import type { Database } from '../schema.js';
-import { WatchStore } from '../watch-store.js';
-import { bucketWindow } from '../uptime-history.js';
-import { fileHeldBatches, memoryHeldBatches } from '../held-batches.js';
-import type { WriteBatch } from '../write-queue.js';
+import { WatchStore } from '../watches/watch-store.js';
+import { bucketWindow } from '../history/uptime-history.js';
+import { fileHeldBatches, memoryHeldBatches } from '../history/held-batches.js';
+import type { WriteBatch } from '../history/write-queue.js';
 import { sqliteAfterCommitSteps } from './after-commit.js';
 import { sqliteBinding } from './binding.js';
 import { createSqliteDialect } from './dialect.js';
 import type { HistoryAnswer } from './history-reader.js';
 import { sqliteMaintenance } from './maintenance.js';
-import type { MigrationEvent, MigrationStepDone, MigrationSteps } from '../migration-runner.js';
+import type { MigrationEvent, MigrationStepDone, MigrationSteps } from '../migrations/migration-runner.js';
 import { MIGRATION_STEP_DEADLINE_MS } from './migrate-ops.js';
 import { WATCH_OPERATIONS, type WatchRequest } from './watch-ops.js';
 import { SqliteWorker } from './worker-client.js';

@@ -4,7 +4,7 @@
  * request is one whole operation (a statement, a batch, a watch transaction, a migration's
  * step), so no transaction spans two requests.
  */
-import type { WriteBatch } from '../write-queue.js';
+import type { WriteBatch } from '../history/write-queue.js';
 import type { HistoryRequest } from './history-reader.js';
 import type { MigrateRequest } from './migrate-ops.js';
 import type { WatchRequest } from './watch-ops.js';

@@ -48,7 +48,7 @@ const withinOperation: Transact = (db, work) => work(db);
  */
 export async function createWatchRunner(database: SqliteConnection, runTransaction: RunTransaction): Promise<Runner> {
   const { workerKysely } = await import('./worker-kysely.js');
-  const { WatchStore } = await import('../watch-store.js');
+  const { WatchStore } = await import('../watches/watch-store.js');
   const store = new WatchStore(workerKysely<Database>(database), withinOperation);
   return ({ method, args }) => runTransaction(() => (store[method] as (...a: unknown[]) => Promise<unknown>).apply(store, args));
 }

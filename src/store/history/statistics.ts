@@ -6,9 +6,9 @@
  * servers' own ranges of the raw table, never by a scan of it.
  */
 import type { Kysely } from 'kysely';
-import type { Edition } from '../core/types.js';
-import type { Database } from './schema.js';
-import type { RecentCheck, Statistics } from './types.js';
+import type { Edition } from '../../core/types.js';
+import type { Database } from '../schema.js';
+import type { RecentCheck, Statistics } from '../types.js';
 
 const STATS_WINDOW_MS = 24 * 60 * 60_000;
 const RECENT_CHECKS = 10;

@@ -5,8 +5,8 @@
  * token, and only the lease's holder can finish the attempt.
  */
 import type { Kysely } from 'kysely';
-import type { Database } from './schema.js';
-import type { Transact } from './transact.js';
+import type { Database } from '../schema.js';
+import type { Transact } from '../transact.js';
 import type { DeliveryAttempt, DueEvent, WatchDeliveryRow, WatchEventRow, WatchObservation, WatchRow } from './watch-rows.js';
 
 /**

@@ -4,7 +4,7 @@
  * store's parts import this without the store.
  */
 import type { Insertable, Selectable } from 'kysely';
-import type { WatchDeliveriesTable, WatchEventsTable, WatchesTable } from './schema.js';
+import type { WatchDeliveriesTable, WatchEventsTable, WatchesTable } from '../schema.js';
 
 export type WatchRow = Selectable<WatchesTable>;
 export type WatchEventRow = Selectable<WatchEventsTable>;

@@ -4,12 +4,12 @@
  * every row, in resumable steps. Append new entries; never edit one that has shipped.
  */
 import { sql, type CreateTableBuilder, type Kysely, type Migration } from 'kysely';
-import { createBatchLedger } from './batch-ledger.js';
+import { createBatchLedger } from '../history/batch-ledger.js';
 import { historyLayoutMigration } from './history-layout.js';
-import { addFourHourRollup } from './postgres/layout-migrations.js';
+import { addFourHourRollup } from '../postgres/layout-migrations.js';
 import type { ObserverMigration } from './migration-runner.js';
-import type { Dialect } from './schema.js';
-import { WATCH_CREATION_LOCK } from './watch-rows.js';
+import type { Dialect } from '../schema.js';
+import { WATCH_CREATION_LOCK } from '../watches/watch-rows.js';
 
 export interface MigrationOptions {
   /** Checks a step of a resumable copy aims at (default history-layout.ts's DEFAULT_ROWS_PER_STEP). */

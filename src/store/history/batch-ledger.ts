@@ -14,8 +14,8 @@
  *   never sets a batch aside; nor is a batch dropped when writing it there fails.
  */
 import { sql, type Kysely } from 'kysely';
-import type { Database } from './schema.js';
-import { APPLIED_KEPT_MS, DEAD_KEPT_MS } from './sqlite/batch-claim.js';
+import type { Database } from '../schema.js';
+import { APPLIED_KEPT_MS, DEAD_KEPT_MS } from '../sqlite/batch-claim.js';
 import type { WriteBatch } from './write-queue.js';
 
 /** Longest error text kept with a batch set aside. */

@@ -4,7 +4,7 @@
  * hour (since the epoch) whose rollup row it adds to.
  */
 import { playersScore } from './ranking.js';
-import type { CheckRecord } from './types.js';
+import type { CheckRecord } from '../types.js';
 
 const MAX_INT32 = 2_147_483_647;
 export const HOUR_MS = 3_600_000;

@@ -26,8 +26,8 @@
  * one migrates at a time, the others wait for their turn, then find what it applied.
  */
 import { sql, type Kysely, type KyselyPlugin } from 'kysely';
-import type { Dialect } from './schema.js';
-import { kyselyTransaction, type Transact } from './transact.js';
+import type { Dialect } from '../schema.js';
+import { kyselyTransaction, type Transact } from '../transact.js';
 
 type Db = Kysely<unknown>;
 

@@ -9,8 +9,8 @@
  *  - events, logs and old watches are kept within bounds (watch-retention.ts).
  */
 import { sql, type Kysely } from 'kysely';
-import type { Database } from './schema.js';
-import { kyselyTransaction, type Transact } from './transact.js';
+import type { Database } from '../schema.js';
+import { kyselyTransaction, type Transact } from '../transact.js';
 import { insertWithinCaps, markVerified } from './watch-caps.js';
 import {
   claimTest,

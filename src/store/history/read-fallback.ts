@@ -6,7 +6,7 @@
  * request nothing, not one deadline each. Each failure is reported (`onFailure`), so that the
  * 503s that follow have a cause in the log.
  */
-import { ObserverError } from '../core/errors.js';
+import { ObserverError } from '../../core/errors.js';
 
 /** 503 `store_unavailable`: the history database cannot answer and no earlier answer is kept. */
 export class StoreUnavailableError extends ObserverError {

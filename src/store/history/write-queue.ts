@@ -22,7 +22,7 @@
  *   `windowRows` rows); `drain()` on a graceful stop writes everything.
  */
 import { randomUUID } from 'node:crypto';
-import type { CheckRecord, CounterIncrements } from './types.js';
+import type { CheckRecord, CounterIncrements } from '../types.js';
 
 export const COUNTER_NAMES = ['totalRequests', 'apiRequests', 'serverQueries', 'totalChecks'] as const;
 export type CounterName = (typeof COUNTER_NAMES)[number];

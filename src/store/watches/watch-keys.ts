@@ -1,6 +1,6 @@
 /** Keys the watches share across instances (the signing key, the client salt), kept in `watch_keys`. */
 import type { Kysely } from 'kysely';
-import type { Database } from './schema.js';
+import type { Database } from '../schema.js';
 
 /** The stored key called `name`, made by `create` and stored when there is none (the first instance's wins). */
 export async function storedKey(db: Kysely<Database>, name: string, create: () => string): Promise<string> {

@@ -8,10 +8,10 @@
  * (retention then gives space back as it goes).
  */
 import { sql, type Kysely, type RawBuilder } from 'kysely';
-import { HOUR_MS, ROLLUP_COLUMNS, rollupSelect } from './check-row.js';
+import { HOUR_MS, ROLLUP_COLUMNS, rollupSelect } from '../history/check-row.js';
 import type { ObserverMigration, StepResult } from './migration-runner.js';
-import { postgresHistoryLayout } from './postgres/layout-migrations.js';
-import type { Dialect } from './schema.js';
+import { postgresHistoryLayout } from '../postgres/layout-migrations.js';
+import type { Dialect } from '../schema.js';
 
 const SERVER_COLUMNS = `id, edition, host, port, first_seen, last_seen, record_players, last_online,
   players_online, players_max, clients_24h, trend_score`;

@@ -4,8 +4,8 @@
  * single writer's lock, on PostgreSQL the row lock, so two creations never both pass a cap.
  */
 import type { Kysely } from 'kysely';
-import type { Database } from './schema.js';
-import type { Transact } from './transact.js';
+import type { Database } from '../schema.js';
+import type { Transact } from '../transact.js';
 import { WATCH_CREATION_LOCK, type CapRefusal, type WatchCaps, type WatchRow } from './watch-rows.js';
 
 /** Inserts a watch unless a cap refuses it; which one did, or null when inserted. */

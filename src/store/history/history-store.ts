@@ -21,25 +21,25 @@
 import { hash } from 'node:crypto';
 import DataLoader from 'dataloader';
 import type { Kysely } from 'kysely';
-import { monotonicTime, type Clock } from '../core/clock.js';
-import { NO_TRACER, type Tracer } from '../core/tracing.js';
-import { serverAddress } from '../core/types.js';
+import { monotonicTime, type Clock } from '../../core/clock.js';
+import { NO_TRACER, type Tracer } from '../../core/tracing.js';
+import { serverAddress } from '../../core/types.js';
 import { refusedByDatabase, setBatchAside } from './batch-ledger.js';
-import { MigratingError, StoreOpenError } from './errors.js';
+import { MigratingError, StoreOpenError } from '../errors.js';
 import type { HeldBatches } from './held-batches.js';
-import { retentionCutoffs, type Maintenance, type Retention, type RetentionReport } from './maintenance.js';
-import { MigrationRunner, MigrationStoppedError, type MigrationEvent, type MigrationSession, type MigrationState, type MigrationSteps } from './migration-runner.js';
-import { observerMigrations } from './migrations.js';
+import { retentionCutoffs, type Maintenance, type Retention, type RetentionReport } from '../maintenance.js';
+import { MigrationRunner, MigrationStoppedError, type MigrationEvent, type MigrationSession, type MigrationState, type MigrationSteps } from '../migrations/migration-runner.js';
+import { observerMigrations } from '../migrations/migrations.js';
 import { ReadFallback } from './read-fallback.js';
-import type { Database, Dialect } from './schema.js';
+import type { Database, Dialect } from '../schema.js';
 import { readStatistics } from './statistics.js';
 import { TrendReader } from './trends.js';
-import type { CheckRecord, CounterIncrements, HistoryStore, Statistics, StoreHealth, TrendPage } from './types.js';
+import type { CheckRecord, CounterIncrements, HistoryStore, Statistics, StoreHealth, TrendPage } from '../types.js';
 import { serverHistory, type HistoryRange, type HistoryReader, type ServerHistory } from './uptime-history.js';
 import { WriteQueue, type BatchWriter, type WriteQueueOptions } from './write-queue.js';
-import type { SqliteBindingName } from './sqlite/binding.js';
-import type { WriterWork } from './sqlite/writer-work.js';
-import { WatchStore } from './watch-store.js';
+import type { SqliteBindingName } from '../sqlite/binding.js';
+import type { WriterWork } from '../sqlite/writer-work.js';
+import { WatchStore } from '../watches/watch-store.js';
 
 export interface StoreOptions {
   /** How long a computed /stats stays in memory (default 60 s, as long as its HTTP cache). */

@@ -22,7 +22,7 @@
 import { open, readFile, rm, stat, type FileHandle } from 'node:fs/promises';
 import { sql, type Kysely, type Transaction } from 'kysely';
 import { batchBody } from './batch-ledger.js';
-import type { Database } from './schema.js';
+import type { Database } from '../schema.js';
 import type { CounterName, WriteBatch } from './write-queue.js';
 
 export interface HeldBatches {

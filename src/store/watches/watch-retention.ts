@@ -1,7 +1,7 @@
 /** How long watches' events, delivery logs, unverified and paused watches are kept. */
 import { sql, type Kysely } from 'kysely';
-import type { Database } from './schema.js';
-import type { Transact } from './transact.js';
+import type { Database } from '../schema.js';
+import type { Transact } from '../transact.js';
 import { inBackground } from './watch-deliveries.js';
 import type { WatchRetention } from './watch-rows.js';
 

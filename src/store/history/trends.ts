@@ -5,13 +5,13 @@
  * bounded, and the uptime of its servers comes from the hourly rows of the last 7 days.
  */
 import { sql, type Kysely } from 'kysely';
-import { serverAddress, type Edition } from '../core/types.js';
+import { serverAddress, type Edition } from '../../core/types.js';
 import { HOUR_MS } from './check-row.js';
-import { InvalidCursorError } from './errors.js';
+import { InvalidCursorError } from '../errors.js';
 import { scoreValue } from './ranking.js';
 import { RankingSnapshot, RankingSnapshots, SNAPSHOT_SERVERS, type CursorPlace, type RankedServer } from './ranking-snapshots.js';
-import type { Database } from './schema.js';
-import type { TrendPage, TrendServer } from './types.js';
+import type { Database } from '../schema.js';
+import type { TrendPage, TrendServer } from '../types.js';
 
 const MINUTE = 60_000;
 /** /trends lists servers whose latest check is online and younger than this. */

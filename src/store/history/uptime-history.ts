@@ -13,7 +13,7 @@
  * `now`, and the range starts at the edge `count - 1` buckets before it. A check belongs to
  * the bucket with `start <= checked_at < start + size`.
  */
-import type { Edition } from '../core/types.js';
+import type { Edition } from '../../core/types.js';
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
