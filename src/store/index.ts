@@ -83,11 +83,13 @@ export async function startStore(
   let migrated: Promise<void> | null = null;
   // A stop (close()) releases the connections itself, after the last writes.
   const migrate = () => (migrated ??= store.migrate().then(() => store.start(), (error: unknown) => (error instanceof MigrationStoppedError ? Promise.reject(error) : release(error))));
-  // A database already current, or a new one (its tables take moments to create), is served
-  // before the service listens: /history, /trends and /stats answer from the first request,
-  // not 503 `migrating`. An upgrade of stored data runs while it listens, and so does the
-  // rest of any upgrade (the work after the migrations, the batches held meanwhile).
-  if (schema !== 'upgrade') await Promise.race([store.schemaCurrent(), migrate()]);
+  // A new database (its tables take moments to create, its clean-up is of empty tables) is made
+  // whole before the service listens, and one already current is served before it: /history,
+  // /trends and /stats answer from the first request, not 503 `migrating`. An upgrade of stored
+  // data runs while it listens, and so does the rest of an interrupted one (the work after the
+  // migrations, the batches held meanwhile).
+  if (schema === 'new') await migrate();
+  else if (schema === 'current') await Promise.race([store.schemaCurrent(), migrate()]);
   return { store, migrate };
 }
 

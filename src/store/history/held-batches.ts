@@ -125,9 +125,10 @@ export function postgresHeldBatches(db: Kysely<Database>, apply: (trx: Transacti
       await sql`CREATE TABLE IF NOT EXISTS held_batches (seq bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
         id text NOT NULL UNIQUE, held_at bigint NOT NULL, body text NOT NULL)`
         .execute(db)
-        // Two instances starting at once: one made it while the other looked.
+        // Two instances starting at once: one made it (its row type, its table or its sequence)
+        // while the other looked.
         .catch((error: unknown) => {
-          if (!['23505', '42P07'].includes(String((error as { code?: unknown }).code))) throw error;
+          if (!['23505', '42P07', '42710'].includes(String((error as { code?: unknown }).code))) throw error;
         });
     },
     async hold(batch) {
