@@ -106,8 +106,10 @@ async function checksInHistory(tally: LoadTally): Promise<number> {
 const answeredChecks = (tally: LoadTally) => [...tally.checks.values()].reduce((sum, set) => sum + set.size, 0);
 
 /**
- * A server first looked up on an instance that holds its checks back (PostgreSQL away, or a
- * migration running) has no history on the other instances until that instance writes them.
+ * A server first looked up on an instance that holds its checks back (PostgreSQL away, a
+ * migration running, or a stop flushing its last commit window) has no history on the other
+ * instances until that instance writes them. Every such check is in the history afterwards:
+ * the tests count them.
  */
 const HISTORY_NOT_YET_WRITTEN = /^GET \/api\/v1\/history\/\S+: 404 /;
 
@@ -195,7 +197,7 @@ describe('compose.yaml, started as an operator starts it', () => {
       await stack.waitHealthy(service);
     }
     const tally = await load.stop();
-    expectAllAnswered('rolling restart', tally);
+    expectAllAnswered('rolling restart', tally, HISTORY_NOT_YET_WRITTEN);
     await historyWritten();
     expect(await checksInHistory(tally)).toBe(answeredChecks(tally));
   });
