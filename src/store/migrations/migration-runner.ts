@@ -167,7 +167,7 @@ export interface MigrationRunnerOptions {
   steps?: MigrationSteps;
   /** Where the work after the commits runs (SQLite: a process of its own); default: as the steps. */
   afterSteps?: MigrationSteps;
-  /** With the default steps: they run on this session's connection, under its lock (PostgreSQL). */
+  /** With the default steps: they run on the connection that holds the migration lock (PostgreSQL). */
   session?: MigrationSession;
 }
 
