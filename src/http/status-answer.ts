@@ -12,7 +12,7 @@
  * one recorder every request goes through (request-record.ts).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { ClientHasher } from '../core/client-hash.js';
+import type { ClientHasher, ClientKeys } from '../core/client-hash.js';
 import { ObserverError } from '../core/errors.js';
 import { statusBodyBytes } from '../status/cache.js';
 import { lookupEditions, parseEditionChoice, type EditionChoice } from '../status/editions.js';
@@ -74,6 +74,17 @@ export class StatusAnswers {
   private readonly policy: string;
   /** The headers each body was last answered with (headersOf). */
   private readonly heads = new WeakMap<Buffer, { cache: CacheState; maxAgeSeconds: number; headers: string[] }>();
+  /**
+   * What a client's plain requests need, made once per client keys (ClientHasher.keysOf keeps
+   * one object per connection): its status-tier key and the look-up options of a request without
+   * a Query. A cached answer then builds no string and no object of its own for them.
+   */
+  private readonly clients = new WeakMap<ClientKeys, { tierKey: string; options: LookupOptions }>();
+  /** A store failure lets the request through (as every tier does) and is reported. */
+  private readonly storeFailed = (error: unknown): null => {
+    this.options.rateLimit.onError(error);
+    return null;
+  };
 
   constructor(private readonly options: StatusAnswersOptions) {
     this.policy = rateLimitHeaders('status', options.rateLimit.limit, { count: 0, resetMs: 0 })['RateLimit-Policy'];
@@ -89,12 +100,12 @@ export class StatusAnswers {
    */
   serve(req: IncomingMessage, res: ServerResponse, ask: StatusAsk | ObserverError): Promise<void> | undefined {
     try {
-      const client = this.options.hasher.keysOf(req.socket, this.options.clientAddress(req));
-      const counted = this.charge(client.key);
+      const client = this.clientOf(this.options.hasher.keysOf(req.socket, this.options.clientAddress(req)));
+      const counted = this.charge(client.tierKey);
       const answered =
         counted instanceof Promise
-          ? counted.then((windowCount) => this.answer(ask, client.lookupKey, windowCount, res))
-          : this.answer(ask, client.lookupKey, counted, res);
+          ? counted.then((windowCount) => this.answer(ask, client.options, windowCount, res))
+          : this.answer(ask, client.options, counted, res);
       return answered?.catch((error: unknown) => this.failed(error, res));
     } catch (error) {
       this.failed(error, res);
@@ -102,29 +113,34 @@ export class StatusAnswers {
     }
   }
 
+  private clientOf(keys: ClientKeys): { tierKey: string; options: LookupOptions } {
+    let client = this.clients.get(keys);
+    if (client === undefined) {
+      client = { tierKey: `status:${keys.key}`, options: statusLookupOptions(keys.lookupKey, this.options.admitPing, undefined) };
+      this.clients.set(keys, client);
+    }
+    return client;
+  }
+
   /** One unit of the status tier; null when the store failed (the request is let through, as every tier does). */
-  private charge(clientKey: string): WindowCount | Promise<WindowCount | null> | null {
+  private charge(tierKey: string): WindowCount | Promise<WindowCount | null> | null {
     const { store, limit } = this.options.rateLimit;
-    const onFailure = (error: unknown) => {
-      this.options.rateLimit.onError(error);
-      return null;
-    };
     try {
-      const counted = store.hit(`status:${clientKey}`, WINDOW_MS, limit);
-      return counted instanceof Promise ? counted.catch(onFailure) : counted;
+      const counted = store.hit(tierKey, WINDOW_MS, limit);
+      return counted instanceof Promise ? counted.catch(this.storeFailed) : counted;
     } catch (error) {
-      return onFailure(error);
+      return this.storeFailed(error);
     }
   }
 
   /** Writes the answer, at once when this instance's cache decides it, or once the look-up has it. */
-  private answer(ask: StatusAsk | ObserverError, lookupKey: string, counted: WindowCount | null, res: ServerResponse): Promise<void> | undefined {
+  private answer(ask: StatusAsk | ObserverError, plain: LookupOptions, counted: WindowCount | null, res: ServerResponse): Promise<void> | undefined {
     const { limit } = this.options.rateLimit;
     try {
       if (counted !== null && counted.count > limit) throw rateLimitError('status', limit, counted);
       if (ask instanceof ObserverError) throw ask;
       const mode = parseEditionChoice(ask.edition, ask.legacy ?? false, ask.bedrock ?? false);
-      const options = statusLookupOptions(lookupKey, this.options.admitPing, ask.query);
+      const options = ask.query ? statusLookupOptions(plain.clientKey!, this.options.admitPing, ask.query) : plain;
       const answered =
         mode === 'auto'
           ? lookupEditions(this.options.status, ask.address, options).then((both) => this.writeStatus(res, both, both.body))
@@ -138,11 +154,14 @@ export class StatusAnswers {
 
   /** One edition's answer: written at once from the cache when it can be, else once looked up. */
   private single(address: string, mode: QueryMode, options: LookupOptions, res: ServerResponse): Promise<void> | undefined {
-    const write = (answer: StatusAnswer) => this.writeStatus(res, answer, statusBodyBytes(answer.status));
     const cached = this.options.status.cached?.(address, mode, options);
-    if (cached === undefined) return this.options.status.lookup(address, mode, options).then(write);
-    write(cached);
+    if (cached === undefined) return this.options.status.lookup(address, mode, options).then((answer) => this.writeAnswer(res, answer));
+    this.writeAnswer(res, cached);
     return undefined;
+  }
+
+  private writeAnswer(res: ServerResponse, answer: StatusAnswer): void {
+    this.writeStatus(res, answer, statusBodyBytes(answer.status));
   }
 
   /** A 200 (a public answer carries no client's RateLimit). */

@@ -76,9 +76,18 @@ export interface StatusObserver {
  */
 const JOINED_REFUSALS_MAX = 3;
 
+/**
+ * The keys of look-ups without a Query, by parsed address (kept while the address is): a cached
+ * answer then makes no key string, which its cache look-up would hash anew.
+ */
+const plainKeys = new WeakMap<ParsedAddress, Partial<Record<QueryMode, string>>>();
+
 /** What pings are shared by: mode, host, port, and the Query asked for. */
 function pingKey(parsed: ParsedAddress, mode: QueryMode, query: QueryRequest | undefined): string {
-  return `${mode}|${parsed.host}|${parsed.port ?? ''}${query ? `|q${query.port ?? ''}` : ''}`;
+  if (query) return `${mode}|${parsed.host}|${parsed.port ?? ''}|q${query.port ?? ''}`;
+  let keys = plainKeys.get(parsed);
+  if (keys === undefined) plainKeys.set(parsed, (keys = {}));
+  return (keys[mode] ??= `${mode}|${parsed.host}|${parsed.port ?? ''}`);
 }
 
 /** A ping refused by a spent budget (the beforePing hook's 429). */
