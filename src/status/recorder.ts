@@ -21,6 +21,8 @@ export const LOOKUP_RECORD_INTERVAL_MS = 60_000;
 const KNOWN_READ_MS = 1_000;
 /** Server ids known to be in the store, remembered so that a known server costs no read. */
 const KNOWN_SERVERS_MAX = 100_000;
+/** Clients whose last look-up's pair key is kept; past it the memo starts again. */
+const LAST_PAIRS_MAX = 10_000;
 
 /**
  * A bound of `count` entries, counted through `maxSize` rather than `max`: lru-cache allocates
@@ -42,6 +44,8 @@ export class HistoryRecorder {
   /** Client+server pairs recorded within the last LOOKUP_RECORD_INTERVAL_MS. */
   private readonly recentLookups: LRUCache<string, true>;
   private readonly knownServers = new LRUCache<string, true>(entries(KNOWN_SERVERS_MAX));
+  /** Each client's last pair (pairOf), for LAST_PAIRS_MAX clients at most. */
+  private readonly lastPairs = new Map<string, { serverId: string; pair: string }>();
   /** Per server id, whether the check being decided is recorded (a look-up waits for it). */
   private readonly recordings = new Map<string, Promise<boolean>>();
   private readonly pending = new Set<Promise<unknown>>();
@@ -82,7 +86,7 @@ export class HistoryRecorder {
 
   /** A client's look-up that had a result. */
   recordLookup(serverId: string, clientKey: string): void {
-    const pair = `${serverId}|${clientKey}`;
+    const pair = this.pairOf(serverId, clientKey);
     if (this.recentLookups.has(pair)) return;
     this.recentLookups.set(pair, true);
     this.track(
@@ -91,6 +95,16 @@ export class HistoryRecorder {
         else this.recentLookups.delete(pair);
       }),
     );
+  }
+
+  /** The key of a client and server pair; the client's last one is kept: a client asking again makes no new string. */
+  private pairOf(serverId: string, clientKey: string): string {
+    const last = this.lastPairs.get(clientKey);
+    if (last !== undefined && last.serverId === serverId) return last.pair;
+    const pair = `${serverId}|${clientKey}`;
+    if (this.lastPairs.size >= LAST_PAIRS_MAX) this.lastPairs.clear();
+    this.lastPairs.set(clientKey, { serverId, pair });
+    return pair;
   }
 
   /** Resolves once the decision on this server's check, if one is under way, is taken and its row queued. */

@@ -15,6 +15,8 @@ import type { LookupOptions, StatusAnswer, StatusLookup } from './types.js';
 
 /** Bytes of targets remembered by default; the least recently looked up are forgotten first. */
 export const DEFAULT_REFRESHER_BYTES = 2 * 1024 * 1024;
+/** Addresses whose key is kept per mode; past it the memo starts again. */
+const PLAIN_KEYS_MAX = 10_000;
 
 interface Tracked {
   address: string;
@@ -49,6 +51,11 @@ export class BackgroundRefresher {
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<void> | undefined;
   private stopped = true;
+  /**
+   * The keys of look-ups without a Query by mode and address as asked, so that a target looked
+   * up again makes no new key string (each new string is hashed again to find its target).
+   */
+  private readonly plainKeys = new Map<QueryMode, Map<string, string>>();
   /** Refreshes done by this instance (for tests and health). */
   refreshed = 0;
 
@@ -58,7 +65,7 @@ export class BackgroundRefresher {
 
   /** Notes a user's look-up (called by `tracking`). */
   noteLookup(address: string, mode: QueryMode, options: LookupOptions = {}): void {
-    const key = `${mode}|${address.trim().toLowerCase()}|${options.query ? `q${options.query.port ?? ''}` : ''}`;
+    const key = this.keyOf(address, mode, options.query);
     const now = this.options.clock.now();
     const known = this.targets.get(key);
     if (known) {
@@ -67,6 +74,20 @@ export class BackgroundRefresher {
       return;
     }
     this.targets.set(key, { address, mode, query: options.query, lookups: 1, lastLookup: now, lastRefresh: now });
+  }
+
+  /** A target's key: its mode, its address as the service normalises it, its Query. */
+  private keyOf(address: string, mode: QueryMode, query: LookupOptions['query']): string {
+    if (query) return `${mode}|${address.trim().toLowerCase()}|q${query.port ?? ''}`;
+    let keys = this.plainKeys.get(mode);
+    if (keys === undefined) this.plainKeys.set(mode, (keys = new Map()));
+    let key = keys.get(address);
+    if (key === undefined) {
+      if (keys.size >= PLAIN_KEYS_MAX) keys.clear();
+      key = `${mode}|${address.trim().toLowerCase()}|`;
+      keys.set(address, key);
+    }
+    return key;
   }
 
   /** A StatusLookup that notes every successful look-up of `inner` here. */
