@@ -68,6 +68,13 @@ export function statusLookupOptions(clientKey: string, admitPing: () => void, qu
   return options;
 }
 
+/** A client's status-tier key, its look-up key and the look-up options of its requests without a Query. */
+interface PlainClient {
+  readonly tierKey: string;
+  readonly lookupKey: string;
+  readonly options: LookupOptions;
+}
+
 export class StatusAnswers {
   /** The headers every status answer starts with: the request steps' and the status tier's policy, as flat pairs. */
   private readonly fixed: readonly string[];
@@ -79,7 +86,7 @@ export class StatusAnswers {
    * one object per connection): its status-tier key and the look-up options of a request without
    * a Query. A cached answer then builds no string and no object of its own for them.
    */
-  private readonly clients = new WeakMap<ClientKeys, { tierKey: string; options: LookupOptions }>();
+  private readonly clients = new WeakMap<ClientKeys, PlainClient>();
   /** A store failure lets the request through (as every tier does) and is reported. */
   private readonly storeFailed = (error: unknown): null => {
     this.options.rateLimit.onError(error);
@@ -104,8 +111,8 @@ export class StatusAnswers {
       const counted = this.charge(client.tierKey);
       const answered =
         counted instanceof Promise
-          ? counted.then((windowCount) => this.answer(ask, client.options, windowCount, res))
-          : this.answer(ask, client.options, counted, res);
+          ? counted.then((windowCount) => this.answer(ask, client, windowCount, res))
+          : this.answer(ask, client, counted, res);
       return answered?.catch((error: unknown) => this.failed(error, res));
     } catch (error) {
       this.failed(error, res);
@@ -113,10 +120,10 @@ export class StatusAnswers {
     }
   }
 
-  private clientOf(keys: ClientKeys): { tierKey: string; options: LookupOptions } {
+  private clientOf(keys: ClientKeys): PlainClient {
     let client = this.clients.get(keys);
     if (client === undefined) {
-      client = { tierKey: `status:${keys.key}`, options: statusLookupOptions(keys.lookupKey, this.options.admitPing, undefined) };
+      client = { tierKey: `status:${keys.key}`, lookupKey: keys.lookupKey, options: statusLookupOptions(keys.lookupKey, this.options.admitPing, undefined) };
       this.clients.set(keys, client);
     }
     return client;
@@ -134,13 +141,13 @@ export class StatusAnswers {
   }
 
   /** Writes the answer, at once when this instance's cache decides it, or once the look-up has it. */
-  private answer(ask: StatusAsk | ObserverError, plain: LookupOptions, counted: WindowCount | null, res: ServerResponse): Promise<void> | undefined {
+  private answer(ask: StatusAsk | ObserverError, client: PlainClient, counted: WindowCount | null, res: ServerResponse): Promise<void> | undefined {
     const { limit } = this.options.rateLimit;
     try {
       if (counted !== null && counted.count > limit) throw rateLimitError('status', limit, counted);
       if (ask instanceof ObserverError) throw ask;
       const mode = parseEditionChoice(ask.edition, ask.legacy ?? false, ask.bedrock ?? false);
-      const options = ask.query ? statusLookupOptions(plain.clientKey!, this.options.admitPing, ask.query) : plain;
+      const options = ask.query ? statusLookupOptions(client.lookupKey, this.options.admitPing, ask.query) : client.options;
       const answered =
         mode === 'auto'
           ? lookupEditions(this.options.status, ask.address, options).then((both) => this.writeStatus(res, both, both.body))
