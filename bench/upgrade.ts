@@ -26,13 +26,13 @@
  *    status and history answers (target ≤ 3 s), and how long the VACUUM done again takes.
  *
  * BENCH_UPGRADE_SCALE (default 1) divides the servers of both sizes (e.g. 10 for a quick run);
- * BENCH_UPGRADE_SIZES=U1 (or U2) runs one size only. Building U1 takes minutes: each file is
+ * BENCH_UPGRADE_SIZES=U1 (or U2) runs one size only. Building U1 takes minutes: each database is
  * kept in ~/.cache/observer/upgrade-fixtures, named by its size and the fixture's code, and
  * copied for each run while it is less than a day old (its history ends when it was built).
  */
 import { fork, spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -213,28 +213,34 @@ const FIXTURES = join(homedir(), '.cache/observer/upgrade-fixtures');
 const FIXTURE_MAX_AGE_MS = 24 * 60 * MINUTE;
 
 /**
- * The previous-layout file of `spec` in the fixture cache, built there first when it is missing
- * or a day old (written under another name and renamed, so that a build cut short is not used);
- * how it came, for the log.
+ * Copies the previous-layout database of `spec` from the fixture cache into `dir`, building it
+ * there first when it is missing or a day old; how it came, for the log. An entry is a folder
+ * holding the database's files (its log too: the fixture's last transactions may be there
+ * only), built under another name and renamed, so that a build cut short is never used.
  */
-async function cachedFixture(spec: Spec, shape: HistoryShape): Promise<{ path: string; how: string }> {
+async function copyFixture(spec: Spec, shape: HistoryShape, dir: string): Promise<string> {
   const code = createHash('sha256');
   for (const file of ['test/store/upgrade-fixture.ts', 'test/store/legacy-layout.ts']) code.update(readFileSync(join(ROOT, file)));
-  const path = join(FIXTURES, `${spec.servers}x${spec.days}d-${code.digest('hex').slice(0, 12)}.db`);
+  const entry = join(FIXTURES, `${spec.servers}x${spec.days}d-${code.digest('hex').slice(0, 12)}`);
   let age = Infinity;
   try {
-    age = Date.now() - statSync(path).mtimeMs;
+    age = Date.now() - statSync(entry).mtimeMs;
   } catch {
     // not built yet
   }
-  if (age < FIXTURE_MAX_AGE_MS) return { path, how: `kept from ${seconds(age)} ago` };
-  mkdirSync(FIXTURES, { recursive: true });
-  const building = `${path}.building`;
-  rmSync(building, { force: true });
-  const started = performance.now();
-  await buildDatabase({ kind: 'sqlite', path: building }, MIGRATION_NAMES.indexOf('0003_history_layout'), shape);
-  renameSync(building, path);
-  return { path, how: `built in ${seconds(performance.now() - started)}` };
+  let how = `kept from ${seconds(age)} ago`;
+  if (age >= FIXTURE_MAX_AGE_MS) {
+    const building = `${entry}.building`;
+    for (const stale of [entry, building]) rmSync(stale, { recursive: true, force: true });
+    mkdirSync(building, { recursive: true });
+    const started = performance.now();
+    await buildDatabase({ kind: 'sqlite', path: join(building, 'observer.db') }, MIGRATION_NAMES.indexOf('0003_history_layout'), shape);
+    renameSync(building, entry);
+    how = `built in ${seconds(performance.now() - started)}`;
+  }
+  // The shared-memory index is not part of the database: SQLite makes it again from the log.
+  for (const file of readdirSync(entry)) if (!file.endsWith('-shm')) copyFileSync(join(entry, file), join(dir, file));
+  return how;
 }
 
 async function upgrade(spec: Spec, baseline: number): Promise<void> {
@@ -242,12 +248,11 @@ async function upgrade(spec: Spec, baseline: number): Promise<void> {
   let service: Service | null = null;
   try {
     const shape: HistoryShape = { servers: spec.servers, checksPerServer: spec.days * 288, intervalMs: 5 * MINUTE, end: Math.floor(Date.now() / MINUTE) * MINUTE - MINUTE, heavyTail: true };
-    const fixture = await cachedFixture(spec, shape);
-    copyFileSync(fixture.path, join(dir, 'observer.db'));
+    const how = await copyFixture(spec, shape, dir);
     const checks = fixtureChecks(shape);
     console.log(
       `${spec.name}: ${fmt(spec.servers)} servers × ${spec.days} d, ${fmt(checks)} checks in the previous layout, in time order, heavy-tailed ` +
-        `(${fmt(statSync(join(dir, 'observer.db')).size / MIB)} MiB), ${fixture.how}`,
+        `(${fmt(statSync(join(dir, 'observer.db')).size / MIB)} MiB), ${how}`,
     );
 
     service = spawnService(dir, await freePort());
