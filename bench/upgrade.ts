@@ -26,11 +26,14 @@
  *    status and history answers (target ≤ 3 s), and how long the VACUUM done again takes.
  *
  * BENCH_UPGRADE_SCALE (default 1) divides the servers of both sizes (e.g. 10 for a quick run);
- * BENCH_UPGRADE_SIZES=U1 (or U2) runs one size only.
+ * BENCH_UPGRADE_SIZES=U1 (or U2) runs one size only. Building U1 takes minutes: each database is
+ * kept in ~/.cache/observer/upgrade-fixtures, named by its size and the fixture's code, and
+ * copied for each run while it is less than a day old (its history ends when it was built).
  */
 import { fork, spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { createHash } from 'node:crypto';
+import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
+import { homedir, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freePort } from '../scripts/ports.mjs';
@@ -206,17 +209,50 @@ async function vacuuming(service: Service): Promise<void> {
   }
 }
 
+const FIXTURES = join(homedir(), '.cache/observer/upgrade-fixtures');
+const FIXTURE_MAX_AGE_MS = 24 * 60 * MINUTE;
+
+/**
+ * Copies the previous-layout database of `spec` from the fixture cache into `dir`, building it
+ * there first when it is missing or a day old; how it came, for the log. An entry is a folder
+ * holding the database's files (its log too: the fixture's last transactions may be there
+ * only), built under another name and renamed, so that a build cut short is never used.
+ */
+async function copyFixture(spec: Spec, shape: HistoryShape, dir: string): Promise<string> {
+  const code = createHash('sha256');
+  for (const file of ['test/store/upgrade-fixture.ts', 'test/store/legacy-layout.ts']) code.update(readFileSync(join(ROOT, file)));
+  const entry = join(FIXTURES, `${spec.servers}x${spec.days}d-${code.digest('hex').slice(0, 12)}`);
+  let age = Infinity;
+  try {
+    age = Date.now() - statSync(entry).mtimeMs;
+  } catch {
+    // not built yet
+  }
+  let how = `kept from ${seconds(age)} ago`;
+  if (age >= FIXTURE_MAX_AGE_MS) {
+    const building = `${entry}.building`;
+    for (const stale of [entry, building]) rmSync(stale, { recursive: true, force: true });
+    mkdirSync(building, { recursive: true });
+    const started = performance.now();
+    await buildDatabase({ kind: 'sqlite', path: join(building, 'observer.db') }, MIGRATION_NAMES.indexOf('0003_history_layout'), shape);
+    renameSync(building, entry);
+    how = `built in ${seconds(performance.now() - started)}`;
+  }
+  // The shared-memory index is not part of the database: SQLite makes it again from the log.
+  for (const file of readdirSync(entry)) if (!file.endsWith('-shm')) copyFileSync(join(entry, file), join(dir, file));
+  return how;
+}
+
 async function upgrade(spec: Spec, baseline: number): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'observer-bench-upgrade-'));
   let service: Service | null = null;
   try {
     const shape: HistoryShape = { servers: spec.servers, checksPerServer: spec.days * 288, intervalMs: 5 * MINUTE, end: Math.floor(Date.now() / MINUTE) * MINUTE - MINUTE, heavyTail: true };
-    const built = performance.now();
-    await buildDatabase({ kind: 'sqlite', path: join(dir, 'observer.db') }, MIGRATION_NAMES.indexOf('0003_history_layout'), shape);
+    const how = await copyFixture(spec, shape, dir);
     const checks = fixtureChecks(shape);
     console.log(
       `${spec.name}: ${fmt(spec.servers)} servers × ${spec.days} d, ${fmt(checks)} checks in the previous layout, in time order, heavy-tailed ` +
-        `(${fmt(statSync(join(dir, 'observer.db')).size / MIB)} MiB), built in ${seconds(performance.now() - built)}`,
+        `(${fmt(statSync(join(dir, 'observer.db')).size / MIB)} MiB), ${how}`,
     );
 
     service = spawnService(dir, await freePort());

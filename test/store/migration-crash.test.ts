@@ -18,9 +18,11 @@
  * kill point, with every statement of the first transaction (begin), the last (finish) and
  * the work after it (after).
  *
- * MIGRATION_CRASH_POINTS=all (what .ci/run sets) signals at every kill point; otherwise each
- * case signals at a few of them drawn at random, the seed printed (MIGRATION_CRASH_SEED draws
- * the same ones again).
+ * MIGRATION_CRASH_POINTS=all signals at every kill point; MIGRATION_CRASH_POINTS=k/n at every
+ * n-th of each case's points in their sorted order, starting from the k-th (.ci/run runs 1/2 on
+ * one Node line and 2/2 on the other: every point in each run); otherwise each case signals at
+ * a few of them drawn at random, the seed printed (MIGRATION_CRASH_SEED draws the same ones
+ * again).
  *
  * SIGKILL: a killed transaction is rolled back, so a copy of the fixture is killed at one point
  * after the other, the first not killed at yet, until a start completes. SIGTERM: the
@@ -63,8 +65,12 @@ const KEPT_AFTER_MS = 2_000;
 /** Kill points per case and signal when not every one is signalled. */
 const SAMPLED_POINTS = 3;
 const EVERY_POINT = process.env.MIGRATION_CRASH_POINTS === 'all';
+const SHARE = /^(\d+)\/(\d+)$/.exec(process.env.MIGRATION_CRASH_POINTS ?? '');
+const [SHARE_FIRST, SHARE_EVERY] = SHARE ? [Number(SHARE[1]) - 1, Number(SHARE[2])] : [0, 1];
+if (SHARE && !(SHARE_EVERY > 0 && SHARE_FIRST >= 0 && SHARE_FIRST < SHARE_EVERY)) throw new Error(`MIGRATION_CRASH_POINTS=${SHARE[0]}: k/n with 1 <= k <= n`);
 const SEED = Number(process.env.MIGRATION_CRASH_SEED ?? Math.floor(Math.random() * 2 ** 31));
-if (!EVERY_POINT) console.log(`migration crash test: ${SAMPLED_POINTS} kill points per case and signal, seed ${SEED} (MIGRATION_CRASH_SEED=${SEED} draws them again; MIGRATION_CRASH_POINTS=all signals at every one)`);
+if (SHARE) console.log(`migration crash test: share ${SHARE[0]} of each case's kill points, in their sorted order (point ${SHARE_FIRST + 1} of every ${SHARE_EVERY})`);
+else if (!EVERY_POINT) console.log(`migration crash test: ${SAMPLED_POINTS} kill points per case and signal, seed ${SEED} (MIGRATION_CRASH_SEED=${SEED} draws them again; MIGRATION_CRASH_POINTS=all signals at every one)`);
 
 const cleanups: Array<() => Promise<void>> = [];
 afterAll(async () => {
@@ -136,9 +142,13 @@ function planOf(migration: string, log: Array<Record<string, unknown>>): Plan {
   };
 }
 
-/** `count` of the plan's points, drawn with a generator seeded by `seed`; all of them with MIGRATION_CRASH_POINTS=all. */
+/**
+ * `count` of the plan's points, drawn with a generator seeded by `seed`; all of them with
+ * MIGRATION_CRASH_POINTS=all, its share of them with k/n.
+ */
 function sampled(plan: Plan, seed: number, count: number): Plan {
   if (EVERY_POINT) return plan;
+  if (SHARE) return { ...plan, points: new Set([...plan.points].sort().filter((_, i) => i % SHARE_EVERY === SHARE_FIRST)) };
   let state = seed >>> 0 || 1;
   const next = () => {
     // xorshift32

@@ -1,5 +1,5 @@
 /**
- * Migration 0003 on a database filled in the previous layout, on SQLite and PostgreSQL (there
+ * Migration 0003 on a database filled in the previous layout, on SQLite and PostgreSQL (both
  * also in steps of a few rows, whose hourly rows add up across steps): the store opens it,
  * carries every check over, rolls them up by hour, and answers history, trends and statistics
  * exactly as the raw checks say; new checks land beside the old ones.
@@ -90,6 +90,8 @@ describe.each([
   ['PostgreSQL', postgresTarget, undefined],
   // Steps of a few rows: a server's hour, and a check and its duplicate, fall in two steps.
   ['PostgreSQL in steps of 7 checks', postgresTarget, 7],
+  // The old rowids with gaps (rows deleted): a step of the sort covers 7 of them, not 7 rows.
+  ['SQLite in steps of 7 checks', sqliteTarget, 7],
 ])('migration to the time-series layout on %s', (_name, target, rowsPerStep) => {
   it('carries every check over and answers history, trends and statistics as the raw checks say', async () => {
     const database = await target();
@@ -98,6 +100,11 @@ describe.each([
     const legacy = await openLegacy(database);
     await insertLegacy(legacy, 'servers', servers);
     await insertLegacy(legacy, 'checks', checks);
+    if (database.kind === 'sqlite' && rowsPerStep !== undefined) {
+      // In the same order, one rowid in three, and a gap of a million halfway.
+      await sql`UPDATE checks SET id = -id`.execute(legacy);
+      await sql`UPDATE checks SET id = -id * 3 + CASE WHEN -id > ${checks.length / 2} THEN 1000000 ELSE 0 END`.execute(legacy);
+    }
     await legacy.destroy();
 
     const clock = new FakeClock(T0);

@@ -1,6 +1,6 @@
 /**
- * Observer instances as real processes (src/main.ts through tsx, as `npm start` runs the
- * built file) on free loopback ports, for cluster tests and benchmarks.
+ * Observer instances as real processes (the built dist/main.js, as `npm start` runs it; the
+ * tests' global setup builds it) on free loopback ports, for cluster tests and benchmarks.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -31,7 +31,7 @@ export async function waitForHealth(port: number): Promise<void> {
 
 export async function startInstance(env: Record<string, string>): Promise<Instance> {
   const port = await freePort();
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+  const child = spawn(process.execPath, ['dist/main.js'], {
     env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'warn', HOST: '127.0.0.1', ...env, PORT: String(port) },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
