@@ -51,6 +51,9 @@ it('keeps answering through two immediate PostgreSQL stops, and writes every out
     await status('before-outage');
     await service.recorded();
     await store.flush();
+    // A server never checked: a 404 now, and never a 404 from the fallback during the outage.
+    const neverChecked = `/api/v1/history/never-checked.any.observer.test:${server.port}`;
+    expect((await app.inject(neverChecked)).statusCode).toBe(404);
     const trends = await app.inject('/api/v1/trends?limit=5');
     expect(trends.statusCode).toBe(200);
     expect(trends.json().stale).toBeUndefined();
@@ -85,6 +88,10 @@ it('keeps answering through two immediate PostgreSQL stops, and writes every out
       expect(none.json()).toMatchObject({ status: 'error', error: 'store_unavailable' });
       const stats = await app.inject('/api/v1/stats');
       expect([200, 503]).toContain(stats.statusCode);
+      // It may have been checked since the database last answered: 503, not the old 404.
+      const unknown = await app.inject(neverChecked);
+      expect(unknown.statusCode).toBe(503);
+      expect(unknown.json()).toMatchObject({ status: 'error', error: 'store_unavailable' });
       console.log(`outage ${round}: stale /trends in ${staleMs.toFixed(0)} ms, 503 in ${noneMs.toFixed(0)} ms`);
 
       startPg();

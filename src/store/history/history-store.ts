@@ -30,7 +30,7 @@ import type { HeldBatches } from './held-batches.js';
 import { retentionCutoffs, type Maintenance, type Retention, type RetentionReport } from '../maintenance.js';
 import { MigrationRunner, MigrationStoppedError, type MigrationEvent, type MigrationSession, type MigrationState, type MigrationSteps } from '../migrations/migration-runner.js';
 import { observerMigrations } from '../migrations/migrations.js';
-import { ReadFallback } from './read-fallback.js';
+import { ReadFallback, StoreUnavailableError } from './read-fallback.js';
 import type { Database, Dialect } from '../schema.js';
 import { readStatistics } from './statistics.js';
 import { TrendReader } from './trends.js';
@@ -431,7 +431,11 @@ export class KyselyHistoryStore implements HistoryStore {
       // a few hundred objects that would outlive the young generation at every read.
       return { read: await this.parts.readHistory(serverId, range, this.clock.now()) };
     });
-    if (answer.read === null) return null;
+    if (answer.read === null) {
+      // "Not checked yet" is never served in place of a read: the server may have been written since.
+      if (answer.stale) throw new StoreUnavailableError();
+      return null;
+    }
     const history = serverHistory(answer.read.server, answer.read.range, answer.read.window, answer.read.sums);
     return answer.stale ? { ...history, stale: true } : history;
   }
