@@ -54,7 +54,7 @@ export interface TrendPage {
   data: TrendServer[];
   nextCursor: string | null;
   hasNext: boolean;
-  /** Set when the database did not answer in time and this is its last good answer. */
+  /** Set when the database did not answer in time and this is its last good answer, or while an upgrade reads the previous layout. */
   stale?: true;
 }
 
@@ -77,7 +77,7 @@ export interface Statistics {
   activePlayers: number;
   onlineRate: number;
   recentChecks: RecentCheck[];
-  /** Set when the database did not answer in time and this is its last good answer. */
+  /** Set when the database did not answer in time and this is its last good answer, or while an upgrade reads the previous layout. */
   stale?: true;
 }
 
@@ -100,8 +100,9 @@ export interface Store {
   migrate(): Promise<void>;
   /**
    * The schema migration running now (its name, and the fraction done), or null. While one
-   * runs, trends, stats and history reject with MigratingError (503 `migrating`), checks and
-   * counts stay buffered, and are written once it is done.
+   * runs, trends, stats and history reject with MigratingError (503 `migrating`), but while
+   * migration 0003 copies an SQLite history, when they answer from the previous layout
+   * (`stale: true`); checks and counts stay buffered, and are written once it is done.
    */
   migration(): MigrationState | null;
   /**

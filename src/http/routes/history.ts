@@ -39,12 +39,13 @@ const TrendServer = Type.Object(
   { additionalProperties: false, title: 'TrendServer' },
 );
 
-/** Set only when the database did not answer within a second (X-Cache: STALE). */
+/** Set only on an answer that is not the database's latest (X-Cache: STALE). */
 const StaleField = Type.Optional(
   Type.Literal(true, {
     description:
-      'Extra field, present only when the history database did not answer within a second: this is its ' +
-      'last good answer to the same request (also marked `X-Cache: STALE`). Absent on a fresh answer.',
+      'Extra field, present only when the answer is not the latest (also marked `X-Cache: STALE`): the history ' +
+      'database did not answer within a second and this is its last good answer to the same request, or an ' +
+      'upgrade is copying the history into a new layout and this is what was stored before it began. Absent on a fresh answer.',
   }),
 );
 
@@ -107,7 +108,8 @@ const STORE_OUTAGE_NOTE =
   'While the history database is slow or unreachable the answer never waits more than about a second: ' +
   'the last good answer to the same request is served with `stale: true` and `X-Cache: STALE`, or, when ' +
   'there is none, a 503 `store_unavailable` with `Retry-After`. While a schema migration runs (after an upgrade), ' +
-  'a 503 `migrating` with `Retry-After`.';
+  'a 503 `migrating` with `Retry-After`, except while an SQLite history is copied into a new layout: then the ' +
+  'answer is read from the previous one, with `stale: true` (the checks made since the upgrade began are added when it ends).';
 
 /**
  * Headers of a store read: `X-Cache: STALE` on the last good answer (then `no-store`, so the

@@ -49,7 +49,11 @@ export const ServerHistory = Type.Object(
     ),
     buckets: Type.Array(HistoryBucket, { maxItems: 200, description: 'Every bucket of the range, oldest first, empty ones included.' }),
     stale: Type.Optional(
-      Type.Literal(true, { description: 'Only while the history database cannot answer: the last good answer, served instead.' }),
+      Type.Literal(true, {
+        description:
+          'Only on an answer that is not the latest: the history database cannot answer and this is its last good answer, ' +
+          'or an upgrade is copying the history into a new layout and this is what was stored before it began.',
+      }),
     ),
   },
   { $id: 'ServerHistory', additionalProperties: false, title: 'ServerHistory' },
@@ -77,7 +81,9 @@ export const uptimeRoutes: FastifyPluginAsyncTypebox<{ store: Store; config: Con
           'port). Only servers this service has checked have a history: any other is a 404 `not_found` (this endpoint ' +
           `never pings). Cached ${HISTORY_MAX_AGE_SECONDS} seconds. While the history database cannot answer, the ` +
           'last good answer is served with `stale: true` (`X-Cache: STALE`), or 503 `store_unavailable` without one; ' +
-          'while a schema migration runs (after an upgrade), a 503 `migrating` with `Retry-After`.',
+          'while a schema migration runs (after an upgrade), a 503 `migrating` with `Retry-After`, except while an SQLite ' +
+          'history is copied into a new layout: then the history stored before the upgrade began is served with ' +
+          '`stale: true`, and a server it does not hold is a 503 `migrating` (it may have been checked since).',
         tags: ['history'],
         security: [],
         params: Type.Object({ address: AddressParameter }),

@@ -35,7 +35,7 @@ import type { Database, Dialect } from '../schema.js';
 import { readStatistics } from './statistics.js';
 import { TrendReader } from './trends.js';
 import type { CheckRecord, CounterIncrements, HistoryStore, Statistics, StoreHealth, TrendPage } from '../types.js';
-import { serverHistory, type HistoryRange, type HistoryReader, type ServerHistory } from './uptime-history.js';
+import { serverHistory, type HistoryRange, type HistoryReader, type HistorySums, type ServerHistory } from './uptime-history.js';
 import { WriteQueue, type BatchWriter, type WriteQueueOptions } from './write-queue.js';
 import type { SqliteBindingName } from '../sqlite/binding.js';
 import type { WriterWork } from '../sqlite/writer-work.js';
@@ -69,6 +69,8 @@ export interface StoreOptions {
 }
 
 const MINUTE = 60_000;
+/** The migration that moves the history to its current layout. */
+const HISTORY_LAYOUT = '0003_history_layout';
 /** History answers kept for the fallback: at most one per this many ms (read-fallback.ts, keepEveryMs). */
 const HISTORY_KEPT_EVERY_MS = 10;
 /** Longest pause between two tries of applying the held batches. */
@@ -99,6 +101,15 @@ function settleLater(): { promise: Promise<void>; resolve: () => void; reject: (
 /** Ids read in one query at most by knowsServer (far below either database's parameter limit). */
 const KNOWN_SERVERS_PER_READ = 500;
 
+export interface PreviousLayoutReads {
+  /** Statements that only read, on a connection of their own where they never wait for a step of the copy. */
+  db: Kysely<Database>;
+  /** A server's history; `switched` once the copy's last transaction has committed. */
+  readHistory: (serverId: string, range: HistoryRange, now: number) => Promise<HistorySums | null | 'switched'>;
+  /** Whether the previous layout is still there (the copy's last transaction has not committed). */
+  stands: () => Promise<boolean>;
+}
+
 export interface StoreParts {
   db: Kysely<Database>;
   dialect: Dialect;
@@ -108,6 +119,8 @@ export interface StoreParts {
   writer: BatchWriter;
   maintenance: Maintenance;
   readHistory: HistoryReader;
+  /** SQLite: reads of the layout before migration 0003, while that migration copies the history into the current one. */
+  previousLayout?: PreviousLayoutReads;
   /** Called once the schema is migrated (SQLite: SELECTs go to the reader from then on). */
   migrated?: () => void;
   /** Where the migrations' steps run (SQLite: in its writer's thread); default: on `db`. */
@@ -129,7 +142,7 @@ export class KyselyHistoryStore implements HistoryStore {
   private readonly historyReads: ReadFallback;
   private readonly trendReader: TrendReader;
   private readonly elapsed: () => number;
-  private statsCache: { at: number; value: Promise<Statistics> } | null = null;
+  private statsCache: { at: number; value: Promise<Statistics>; layout: 'current' | 'previous' } | null = null;
   private timers: NodeJS.Timeout[] = [];
   private pruning: Promise<void> | null = null;
   private readonly stopMaintenance = new AbortController();
@@ -154,6 +167,13 @@ export class KyselyHistoryStore implements HistoryStore {
   private readonly stopMigration = new AbortController();
   /** Set once the schema is current: reads answer from then on (before, 503 `migrating`). */
   private served = false;
+  /**
+   * Set while migration 0003 copies an SQLite history into the current layout, until its last
+   * transaction commits: history, trends and stats are read from the previous layout meanwhile.
+   */
+  private previousLayout = false;
+  /** /trends from the previous layout, made with its first page. */
+  private previousTrends: TrendReader | null = null;
   private readonly schemaServed = settleLater();
   /** Set once the tables are current and nothing else writes them (the work after the migrations done): batches are written, not held. */
   private direct = false;
@@ -192,7 +212,10 @@ export class KyselyHistoryStore implements HistoryStore {
       ...(parts.migrationSteps ? { steps: parts.migrationSteps } : {}),
       ...(parts.afterCommitSteps ? { afterSteps: parts.afterCommitSteps } : {}),
       ...(parts.migrationSession ? { session: parts.migrationSession } : {}),
-      ...(options.onMigration ? { onEvent: options.onMigration } : {}),
+      onEvent: (event) => {
+        if (event.kind === 'committed' && event.migration === HISTORY_LAYOUT && event.step === 'finish') this.previousLayout = false;
+        options.onMigration?.(event);
+      },
     });
     // Rejected only when the start stops; migrate() reports it.
     this.schemaServed.promise.catch(() => {});
@@ -208,14 +231,19 @@ export class KyselyHistoryStore implements HistoryStore {
     const readFailed = (error: unknown) => this.onError(error);
     this.reads = new ReadFallback({ deadlineMs: options.readDeadlineMs ?? 1000, onFailure: readFailed });
     this.historyReads = new ReadFallback({ deadlineMs: options.readDeadlineMs ?? 1000, keepEveryMs: HISTORY_KEPT_EVERY_MS, onFailure: readFailed });
-    this.trendReader = new TrendReader({
-      db: this.db,
-      now: () => clock.now(),
+    this.trendReader = this.newTrendReader(false);
+  }
+
+  private newTrendReader(previousLayout: boolean): TrendReader {
+    return new TrendReader({
+      db: previousLayout ? this.parts.previousLayout!.db : this.db,
+      now: () => this.clock.now(),
       elapsed: this.elapsed,
       version: () => this.queue.version,
       flushQueued: async () => {
         if (this.queue.holdsRows) await this.queue.flushOnce();
       },
+      previousLayout,
     });
   }
 
@@ -252,6 +280,7 @@ export class KyselyHistoryStore implements HistoryStore {
     }
     this.resumed = await this.runner.resumes();
     if (this.resumed) this.lastState = this.resumed;
+    this.previousLayout = this.parts.previousLayout !== undefined && applied.includes(known[0]!) && !applied.includes(HISTORY_LAYOUT);
     if (known.every((name) => applied.includes(name))) return 'current';
     return applied.length === 0 ? 'new' : 'upgrade';
   }
@@ -270,6 +299,8 @@ export class KyselyHistoryStore implements HistoryStore {
         await this.checkSchema();
         await this.runner.run();
         this.served = true;
+        this.previousLayout = false;
+        this.previousTrends = null;
         this.parts.migrated?.();
         afterDue = await this.runner.afterCommitDue();
         // Nothing else in the way: writes go to the database before the schema is called current.
@@ -347,8 +378,25 @@ export class KyselyHistoryStore implements HistoryStore {
     return this.runner.state ?? (this.served ? { name: this.lastState?.name ?? this.migrationNames.at(-1)!, progress: 1 } : this.resumed);
   }
 
-  private ensureMigrated(): void {
-    if (!this.served) throw new MigratingError();
+  /** Where reads are answered from: the current layout, or the previous one while 0003 copies it (answers marked stale); else 503 `migrating`. */
+  private readsFrom(): 'current' | 'previous' {
+    if (this.served) return 'current';
+    if (this.previousLayout) return 'previous';
+    throw new MigratingError();
+  }
+
+  /**
+   * A read of the previous layout. One that fails because the copy's last transaction renamed
+   * the tables between its statements is answered as any read after that commit until the
+   * schema is current: 503 `migrating`.
+   */
+  private async fromPreviousLayout<T>(read: () => Promise<T>): Promise<T> {
+    try {
+      return await read();
+    } catch (error) {
+      if (!this.previousLayout || !(await this.parts.previousLayout!.stands().catch(() => true))) throw new MigratingError();
+      throw error;
+    }
   }
 
   recordCheck(check: CheckRecord): void {
@@ -391,26 +439,31 @@ export class KyselyHistoryStore implements HistoryStore {
   }
 
   async trends(limit: number, cursor: string | null): Promise<TrendPage> {
-    this.ensureMigrated();
-    return this.reads.read(`trends:${limit}:${cursor ?? ''}`, () => this.trendReader.page(limit, cursor));
+    const key = `trends:${limit}:${cursor ?? ''}`;
+    if (this.readsFrom() === 'current') return this.reads.read(key, () => this.trendReader.page(limit, cursor));
+    const reader = (this.previousTrends ??= this.newTrendReader(true));
+    const page = await this.reads.read(key, () => this.fromPreviousLayout(() => reader.page(limit, cursor)));
+    return { ...page, stale: true };
   }
 
   async stats(): Promise<Statistics> {
-    this.ensureMigrated();
+    const layout = this.readsFrom();
     const at = this.elapsed();
-    if (this.statsCache && at - this.statsCache.at < this.statsCacheMs) return this.statsCache.value;
+    if (this.statsCache && at - this.statsCache.at < this.statsCacheMs && this.statsCache.layout === layout) return this.statsCache.value;
     const value = this.reads.read('stats', async () => {
       // The counters include the requests still queued. This write happens at most once per
       // stats computation, i.e. once a minute, not once per request.
       await this.queue.flushOnce();
-      return readStatistics(this.db, this.clock.now());
+      if (layout === 'current') return readStatistics(this.db, this.clock.now());
+      return { ...(await this.fromPreviousLayout(() => readStatistics(this.parts.previousLayout!.db, this.clock.now(), true))), stale: true as const };
     });
-    const entry = { at, value };
+    const entry = { at, value, layout };
     this.statsCache = entry;
-    // A failure or a stale answer is not cached: the next call tries again.
+    // A failure or a stale answer is not cached: the next call tries again. One of the
+    // previous layout is kept as any other: it is what the store has until the switch.
     value.then(
       (stats: Statistics) => {
-        if (stats.stale && this.statsCache === entry) this.statsCache = null;
+        if (stats.stale && layout === 'current' && this.statsCache === entry) this.statsCache = null;
       },
       () => {
         if (this.statsCache === entry) this.statsCache = null;
@@ -421,7 +474,7 @@ export class KyselyHistoryStore implements HistoryStore {
 
   /** With the reads' deadline and fallback: the last good answer marked stale, or 503. Counts queued checks too. */
   async history(serverId: string, range: HistoryRange): Promise<ServerHistory | null> {
-    this.ensureMigrated();
+    if (this.readsFrom() === 'previous') return this.previousHistory(serverId, range);
     const answer = await this.historyReads.read(`${serverId}:${range}`, async () => {
       // A check of this server still waiting for its group commit (up to 50 ms) is written
       // first: the page that has just looked a server up asks for its history next. One write
@@ -438,6 +491,22 @@ export class KyselyHistoryStore implements HistoryStore {
     }
     const history = serverHistory(answer.read.server, answer.read.range, answer.read.window, answer.read.sums);
     return answer.stale ? { ...history, stale: true } : history;
+  }
+
+  /**
+   * A history from the previous layout, marked stale (the checks since the upgrade began are
+   * held until the switch). A server it does not hold may have been checked since: 503
+   * `migrating`, not "never checked".
+   */
+  private async previousHistory(serverId: string, range: HistoryRange): Promise<ServerHistory> {
+    const answer = await this.historyReads.read(`${serverId}:${range}`, async () => {
+      const read = await this.parts.previousLayout!.readHistory(serverId, range, this.clock.now());
+      if (read === 'switched' || read === null) throw new MigratingError();
+      return { read };
+    });
+    if (!answer.read) throw new MigratingError();
+    const { server, window, sums } = answer.read;
+    return { ...serverHistory(server, range, window, sums), stale: true };
   }
 
   /** One retention pass now (the timer runs one hourly); a call during a pass shares it. */

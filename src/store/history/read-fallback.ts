@@ -79,8 +79,9 @@ export class ReadFallback {
       this.remember(key, value);
       return value;
     } catch (error) {
-      // A client error (an unknown cursor) is an answer, not an outage.
-      if (error instanceof ObserverError && error.statusCode < 500) throw error;
+      // A client error (an unknown cursor), or a migration that keeps the data from being
+      // read, is an answer, not an outage.
+      if (error instanceof ObserverError && (error.statusCode < 500 || error.code === 'migrating')) throw error;
       work.catch(() => {}); // the late read's failure has no one left to hear it
       this.pausedUntil = this.now() + this.pauseMs;
       this.onFailure(error);

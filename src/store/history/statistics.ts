@@ -5,7 +5,7 @@
  * checks is the latest of a server at least as recent as itself), so they are read from those
  * servers' own ranges of the raw table, never by a scan of it.
  */
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import type { Edition } from '../../core/types.js';
 import type { Database } from '../schema.js';
 import type { RecentCheck, Statistics } from '../types.js';
@@ -15,7 +15,8 @@ const RECENT_CHECKS = 10;
 
 const round2 = (value: number) => Math.round(value * 100) / 100;
 
-export async function readStatistics(db: Kysely<Database>, now: number): Promise<Statistics> {
+/** `previousLayout`: read the layout before migration 0003 (SQLite, while that migration copies the history). */
+export async function readStatistics(db: Kysely<Database>, now: number, previousLayout = false): Promise<Statistics> {
   const counterRows = await db.selectFrom('counters').select(['name', 'value']).execute();
   const counters = new Map(counterRows.map((r) => [r.name, Number(r.value)]));
 
@@ -41,7 +42,7 @@ export async function readStatistics(db: Kysely<Database>, now: number): Promise
     offlineServers,
     activePlayers: Number(state?.players ?? 0),
     onlineRate: total === 0 ? 0 : round2((onlineServers * 100) / total),
-    recentChecks: await readRecentChecks(db),
+    recentChecks: await (previousLayout ? readPreviousRecentChecks(db) : readRecentChecks(db)),
   };
 }
 
@@ -68,15 +69,32 @@ async function readRecentChecks(db: Kysely<Database>): Promise<RecentCheck[]> {
     .flat()
     .sort((a, b) => Number(b.checked_at) - Number(a.checked_at) || Number(b.server) - Number(a.server))
     .slice(0, RECENT_CHECKS)
-    .map((r) => {
-      const server = bySid.get(Number(r.server))!;
-      return {
-        hostname: server.host,
-        port: Number(server.port),
-        edition: server.edition as Edition,
-        online: Number(r.online) === 1,
-        players: r.players_online === null ? null : Number(r.players_online),
-        checked_at: new Date(Number(r.checked_at)).toISOString(),
-      };
-    });
+    .map((r) => recentCheck(bySid.get(Number(r.server))!, r));
+}
+
+/**
+ * The newest checks in the previous layout: those from the time of the tenth newest on, from
+ * the end of its index by time (ordered by the joined servers' columns alone, SQLite would sort
+ * the whole table); ties in the order of the servers' numbers once copied.
+ */
+async function readPreviousRecentChecks(db: Kysely<Database>): Promise<RecentCheck[]> {
+  const { rows } = await sql<CheckOf & ServerOf>`SELECT s.host, s.port, s.edition, c.checked_at, c.online, c.players_online
+    FROM checks c JOIN servers s ON s.id = c.server_id
+    WHERE c.checked_at >= coalesce((SELECT checked_at FROM checks ORDER BY checked_at DESC LIMIT 1 OFFSET ${RECENT_CHECKS - 1}), 0)
+    ORDER BY c.checked_at DESC, s.first_seen DESC, s.id DESC LIMIT ${RECENT_CHECKS}`.execute(db);
+  return rows.map((r) => recentCheck(r, r));
+}
+
+type ServerOf = { host: string; port: number | string; edition: string };
+type CheckOf = { checked_at: number | string; online: number; players_online: number | null };
+
+function recentCheck(server: ServerOf, check: CheckOf): RecentCheck {
+  return {
+    hostname: server.host,
+    port: Number(server.port),
+    edition: server.edition as Edition,
+    online: Number(check.online) === 1,
+    players: check.players_online === null ? null : Number(check.players_online),
+    checked_at: new Date(Number(check.checked_at)).toISOString(),
+  };
 }

@@ -4,7 +4,7 @@
  * ranking order. Either way a page reads O(page) rows besides its snapshot, whose size is
  * bounded, and the uptime of its servers comes from the hourly rows of the last 7 days.
  */
-import { sql, type Kysely } from 'kysely';
+import { sql, type Kysely, type RawBuilder } from 'kysely';
 import { serverAddress, type Edition } from '../../core/types.js';
 import { HOUR_MS } from './check-row.js';
 import { InvalidCursorError } from '../errors.js';
@@ -28,6 +28,11 @@ export interface TrendReaderDeps {
   /** The write queue's version, and a write of what it holds (before a snapshot is read). */
   version: () => number;
   flushQueued: () => Promise<void>;
+  /**
+   * Read the layout before migration 0003 (SQLite, while that migration copies the history):
+   * servers keyed by their rowid, uptime summed from the raw checks.
+   */
+  previousLayout?: boolean;
 }
 
 const round2 = (value: number) => Math.round(value * 100) / 100;
@@ -42,7 +47,11 @@ export class TrendReader {
   /** Items of pages read from each snapshot, let go with the snapshot. */
   private readonly pages = new WeakMap<RankingSnapshot, Map<string, Promise<TrendServer[]>>>();
 
+  /** A server's numeric key: its `sid`, or its rowid in the previous layout. */
+  private readonly key: RawBuilder<number>;
+
   constructor(private readonly deps: TrendReaderDeps) {
+    this.key = sql<number>`${sql.raw(deps.previousLayout ? 'rowid' : 'sid')}`;
     this.rankings = new RankingSnapshots((version) => this.takeSnapshot(version), deps.version);
   }
 
@@ -147,7 +156,7 @@ export class TrendReader {
     return (
       this.deps.db
         .selectFrom('servers')
-        .select(['sid', 'id', 'trend_score'])
+        .select([this.key.as('sid'), 'id', 'trend_score'])
         .where('last_online', '=', 1)
         // Unary plus keeps this term away from servers_last_seen: the planner would otherwise
         // range over every fresh server and sort them, where servers_ranking reads them in
@@ -165,8 +174,8 @@ export class TrendReader {
     const [rows, uptime] = await Promise.all([
       this.deps.db
         .selectFrom('servers')
-        .select(['sid', 'edition', 'host', 'port', 'last_seen', 'players_online', 'players_max', 'record_players'])
-        .where('sid', 'in', sids)
+        .select([this.key.as('sid'), 'edition', 'host', 'port', 'last_seen', 'players_online', 'players_max', 'record_players'])
+        .where(this.key, 'in', sids)
         .execute(),
       this.uptimeOf(sids),
     ]);
@@ -183,13 +192,19 @@ export class TrendReader {
     const uptime = new Map<number, number>();
     if (sids.length === 0) return uptime;
     const from = Math.floor(this.deps.now() / HOUR_MS) - (UPTIME_HOURS - 1);
-    const sums = await this.deps.db
-      .selectFrom('check_hours')
-      .select((eb) => ['server', eb.fn.sum<number>('checks').as('total'), eb.fn.sum<number>('online').as('up')])
-      .where('server', 'in', sids)
-      .where('hour', '>=', from)
-      .groupBy('server')
-      .execute();
+    const sums = this.deps.previousLayout
+      ? (
+          await sql<{ server: number; total: number; up: number }>`SELECT s.rowid AS server, count(*) AS total, sum(c.online) AS up
+            FROM servers s JOIN checks c ON c.server_id = s.id
+            WHERE s.rowid IN (${sql.join(sids)}) AND c.checked_at >= ${from * HOUR_MS} GROUP BY s.rowid`.execute(this.deps.db)
+        ).rows
+      : await this.deps.db
+          .selectFrom('check_hours')
+          .select((eb) => ['server', eb.fn.sum<number>('checks').as('total'), eb.fn.sum<number>('online').as('up')])
+          .where('server', 'in', sids)
+          .where('hour', '>=', from)
+          .groupBy('server')
+          .execute();
     for (const s of sums) {
       const total = Number(s.total);
       uptime.set(Number(s.server), total === 0 ? 0 : round2((Number(s.up) * 100) / total));

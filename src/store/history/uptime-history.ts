@@ -53,7 +53,7 @@ export interface ServerHistory {
   /** Online checks as a percentage of the range's checks (2 decimals); null without a check. */
   uptime_percentage: number | null;
   buckets: HistoryBucket[];
-  /** Set when the database could not answer in time and this is its last good answer. */
+  /** Set when the database could not answer in time and this is its last good answer, or while an upgrade reads the previous layout. */
   stale?: true;
 }
 

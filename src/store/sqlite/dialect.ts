@@ -9,7 +9,8 @@
  * that finished before the query was sent, so what a flush wrote is read back at once. The
  * reader's thread starts with the first such SELECT after `openReads()` (the store calls it
  * once migrated); until it is up, the writer runs them, so that no read waits for a thread to
- * start.
+ * start. During an upgrade, the reads of the previous layout go to the reader from the first
+ * one (`readsDialect`), so that none waits for a step of the copy.
  *
  * No transaction is opened from the main thread: one that spanned several messages could
  * outlive the thread it began on, or interleave with the group commits. An operation that
@@ -52,13 +53,19 @@ async function run<R>(worker: SqliteWorker, compiled: CompiledQuery): Promise<Qu
   };
 }
 
-/** Sends each statement to the reader (a SELECT, once reads may go there) or the writer. */
+/**
+ * Sends each statement to the reader (a SELECT, once reads may go there) or the writer. With
+ * `readsOnly` every statement is a read, and goes to the reader.
+ */
 class RoutedConnection implements DatabaseConnection {
-  constructor(private readonly stores: SqliteStores) {}
+  constructor(
+    private readonly stores: SqliteStores,
+    private readonly readsOnly: boolean,
+  ) {}
 
   async executeQuery<R>(compiled: CompiledQuery): Promise<QueryResult<R>> {
-    if (SelectQueryNode.is(compiled.query)) {
-      const reader = readerNow(this.stores);
+    if (this.readsOnly || SelectQueryNode.is(compiled.query)) {
+      const reader = readerNow(this.stores, this.readsOnly);
       if (reader) return run<R>(reader, compiled);
     }
     return run<R>(this.stores.writer, compiled);
@@ -72,8 +79,11 @@ class RoutedConnection implements DatabaseConnection {
 class WorkerDriver implements Driver {
   private readonly connection: RoutedConnection;
 
-  constructor(private readonly stores: SqliteStores) {
-    this.connection = new RoutedConnection(stores);
+  constructor(
+    private readonly stores: SqliteStores,
+    private readonly readsOnly: boolean,
+  ) {
+    this.connection = new RoutedConnection(stores, readsOnly);
   }
 
   async init(): Promise<void> {}
@@ -93,7 +103,9 @@ class WorkerDriver implements Driver {
 
   async releaseConnection(): Promise<void> {}
 
+  /** The threads end with the store's own Kysely; one for reads only leaves them to it. */
   async destroy(): Promise<void> {
+    if (this.readsOnly) return;
     await this.stores.reader.close();
     await this.stores.writer.close();
   }
@@ -101,11 +113,15 @@ class WorkerDriver implements Driver {
 
 /**
  * The reader, when reads may go to it and its thread is up; otherwise null (the writer runs
- * the read), having started the reader's thread if reads may go to it.
+ * the read), having started the reader's thread if reads may go to it. With `always` (the
+ * previous layout's reads) the reader whatever the schema, once its thread has started: a
+ * read on the writer would wait for a step of the copy, which takes longer.
  */
-function readerNow(stores: SqliteStores): SqliteWorker | null {
+function readerNow(stores: SqliteStores, always = false): SqliteWorker | null {
   const { reader, writer, readsOpen } = stores;
-  if (!readsOpen || reader === writer) return null;
+  if (reader === writer) return null;
+  if (always) return reader;
+  if (!readsOpen) return null;
   if (reader.up) return reader;
   reader.warm();
   return null;
@@ -120,24 +136,31 @@ interface SqliteStores {
 
 export interface SqliteDialect {
   dialect: Dialect;
+  /**
+   * Every statement a read, on the reader from the start: the reads of the previous layout
+   * during an upgrade, which must not wait for the copy's steps on the writer.
+   */
+  readsDialect: Dialect;
   /** From now on, SELECTs go to the reader. */
   openReads(): void;
-  /** Runs a read (a history's sums) on the reader once it is up, on the writer until then. */
-  read<T>(work: (worker: SqliteWorker) => Promise<T>): Promise<T>;
+  /** Runs a read (a history's sums) on the reader once it is up, on the writer until then; `always`: on the reader, whatever the schema. */
+  read<T>(work: (worker: SqliteWorker) => Promise<T>, always?: boolean): Promise<T>;
 }
 
 export function createSqliteDialect(writer: SqliteWorker, reader: SqliteWorker = writer): SqliteDialect {
   const stores: SqliteStores = { writer, reader, readsOpen: false };
+  const dialect = (readsOnly: boolean): Dialect => ({
+    createDriver: () => new WorkerDriver(stores, readsOnly),
+    createQueryCompiler: () => new SqliteQueryCompiler(),
+    createAdapter: () => new SqliteAdapter(),
+    createIntrospector: (db: Kysely<unknown>): DatabaseIntrospector => new SqliteIntrospector(db),
+  });
   return {
-    dialect: {
-      createDriver: () => new WorkerDriver(stores),
-      createQueryCompiler: () => new SqliteQueryCompiler(),
-      createAdapter: () => new SqliteAdapter(),
-      createIntrospector: (db: Kysely<unknown>): DatabaseIntrospector => new SqliteIntrospector(db),
-    },
+    dialect: dialect(false),
+    readsDialect: dialect(true),
     openReads: () => {
       stores.readsOpen = true;
     },
-    read: (work) => work(readerNow(stores) ?? writer),
+    read: (work, always) => work(readerNow(stores, always) ?? writer),
   };
 }

@@ -7,16 +7,16 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { StoreOptions, StoreParts } from '../history/history-store.js';
-import { Kysely } from 'kysely';
+import { Kysely, sql } from 'kysely';
 import type { Database } from '../schema.js';
 import { WatchStore } from '../watches/watch-store.js';
-import { bucketWindow } from '../history/uptime-history.js';
+import { bucketWindow, type BucketWindow, type HistoryRange, type HistorySums } from '../history/uptime-history.js';
 import { fileHeldBatches, memoryHeldBatches } from '../history/held-batches.js';
 import type { WriteBatch } from '../history/write-queue.js';
 import { sqliteAfterCommitSteps } from './after-commit.js';
 import { sqliteBinding } from './binding.js';
 import { createSqliteDialect } from './dialect.js';
-import type { HistoryAnswer } from './history-reader.js';
+import { PREVIOUS_LAYOUT_STANDS, type HistoryAnswer } from './history-reader.js';
 import { sqliteMaintenance } from './maintenance.js';
 import type { MigrationEvent, MigrationStepDone, MigrationSteps } from '../migrations/migration-runner.js';
 import { MIGRATION_STEP_DEADLINE_MS } from './migrate-ops.js';
@@ -39,6 +39,7 @@ export async function openSqliteParts(path: string, options: StoreOptions, onErr
   const requests = writerRequests(writer, options.onWriterWork);
   const write = (batch: WriteBatch) => requests.write('batch', { op: 'batch', batch }).then(() => {});
   const inFile = !inMemory && !path.startsWith('file:');
+  const reads = new Kysely<Database>({ dialect: sqlite.readsDialect });
   return {
     threads: { writer, reader },
     db: new Kysely<Database>({ dialect: sqlite.dialect }),
@@ -56,10 +57,22 @@ export async function openSqliteParts(path: string, options: StoreOptions, onErr
     watches: (db) => new SqliteWatchStore(db, (request) => writer.request({ op: 'watch', ...request })),
     readHistory: async (serverId, range, now) => {
       const window = bucketWindow(range, now);
-      const { server, sums } = (await read((worker) => worker.request({ op: 'history', serverId, window }))) as HistoryAnswer;
-      return server && sums ? { server, range, window, sums } : null;
+      return historySums(range, window, (await read((worker) => worker.request({ op: 'history', serverId, window }))) as HistoryAnswer);
+    },
+    previousLayout: {
+      db: reads,
+      readHistory: async (serverId, range, now) => {
+        const window = bucketWindow(range, now);
+        const answer = (await read((worker) => worker.request({ op: 'history', serverId, window, previous: true }), true)) as HistoryAnswer;
+        return answer.switched ? 'switched' : historySums(range, window, answer);
+      },
+      stands: async () => Number((await sql.raw<{ n: number }>(PREVIOUS_LAYOUT_STANDS).execute(reads)).rows[0]?.n) > 0,
     },
   };
+}
+
+function historySums(range: HistoryRange, window: BucketWindow, { server, sums }: HistoryAnswer): HistorySums | null {
+  return server && sums ? { server, range, window, sums } : null;
 }
 
 /** A WatchStore whose transactions (and reads in a transaction) run whole in the writer's thread. */
