@@ -73,6 +73,8 @@ install_tools() {
   command -v runc >/dev/null || [ -x /usr/sbin/runc ] || need+=(runc)
   [ -x /usr/lib/podman/netavark ] || need+=(netavark)
   [ -x /usr/lib/podman/aardvark-dns ] || need+=(aardvark-dns)
+  # netavark sets up a network's forwarding and NAT with it.
+  command -v iptables >/dev/null || [ -x /usr/sbin/iptables ] || need+=(iptables)
   [ ${#need[@]} -eq 0 ] && return 0
   if [ "$(id -u)" != 0 ]; then
     echo "Missing Debian packages: ${need[*]} (run as root, or: sudo apt-get install ${need[*]})" >&2

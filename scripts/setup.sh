@@ -21,6 +21,9 @@ command -v debootstrap >/dev/null || [ -x /usr/sbin/debootstrap ] || need+=(debo
 command -v docker-compose >/dev/null || need+=(docker-compose)
 [ -x /usr/lib/podman/netavark ] || need+=(netavark)
 [ -x /usr/lib/podman/aardvark-dns ] || need+=(aardvark-dns)
+# netavark sets up a network's forwarding and NAT with iptables: without it every container
+# of the compose network fails to start ("netavark: No such file or directory").
+command -v iptables >/dev/null || [ -x /usr/sbin/iptables ] || need+=(iptables)
 # bench/service.ts's per-core comparison: a load generator that costs little CPU per request.
 command -v wrk >/dev/null || need+=(wrk)
 if [ ${#need[@]} -gt 0 ]; then

@@ -155,11 +155,20 @@ export async function end(service: Service): Promise<void> {
   await service.exited;
 }
 
-/** What the service answers about a fixture's servers `compared`; the request counters left out (they count these requests). */
+/**
+ * What the service answers about a fixture's servers `compared`; the request counters left out
+ * (they count these requests). A read the database did not answer within its second (503
+ * `store_unavailable`, on a machine the suite keeps busy) is asked again after its
+ * `Retry-After`, as a client would, twice at most.
+ */
 export async function answers(service: Service, compared: readonly number[]): Promise<unknown> {
-  const get = async (path: string) => {
-    const res = await fetch(`http://127.0.0.1:${service.port}/api/v1${path}`);
-    return { status: res.status, ...((await res.json()) as Record<string, unknown>) };
+  const get = async (path: string): Promise<Record<string, unknown>> => {
+    for (let attempt = 1; ; attempt++) {
+      const res = await fetch(`http://127.0.0.1:${service.port}/api/v1${path}`);
+      const body: Record<string, unknown> = { status: res.status, ...((await res.json()) as Record<string, unknown>) };
+      if (attempt === 3 || body.error !== 'store_unavailable') return body;
+      await new Promise((resolve) => setTimeout(resolve, Number(res.headers.get('retry-after') ?? 5) * 1000));
+    }
   };
   const histories = [];
   for (const i of compared) for (const range of ['24h', '7d', '30d']) histories.push(await get(`/history/${fixtureAddress(i)}?range=${range}`));

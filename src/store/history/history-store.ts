@@ -208,14 +208,13 @@ export class KyselyHistoryStore implements HistoryStore {
       signal: this.stopMigration.signal,
       onState: (state) => {
         if (state) this.lastState = state;
+        // The next one to run comes after 0003: its last transaction, the switch, has committed.
+        if (state && this.migrationNames.indexOf(state.name) > this.migrationNames.indexOf(HISTORY_LAYOUT)) this.previousLayout = false;
       },
       ...(parts.migrationSteps ? { steps: parts.migrationSteps } : {}),
       ...(parts.afterCommitSteps ? { afterSteps: parts.afterCommitSteps } : {}),
       ...(parts.migrationSession ? { session: parts.migrationSession } : {}),
-      onEvent: (event) => {
-        if (event.kind === 'committed' && event.migration === HISTORY_LAYOUT && event.step === 'finish') this.previousLayout = false;
-        options.onMigration?.(event);
-      },
+      ...(options.onMigration ? { onEvent: options.onMigration } : {}),
     });
     // Rejected only when the start stops; migrate() reports it.
     this.schemaServed.promise.catch(() => {});
