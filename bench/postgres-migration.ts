@@ -13,7 +13,8 @@
  *  - one instance: the upgrade in steps; its length, its steps (how many, the longest, from
  *    the log's `migration step committed`), health answers meanwhile and idle after (a probe
  *    every 5 ms, bench/scale/probe.mjs) beside the service's own longest event-loop delay
- *    (`nodejs_eventloop_lag_max_seconds`), the WAL it wrote against the baseline's;
+ *    (`nodejs_eventloop_lag_max_seconds`), how long /history, /trends and /stats (each asked
+ *    every 100 ms) went unanswered, the WAL it wrote against the baseline's;
  *  - two instances: A upgrades, B starts once A is 20 % in and waits; A gets SIGTERM at 50 %:
  *    how long A takes to exit and with which code, how long until B commits its first step,
  *    the whole upgrade's length against one instance's, B's slowest health answer and its
@@ -35,7 +36,8 @@ import { observerMigrations } from '../src/store/migrations/migrations.js';
 import { ensurePartitions } from '../src/store/postgres/partitions.js';
 import { APPENDED_MIGRATION_NAME, appendedMigrationEnv } from '../test/support/appended-migration.js';
 import { startPrivatePostgres } from '../test/support/private-postgres.js';
-import { fmt, serviceEnv, startCommand, summarise } from './support.js';
+import { serverId } from '../src/status/server-id.js';
+import { fmt, serviceEnv, startCommand, storedDataLine, storedDataWatch, summarise } from './support.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const SCALE = Math.max(1, Number(process.env.BENCH_PG_MIGRATION_SCALE ?? 1));
@@ -57,6 +59,12 @@ async function withDb<T>(url: string, work: (db: Kysely<unknown>) => Promise<T>)
 
 const urlOf = (server: string, name: string) => Object.assign(new URL(server), { pathname: `/${name}` }).toString();
 
+/** The server whose history the bench asks for during the upgrade. */
+const WATCHED = { address: 'srv-0.example:25565', id: serverId('java', 'srv-0.example', 25565) };
+/** The stored-data routes asked during the upgrade. */
+const STORED = { history: `/api/v1/history/${WATCHED.address}`, trends: '/api/v1/trends?limit=10', stats: '/api/v1/stats' };
+const seconds = (ms: number) => `${fmt(ms / 1000, 1)} s`;
+
 /** The previous layout, its checks written in time order with every server interleaved. */
 async function buildLegacy(url: string): Promise<number> {
   const end = Math.floor(Date.now() / 60_000) * 60_000 - 60_000;
@@ -70,6 +78,9 @@ async function buildLegacy(url: string): Promise<number> {
       SELECT 'srv-' || i, ${end}::bigint - n * ${INTERVAL_MS}::bigint, CASE WHEN (n + i) % 7 = 0 THEN 0 ELSE 1 END,
         CASE WHEN (n + i) % 7 = 0 THEN NULL ELSE (n + i) % 50 END, 100, 12.5, '1.21.4'
       FROM generate_series(${CHECKS_PER_SERVER - 1}, 0, -1) AS n CROSS JOIN generate_series(0, ${SERVERS - 1}) AS i ORDER BY n DESC, i`.execute(db);
+    // The server the bench asks the history of, under the id the service gives its address.
+    await sql`UPDATE servers SET id = ${WATCHED.id} WHERE id = 'srv-0'`.execute(db);
+    await sql`UPDATE checks SET server_id = ${WATCHED.id} WHERE server_id = 'srv-0'`.execute(db);
     await sql`VACUUM ANALYZE`.execute(db);
     return SERVERS * CHECKS_PER_SERVER;
   });
@@ -137,6 +148,8 @@ async function previousUpgrade(url: string): Promise<void> {
 interface Service {
   child: ChildProcess;
   base: string;
+  /** When it was spawned (ms, this process's clock). */
+  spawned: number;
   exited: Promise<number | null>;
   /** `migration step committed` lines: when (ms, this process's clock), the migration, the step. */
   commits: Array<{ at: number; migration: string; step: string }>;
@@ -151,7 +164,7 @@ function startService(url: string, env: Record<string, string> = {}): Promise<Se
       env: serviceEnv(port, '/nonexistent', { DATABASE_URL: url, LOG_LEVEL: 'info', ICMP: 'off', REFRESH_PINGS_PER_MINUTE: '0', METRICS_TOKEN, ...env }),
       stdio: ['ignore', 'pipe', 'inherit'],
     });
-    const service: Service = { child, base: `http://127.0.0.1:${port}`, exited: new Promise((resolve) => child.once('exit', resolve)), commits: [] };
+    const service: Service = { child, base: `http://127.0.0.1:${port}`, spawned: performance.now(), exited: new Promise((resolve) => child.once('exit', resolve)), commits: [] };
     let pending = '';
     child.stdout!.on('data', (chunk: Buffer) => {
       const lines = (pending + chunk.toString()).split('\n');
@@ -237,10 +250,12 @@ async function oneInstance(url: string): Promise<number> {
   try {
     await until(service, (m) => m !== undefined);
     const report = probe(service);
+    const stored = storedDataWatch(service.base, STORED, service.spawned);
     await loopLagMax(service);
     const started = performance.now();
     await until(service, finished);
     const ms = performance.now() - started;
+    const unanswered = await stored.stop();
     const lagMigrating = await loopLagMax(service);
     // The same probe with the service idle: what this machine's load alone makes of it.
     report.phase('idle');
@@ -250,6 +265,7 @@ async function oneInstance(url: string): Promise<number> {
     const { migrating = none, idle = none } = await report.end();
     const steps = copySteps(service);
     console.log(`  one instance: upgrade ${fmt(ms / 1000, 1)} s, ${steps.count} copy steps, the longest ${fmt(steps.longest)} ms`);
+    console.log(`    unanswered during the upgrade: ${storedDataLine(unanswered, seconds)}`);
     console.log(
       `    health while migrating: p99 ${fmt(migrating.p99, 1)} ms, slowest ${fmt(migrating.max, 1)} ms (${fmt(migrating.n)} answers), the service's loop delay at most ${fmt(lagMigrating, 1)} ms; ` +
         `idle after: p99 ${fmt(idle.p99, 1)} ms, slowest ${fmt(idle.max, 1)} ms, loop delay ${fmt(lagIdle, 1)} ms`,

@@ -350,3 +350,66 @@ export function memoryCgroup(name: string, limitBytes: number): MemoryCgroup | s
     },
   };
 }
+
+/** How one stored-data route fared during an upgrade (storedDataWatch). */
+export interface StoredDataFigures {
+  /** Time it went unanswered (the gaps before answers other than 200, from the start of the watch), ms. */
+  unanswered: number;
+  /** The longest such stretch, ms. */
+  longest: number;
+  /** The slowest answer, ms, and when it was asked (ms after `origin`). */
+  slowest: number;
+  slowestAt: number;
+  answers: number;
+}
+
+/**
+ * Asks each of `routes` (name: path under `base`) every 100 ms, one request at a time per
+ * route, until stopped; `stop()` resolves with each route's figures.
+ */
+export function storedDataWatch<Name extends string>(base: string, routes: Record<Name, string>, origin: number) {
+  let stopped = false;
+  const answers200 = async (path: string) => {
+    try {
+      const res = await fetch(`${base}${path}`);
+      await res.arrayBuffer();
+      return res.status === 200;
+    } catch {
+      return false;
+    }
+  };
+  const watch = async (path: string) => {
+    let last = performance.now();
+    let gap = 0;
+    const figures: StoredDataFigures = { unanswered: 0, longest: 0, slowest: 0, slowestAt: 0, answers: 0 };
+    while (!stopped) {
+      const asked = performance.now();
+      const ok = await answers200(path);
+      const now = performance.now();
+      figures.answers += 1;
+      if (now - asked > figures.slowest) Object.assign(figures, { slowest: now - asked, slowestAt: asked - origin });
+      gap = ok ? 0 : gap + (now - last);
+      if (!ok) figures.unanswered += now - last;
+      figures.longest = Math.max(figures.longest, gap);
+      last = now;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    return figures;
+  };
+  const running = (Object.entries(routes) as Array<[Name, string]>).map(async ([name, path]) => [name, await watch(path)] as const);
+  return {
+    stop: async (): Promise<Record<Name, StoredDataFigures>> => {
+      stopped = true;
+      return Object.fromEntries(await Promise.all(running)) as Record<Name, StoredDataFigures>;
+    },
+  };
+}
+
+/** The figures of storedDataWatch as one line. */
+export function storedDataLine(figures: Record<string, StoredDataFigures>, seconds: (ms: number) => string): string {
+  const routes = Object.entries(figures);
+  return (
+    `${routes.map(([name, f]) => `${name} ${seconds(f.unanswered)} (longest stretch ${seconds(f.longest)})`).join(', ')}; ` +
+    `slowest answers ${routes.map(([name, f]) => `${name} ${fmt(f.slowest)} ms (of ${fmt(f.answers)}, ${seconds(f.slowestAt)} after the spawn)`).join(', ')}`
+  );
+}

@@ -40,7 +40,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freePort } from '../scripts/ports.mjs';
 import { buildDatabase, fixtureAddress, fixtureChecks, MIGRATION_NAMES, type HistoryShape } from '../test/store/upgrade-fixture.js';
-import { fmt, rssOf, serviceEnv, startCommand, summarise } from './support.js';
+import { fmt, rssOf, serviceEnv, startCommand, storedDataLine, storedDataWatch, summarise } from './support.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const MIB = 1024 * 1024;
@@ -125,40 +125,6 @@ async function answered(service: Service, path: string, status = 200): Promise<n
 
 /** The stored-data routes a watcher asks during the upgrade. */
 const STORED = { history: `/api/v1/history/${fixtureAddress(0)}`, trends: '/api/v1/trends?limit=10', stats: '/api/v1/stats' };
-
-/**
- * Asks each stored-data route every 100 ms (one request at a time per route) until stopped:
- * for each, the time it went unanswered (the gaps before answers other than 200, from the
- * start of the watch), the longest such stretch, and the slowest answer.
- */
-function storedDataWatch(service: Service) {
-  let stopped = false;
-  const watch = async (path: string) => {
-    let last = performance.now();
-    let gap = 0;
-    const figures = { unanswered: 0, longest: 0, slowest: 0, slowestAt: 0, answers: 0 };
-    while (!stopped) {
-      const asked = performance.now();
-      const ok = (await get(service, path))?.status === 200;
-      const now = performance.now();
-      figures.answers += 1;
-      if (now - asked > figures.slowest) Object.assign(figures, { slowest: now - asked, slowestAt: asked - service.spawned });
-      gap = ok ? 0 : gap + (now - last);
-      if (!ok) figures.unanswered += now - last;
-      figures.longest = Math.max(figures.longest, gap);
-      last = now;
-      await sleep(100);
-    }
-    return figures;
-  };
-  const running = Object.entries(STORED).map(async ([name, path]) => [name, await watch(path)] as const);
-  return {
-    stop: async () => {
-      stopped = true;
-      return Object.fromEntries(await Promise.all(running)) as Record<keyof typeof STORED, { unanswered: number; longest: number; slowest: number; slowestAt: number; answers: number }>;
-    },
-  };
-}
 
 /** Resolves once health says no migration runs (and no work after one). */
 async function upgraded(service: Service, each: () => void = () => {}): Promise<number> {
@@ -308,7 +274,7 @@ async function upgrade(spec: Spec, baseline: number): Promise<void> {
     const pid = service.child.pid;
     let peak = rssOf(pid);
     const sampler = setInterval(() => (peak = Math.max(peak, rssOf(pid))), 50);
-    const stored = storedDataWatch(service);
+    const stored = storedDataWatch(service.base, STORED, service.spawned);
     await vacuuming(service);
     const unanswered = await stored.stop();
     clearInterval(sampler);
@@ -321,11 +287,7 @@ async function upgrade(spec: Spec, baseline: number): Promise<void> {
     const peakRss = Math.max(peak, highWater);
     console.log(`  first status answer ${fmt(firstAnswer)} ms after the spawn (target ≤ 3000 ms; on an empty database ${fmt(baseline)} ms)`);
     console.log(`  migration until the switch ${seconds(migration)} (${fmt(perMillion, 1)} s per million checks)`);
-    const routes = Object.entries(unanswered);
-    console.log(
-      `  unanswered during the upgrade (target ≤ 60 s for U1): ${routes.map(([name, f]) => `${name} ${seconds(f.unanswered)} (longest stretch ${seconds(f.longest)})`).join(', ')}; ` +
-        `slowest answers ${routes.map(([name, f]) => `${name} ${fmt(f.slowest)} ms (of ${fmt(f.answers)}, ${seconds(f.slowestAt)} after the spawn)`).join(', ')}`,
-    );
+    console.log(`  unanswered during the upgrade (target ≤ 60 s for U1): ${storedDataLine(unanswered, seconds)}`);
     console.log(`  ${fmt(switched.count)} steps; the largest ${fmt(switched.rows)} rows, the longest ${fmt(switched.ms)} ms (${switched.longest}; target: none over 1000 ms)`);
     console.log(`  peak RSS while migrating ${fmt(peakRss / MIB)} MiB; slowest health answer while migrating ${fmt(stalls.migration ?? NaN, 1)} ms`);
     // Killed inside the VACUUM, then started again: the next start does it again, in the background.

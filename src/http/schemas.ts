@@ -56,7 +56,7 @@ export const HealthResponse = Type.Object(
           description:
             'The schema migration running after an upgrade, or null when none runs. Meanwhile status look-ups are answered ' +
             '(their checks buffered and written after), and history, trends, stats and watches answer 503 `migrating`; ' +
-            'while an SQLite history is copied into a new layout, history, trends and stats answer from the previous one, marked stale.',
+            'while the history is copied into a new layout, history, trends and stats answer from the previous one, marked stale.',
         },
       ),
     ),

@@ -15,7 +15,7 @@ import { postgresMigrationSession } from './postgres/migration-session.js';
 import { createPostgresPool } from './postgres/pool.js';
 import { postgresMaintenance } from './postgres/partitions.js';
 import type { Database } from './schema.js';
-import { postgresHistoryReader } from './postgres/history-reader.js';
+import { postgresHistoryReader, postgresPreviousLayoutReads } from './postgres/history-reader.js';
 import { openSqliteParts } from './sqlite/parts.js';
 import type { HistoryStore } from './types.js';
 
@@ -115,6 +115,7 @@ function postgresParts(url: string, onError: (error: unknown) => void): Omit<Sto
     writer: createPostgresBatchWriter(db),
     maintenance: postgresMaintenance(db),
     readHistory: postgresHistoryReader(pool),
+    previousLayout: postgresPreviousLayoutReads(pool, db),
     held: postgresHeldBatches(db, applyBatch),
     migrationSession: postgresMigrationSession(url, pool, onError),
   };

@@ -163,3 +163,14 @@ export interface WatchKeysTable {
 }
 
 export type Dialect = 'sqlite' | 'postgres';
+
+/**
+ * How the layout before migration 0003 is read while that migration copies the history: the
+ * table of its checks (keyed by the server's text id) and the servers' numeric key. SQLite
+ * keeps that table as `checks` until the copy's last transaction and keys servers by rowid;
+ * PostgreSQL's first transaction renames it `checks_v1` and numbers the servers (`sid`).
+ */
+export interface PreviousLayout {
+  checks: 'checks' | 'checks_v1';
+  key: 'rowid' | 'sid';
+}

@@ -1,12 +1,13 @@
 /**
  * A store handed out before its migrations are done (as the service listens during them):
- * reads answer 503 `migrating` (on SQLite, history, trends and stats from the previous layout
- * while the history is copied), checks recorded meanwhile wait in the write buffer and are
+ * reads answer 503 `migrating` (history, trends and stats from the previous layout while the
+ * history is copied), checks recorded meanwhile wait in the write buffer and are
  * written once the schema is current, and `migration()` tells what runs, then null.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { serverId } from '../../src/status/server-id.js';
 import { MigratingError, startStore, type HistoryStore, type MigrationEvent } from '../../src/store/index.js';
@@ -86,36 +87,75 @@ describe.each([
   });
 });
 
-describe('an SQLite store while migration 0003 copies its history', () => {
+/**
+ * Holds PostgreSQL's copy between two of its steps once its first transaction has committed:
+ * a lock on the new checks table that its inserts wait for (reads of the previous layout do
+ * not touch that table). Resolves with its release.
+ */
+async function holdCopyAfterBegin(url: string, began: Promise<void>): Promise<() => Promise<void>> {
+  await began;
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  await client.query('BEGIN');
+  await client.query('LOCK TABLE checks IN SHARE MODE');
+  return async () => {
+    await client.query('ROLLBACK');
+    await client.end();
+  };
+}
+
+describe.each([
+  ['SQLite', sqliteDatabase],
+  ['PostgreSQL', postgresDatabase],
+])('a store while migration 0003 copies its history, on %s', (_name, newDatabase) => {
   it('answers history, trends and stats from the previous layout, marked stale, as the current layout answers them once copied', async () => {
-    const database = await sqliteDatabase();
+    const database = await newDatabase();
     await buildDatabase(database, 2, { servers: 5, checksPerServer: 300, intervalMs: 5 * MINUTE, end: END, heavyTail: true });
     // One moment for both reads: the ranges end where the clock is.
     const clock = { now: () => END + MINUTE };
-    const { store, migrate } = await startStore({ database, checkRetentionDays: 30 }, clock);
+    let began = () => {};
+    const begin = new Promise<void>((resolve) => (began = resolve));
+    const { store, migrate } = await startStore({ database, checkRetentionDays: 30 }, clock, {
+      migrationRowsPerStep: 50,
+      onMigration: (event) => {
+        if (event.kind === 'committed' && event.migration === '0003_history_layout' && event.step === 'begin') began();
+      },
+    });
     const ids = [0, 1, 4].map((i) => {
       const [host, port] = fixtureAddress(i).split(':') as [string, string];
       return serverId('java', host, Number(port));
     });
+    let migrating: Promise<void> | null = null;
     try {
       expect(store.migration()?.name).toBe('0003_history_layout');
+      // SQLite reads the previous layout from the start; PostgreSQL once its first transaction
+      // has set the old checks aside (503 `migrating` before).
+      let release = async () => {};
+      if (database.kind === 'postgres') {
+        await expect(store.history(ids[0]!, '7d')).rejects.toBeInstanceOf(MigratingError);
+        migrating = migrate();
+        release = await holdCopyAfterBegin(database.url, begin);
+        expect(store.migration()?.name).toBe('0003_history_layout');
+      }
       const history = await store.history(ids[0]!, '7d');
       expect(history).toMatchObject({ stale: true, checks: expect.any(Number) });
       expect(history!.checks).toBeGreaterThan(0);
       expect(await store.trends(2, null)).toMatchObject({ stale: true, hasNext: true });
       expect(await store.stats()).toMatchObject({ stale: true, recentChecks: expect.any(Array) });
       const before = await reads(store, ids);
+      await release();
 
-      await migrate();
+      await (migrating ?? migrate());
       expect(await store.history(ids[0]!, '7d')).not.toHaveProperty('stale');
       expect(await reads(store, ids)).toEqual(before);
     } finally {
+      await migrating?.catch(() => {});
       await store.close();
     }
   });
 
   it('answers every read asked up to and across the switch from one layout or the other, or 503 migrating', async () => {
-    const database = await sqliteDatabase();
+    const database = await newDatabase();
     await buildDatabase(database, 2, { servers: 20, checksPerServer: 100, intervalMs: 5 * MINUTE, end: END, heavyTail: true });
     const { store, migrate } = await startStore({ database, checkRetentionDays: 30 }, undefined, { migrationRowsPerStep: 50, statsCacheMs: 0 });
     const [host, port] = fixtureAddress(0).split(':') as [string, string];

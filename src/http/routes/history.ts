@@ -108,7 +108,7 @@ const STORE_OUTAGE_NOTE =
   'While the history database is slow or unreachable the answer never waits more than about a second: ' +
   'the last good answer to the same request is served with `stale: true` and `X-Cache: STALE`, or, when ' +
   'there is none, a 503 `store_unavailable` with `Retry-After`. While a schema migration runs (after an upgrade), ' +
-  'a 503 `migrating` with `Retry-After`, except while an SQLite history is copied into a new layout: then the ' +
+  'a 503 `migrating` with `Retry-After`, except while the history is copied into a new layout: then the ' +
   'answer is read from the previous one, with `stale: true` (the checks made since the upgrade began are added when it ends).';
 
 /**

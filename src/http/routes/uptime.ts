@@ -81,7 +81,7 @@ export const uptimeRoutes: FastifyPluginAsyncTypebox<{ store: Store; config: Con
           'port). Only servers this service has checked have a history: any other is a 404 `not_found` (this endpoint ' +
           `never pings). Cached ${HISTORY_MAX_AGE_SECONDS} seconds. While the history database cannot answer, the ` +
           'last good answer is served with `stale: true` (`X-Cache: STALE`), or 503 `store_unavailable` without one; ' +
-          'while a schema migration runs (after an upgrade), a 503 `migrating` with `Retry-After`, except while an SQLite ' +
+          'while a schema migration runs (after an upgrade), a 503 `migrating` with `Retry-After`, except while the ' +
           'history is copied into a new layout: then the history stored before the upgrade began is served with ' +
           '`stale: true`, and a server it does not hold is a 503 `migrating` (it may have been checked since).',
         tags: ['history'],

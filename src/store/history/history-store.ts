@@ -31,7 +31,7 @@ import { retentionCutoffs, type Maintenance, type Retention, type RetentionRepor
 import { MigrationRunner, MigrationStoppedError, type MigrationEvent, type MigrationSession, type MigrationState, type MigrationSteps } from '../migrations/migration-runner.js';
 import { observerMigrations } from '../migrations/migrations.js';
 import { ReadFallback, StoreUnavailableError } from './read-fallback.js';
-import type { Database, Dialect } from '../schema.js';
+import type { Database, Dialect, PreviousLayout } from '../schema.js';
 import { readStatistics } from './statistics.js';
 import { TrendReader } from './trends.js';
 import type { CheckRecord, CounterIncrements, HistoryStore, Statistics, StoreHealth, TrendPage } from '../types.js';
@@ -108,6 +108,8 @@ export interface PreviousLayoutReads {
   readHistory: (serverId: string, range: HistoryRange, now: number) => Promise<HistorySums | null | 'switched'>;
   /** Whether the previous layout is still there (the copy's last transaction has not committed). */
   stands: () => Promise<boolean>;
+  /** Its checks table and server key. */
+  layout: PreviousLayout;
 }
 
 export interface StoreParts {
@@ -119,7 +121,7 @@ export interface StoreParts {
   writer: BatchWriter;
   maintenance: Maintenance;
   readHistory: HistoryReader;
-  /** SQLite: reads of the layout before migration 0003, while that migration copies the history into the current one. */
+  /** Reads of the layout before migration 0003, while that migration copies the history into the current one. */
   previousLayout?: PreviousLayoutReads;
   /** Called once the schema is migrated (SQLite: SELECTs go to the reader from then on). */
   migrated?: () => void;
@@ -168,8 +170,9 @@ export class KyselyHistoryStore implements HistoryStore {
   /** Set once the schema is current: reads answer from then on (before, 503 `migrating`). */
   private served = false;
   /**
-   * Set while migration 0003 copies an SQLite history into the current layout, until its last
-   * transaction commits: history, trends and stats are read from the previous layout meanwhile.
+   * Set while migration 0003 copies the history into the current layout, until its last
+   * transaction commits: history, trends and stats are read from the previous layout meanwhile
+   * (on PostgreSQL, once the first transaction has set its checks aside; 503 `migrating` before).
    */
   private previousLayout = false;
   /** /trends from the previous layout, made with its first page. */
@@ -233,16 +236,17 @@ export class KyselyHistoryStore implements HistoryStore {
     this.trendReader = this.newTrendReader(false);
   }
 
-  private newTrendReader(previousLayout: boolean): TrendReader {
+  private newTrendReader(previous: boolean): TrendReader {
+    const previousLayout = previous ? this.parts.previousLayout : undefined;
     return new TrendReader({
-      db: previousLayout ? this.parts.previousLayout!.db : this.db,
+      db: previousLayout?.db ?? this.db,
       now: () => this.clock.now(),
       elapsed: this.elapsed,
       version: () => this.queue.version,
       flushQueued: async () => {
         if (this.queue.holdsRows) await this.queue.flushOnce();
       },
-      previousLayout,
+      ...(previousLayout ? { previousLayout: previousLayout.layout } : {}),
     });
   }
 
@@ -386,14 +390,18 @@ export class KyselyHistoryStore implements HistoryStore {
 
   /**
    * A read of the previous layout. One that fails because the copy's last transaction renamed
-   * the tables between its statements is answered as any read after that commit until the
-   * schema is current: 503 `migrating`.
+   * the tables between its statements (or because PostgreSQL's first has not yet set the old
+   * checks aside) is answered as any read when the previous layout cannot be read: 503 `migrating`.
    */
   private async fromPreviousLayout<T>(read: () => Promise<T>): Promise<T> {
+    const { stands } = this.parts.previousLayout!;
+    // Asked first: on PostgreSQL a read of the servers before the first transaction commits
+    // would wait for its locks.
+    if (!(await stands())) throw new MigratingError();
     try {
       return await read();
     } catch (error) {
-      if (!this.previousLayout || !(await this.parts.previousLayout!.stands().catch(() => true))) throw new MigratingError();
+      if (!this.previousLayout || !(await stands().catch(() => true))) throw new MigratingError();
       throw error;
     }
   }
@@ -454,7 +462,7 @@ export class KyselyHistoryStore implements HistoryStore {
       // stats computation, i.e. once a minute, not once per request.
       await this.queue.flushOnce();
       if (layout === 'current') return readStatistics(this.db, this.clock.now());
-      return { ...(await this.fromPreviousLayout(() => readStatistics(this.parts.previousLayout!.db, this.clock.now(), true))), stale: true as const };
+      return { ...(await this.fromPreviousLayout(() => readStatistics(this.parts.previousLayout!.db, this.clock.now(), this.parts.previousLayout!.layout))), stale: true as const };
     });
     const entry = { at, value, layout };
     this.statsCache = entry;
@@ -499,7 +507,7 @@ export class KyselyHistoryStore implements HistoryStore {
    */
   private async previousHistory(serverId: string, range: HistoryRange): Promise<ServerHistory> {
     const answer = await this.historyReads.read(`${serverId}:${range}`, async () => {
-      const read = await this.parts.previousLayout!.readHistory(serverId, range, this.clock.now());
+      const read = await this.fromPreviousLayout(() => this.parts.previousLayout!.readHistory(serverId, range, this.clock.now()));
       if (read === 'switched' || read === null) throw new MigratingError();
       return { read };
     });

@@ -7,7 +7,7 @@
  */
 import { sql, type Kysely } from 'kysely';
 import type { Edition } from '../../core/types.js';
-import type { Database } from '../schema.js';
+import type { Database, PreviousLayout } from '../schema.js';
 import type { RecentCheck, Statistics } from '../types.js';
 
 const STATS_WINDOW_MS = 24 * 60 * 60_000;
@@ -15,8 +15,8 @@ const RECENT_CHECKS = 10;
 
 const round2 = (value: number) => Math.round(value * 100) / 100;
 
-/** `previousLayout`: read the layout before migration 0003 (SQLite, while that migration copies the history). */
-export async function readStatistics(db: Kysely<Database>, now: number, previousLayout = false): Promise<Statistics> {
+/** `previousLayout`: read the layout before migration 0003, while that migration copies the history. */
+export async function readStatistics(db: Kysely<Database>, now: number, previousLayout?: PreviousLayout): Promise<Statistics> {
   const counterRows = await db.selectFrom('counters').select(['name', 'value']).execute();
   const counters = new Map(counterRows.map((r) => [r.name, Number(r.value)]));
 
@@ -42,7 +42,7 @@ export async function readStatistics(db: Kysely<Database>, now: number, previous
     offlineServers,
     activePlayers: Number(state?.players ?? 0),
     onlineRate: total === 0 ? 0 : round2((onlineServers * 100) / total),
-    recentChecks: await (previousLayout ? readPreviousRecentChecks(db) : readRecentChecks(db)),
+    recentChecks: await (previousLayout ? readPreviousRecentChecks(db, previousLayout) : readRecentChecks(db)),
   };
 }
 
@@ -75,13 +75,15 @@ async function readRecentChecks(db: Kysely<Database>): Promise<RecentCheck[]> {
 /**
  * The newest checks in the previous layout: those from the time of the tenth newest on, from
  * the end of its index by time (ordered by the joined servers' columns alone, SQLite would sort
- * the whole table); ties in the order of the servers' numbers once copied.
+ * the whole table); ties in the order of the servers' numbers once copied (SQLite numbers them
+ * in the copy's first transaction by first check; PostgreSQL's has numbered them already).
  */
-async function readPreviousRecentChecks(db: Kysely<Database>): Promise<RecentCheck[]> {
+async function readPreviousRecentChecks(db: Kysely<Database>, { checks, key }: PreviousLayout): Promise<RecentCheck[]> {
+  const ties = sql.raw(key === 'sid' ? 's.sid DESC' : 's.first_seen DESC, s.id DESC');
   const { rows } = await sql<CheckOf & ServerOf>`SELECT s.host, s.port, s.edition, c.checked_at, c.online, c.players_online
-    FROM checks c JOIN servers s ON s.id = c.server_id
-    WHERE c.checked_at >= coalesce((SELECT checked_at FROM checks ORDER BY checked_at DESC LIMIT 1 OFFSET ${RECENT_CHECKS - 1}), 0)
-    ORDER BY c.checked_at DESC, s.first_seen DESC, s.id DESC LIMIT ${RECENT_CHECKS}`.execute(db);
+    FROM ${sql.table(checks)} c JOIN servers s ON s.id = c.server_id
+    WHERE c.checked_at >= coalesce((SELECT checked_at FROM ${sql.table(checks)} ORDER BY checked_at DESC LIMIT 1 OFFSET ${RECENT_CHECKS - 1}), 0)
+    ORDER BY c.checked_at DESC, ${ties} LIMIT ${RECENT_CHECKS}`.execute(db);
   return rows.map((r) => recentCheck(r, r));
 }
 

@@ -10,7 +10,7 @@ import { HOUR_MS } from './check-row.js';
 import { InvalidCursorError } from '../errors.js';
 import { scoreValue } from './ranking.js';
 import { RankingSnapshot, RankingSnapshots, SNAPSHOT_SERVERS, type CursorPlace, type RankedServer } from './ranking-snapshots.js';
-import type { Database } from '../schema.js';
+import type { Database, PreviousLayout } from '../schema.js';
 import type { TrendPage, TrendServer } from '../types.js';
 
 const MINUTE = 60_000;
@@ -29,10 +29,10 @@ export interface TrendReaderDeps {
   version: () => number;
   flushQueued: () => Promise<void>;
   /**
-   * Read the layout before migration 0003 (SQLite, while that migration copies the history):
-   * servers keyed by their rowid, uptime summed from the raw checks.
+   * Read the layout before migration 0003, while that migration copies the history: servers
+   * keyed as that layout keys them, uptime summed from its raw checks.
    */
-  previousLayout?: boolean;
+  previousLayout?: PreviousLayout;
 }
 
 const round2 = (value: number) => Math.round(value * 100) / 100;
@@ -47,11 +47,11 @@ export class TrendReader {
   /** Items of pages read from each snapshot, let go with the snapshot. */
   private readonly pages = new WeakMap<RankingSnapshot, Map<string, Promise<TrendServer[]>>>();
 
-  /** A server's numeric key: its `sid`, or its rowid in the previous layout. */
+  /** A server's numeric key: its `sid`, or the previous layout's key. */
   private readonly key: RawBuilder<number>;
 
   constructor(private readonly deps: TrendReaderDeps) {
-    this.key = sql<number>`${sql.raw(deps.previousLayout ? 'rowid' : 'sid')}`;
+    this.key = sql<number>`${sql.raw(deps.previousLayout?.key ?? 'sid')}`;
     this.rankings = new RankingSnapshots((version) => this.takeSnapshot(version), deps.version);
   }
 
@@ -192,11 +192,12 @@ export class TrendReader {
     const uptime = new Map<number, number>();
     if (sids.length === 0) return uptime;
     const from = Math.floor(this.deps.now() / HOUR_MS) - (UPTIME_HOURS - 1);
-    const sums = this.deps.previousLayout
+    const previous = this.deps.previousLayout;
+    const sums = previous
       ? (
-          await sql<{ server: number; total: number; up: number }>`SELECT s.rowid AS server, count(*) AS total, sum(c.online) AS up
-            FROM servers s JOIN checks c ON c.server_id = s.id
-            WHERE s.rowid IN (${sql.join(sids)}) AND c.checked_at >= ${from * HOUR_MS} GROUP BY s.rowid`.execute(this.deps.db)
+          await sql<{ server: number; total: number; up: number }>`SELECT s.${sql.raw(previous.key)} AS server, count(*) AS total, sum(c.online) AS up
+            FROM servers s JOIN ${sql.table(previous.checks)} c ON c.server_id = s.id
+            WHERE s.${sql.raw(previous.key)} IN (${sql.join(sids)}) AND c.checked_at >= ${from * HOUR_MS} GROUP BY s.${sql.raw(previous.key)}`.execute(this.deps.db)
         ).rows
       : await this.deps.db
           .selectFrom('check_hours')

@@ -101,9 +101,12 @@ async function copyStep(trx: Kysely<unknown>, position: number, rows: number): P
   return { position: last, progress: (last - first + 1) / (top - first + 1), done: false };
 }
 
-/** The last transaction: the old checks dropped, the planner's statistics made for the new tables. */
+/**
+ * The last transaction: the planner's statistics made for the new tables, the old checks
+ * dropped. The drop comes last: it locks `checks_v1`, which the history's reads use until then.
+ */
 async function layoutFinish(trx: Kysely<unknown>): Promise<void> {
-  await run(trx, ['DROP TABLE checks_v1', 'ANALYZE servers', 'ANALYZE checks', 'ANALYZE check_hours']);
+  await run(trx, ['ANALYZE servers', 'ANALYZE checks', 'ANALYZE check_hours', 'DROP TABLE checks_v1']);
 }
 
 /**

@@ -61,6 +61,7 @@ export async function openSqliteParts(path: string, options: StoreOptions, onErr
     },
     previousLayout: {
       db: reads,
+      layout: { checks: 'checks', key: 'rowid' },
       readHistory: async (serverId, range, now) => {
         const window = bucketWindow(range, now);
         const answer = (await read((worker) => worker.request({ op: 'history', serverId, window, previous: true }), true)) as HistoryAnswer;
