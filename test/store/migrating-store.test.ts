@@ -60,6 +60,7 @@ describe.each([
       await expect(store.knowsServer('any')).rejects.toBeInstanceOf(MigratingError);
       // A server the previous layout does not hold may have been checked since: not "never checked".
       await expect(store.history('any', '24h')).rejects.toBeInstanceOf(MigratingError);
+      // PostgreSQL reads the previous layout only once the copy's first transaction has set its checks aside.
       if (name === 'PostgreSQL') {
         await expect(store.trends(10, null)).rejects.toBeInstanceOf(MigratingError);
         await expect(store.stats()).rejects.toMatchObject({ code: 'migrating', statusCode: 503, headers: { 'Retry-After': expect.any(String) } });
@@ -88,19 +89,23 @@ describe.each([
 });
 
 /**
- * Holds PostgreSQL's copy between two of its steps once its first transaction has committed:
- * a lock on the new checks table that its inserts wait for (reads of the previous layout do
- * not touch that table). Resolves with its release.
+ * Holds PostgreSQL's copy between two of its steps: `hold()`, called as its first transaction
+ * commits, takes a lock on the new checks table that the steps' inserts wait for (reads of the
+ * previous layout do not touch that table), on a connection opened beforehand. `held` resolves
+ * once the lock is taken.
  */
-async function holdCopyAfterBegin(url: string, began: Promise<void>): Promise<() => Promise<void>> {
-  await began;
+async function copyHolder(url: string) {
   const client = new pg.Client({ connectionString: url });
   await client.connect();
-  await client.query('BEGIN');
-  await client.query('LOCK TABLE checks IN SHARE MODE');
-  return async () => {
-    await client.query('ROLLBACK');
-    await client.end();
+  let held: Promise<unknown> | null = null;
+  return {
+    hold: () => (held ??= client.query('BEGIN').then(() => client.query('LOCK TABLE checks IN SHARE MODE'))),
+    held: () => held,
+    release: async () => {
+      await held?.catch(() => {});
+      await client.query('ROLLBACK').catch(() => {});
+      await client.end();
+    },
   };
 }
 
@@ -113,12 +118,12 @@ describe.each([
     await buildDatabase(database, 2, { servers: 5, checksPerServer: 300, intervalMs: 5 * MINUTE, end: END, heavyTail: true });
     // One moment for both reads: the ranges end where the clock is.
     const clock = { now: () => END + MINUTE };
-    let began = () => {};
-    const begin = new Promise<void>((resolve) => (began = resolve));
+    const holder = database.kind === 'postgres' ? await copyHolder(database.url) : null;
     const { store, migrate } = await startStore({ database, checkRetentionDays: 30 }, clock, {
-      migrationRowsPerStep: 50,
+      // PostgreSQL: steps of one check, so that the copy is still under way when the hold is taken.
+      migrationRowsPerStep: holder ? 1 : 50,
       onMigration: (event) => {
-        if (event.kind === 'committed' && event.migration === '0003_history_layout' && event.step === 'begin') began();
+        if (event.kind === 'committed' && event.migration === '0003_history_layout' && event.step === 'begin') void holder?.hold();
       },
     });
     const ids = [0, 1, 4].map((i) => {
@@ -130,11 +135,11 @@ describe.each([
       expect(store.migration()?.name).toBe('0003_history_layout');
       // SQLite reads the previous layout from the start; PostgreSQL once its first transaction
       // has set the old checks aside (503 `migrating` before).
-      let release = async () => {};
-      if (database.kind === 'postgres') {
+      if (holder) {
         await expect(store.history(ids[0]!, '7d')).rejects.toBeInstanceOf(MigratingError);
         migrating = migrate();
-        release = await holdCopyAfterBegin(database.url, begin);
+        while (!holder.held()) await new Promise((resolve) => setTimeout(resolve, 5));
+        await holder.held();
         expect(store.migration()?.name).toBe('0003_history_layout');
       }
       const history = await store.history(ids[0]!, '7d');
@@ -143,12 +148,13 @@ describe.each([
       expect(await store.trends(2, null)).toMatchObject({ stale: true, hasNext: true });
       expect(await store.stats()).toMatchObject({ stale: true, recentChecks: expect.any(Array) });
       const before = await reads(store, ids);
-      await release();
+      await holder?.release();
 
       await (migrating ?? migrate());
       expect(await store.history(ids[0]!, '7d')).not.toHaveProperty('stale');
       expect(await reads(store, ids)).toEqual(before);
     } finally {
+      await holder?.release();
       await migrating?.catch(() => {});
       await store.close();
     }
@@ -157,7 +163,8 @@ describe.each([
   it('answers every read asked up to and across the switch from one layout or the other, or 503 migrating', async () => {
     const database = await newDatabase();
     await buildDatabase(database, 2, { servers: 20, checksPerServer: 100, intervalMs: 5 * MINUTE, end: END, heavyTail: true });
-    const { store, migrate } = await startStore({ database, checkRetentionDays: 30 }, undefined, { migrationRowsPerStep: 50, statsCacheMs: 0 });
+    // PostgreSQL reads the previous layout once the copy's first transaction has committed: its steps are smaller, so that the copy outlasts a few rounds of reads.
+    const { store, migrate } = await startStore({ database, checkRetentionDays: 30 }, undefined, { migrationRowsPerStep: database.kind === 'postgres' ? 5 : 50, statsCacheMs: 0 });
     const [host, port] = fixtureAddress(0).split(':') as [string, string];
     const id = serverId('java', host, Number(port));
     const seen = { previous: 0, current: 0, migrating: 0 };
