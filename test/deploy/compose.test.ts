@@ -117,8 +117,10 @@ const HISTORY_NOT_YET_WRITTEN = /^GET \/api\/v1\/history\/\S+: 404 /;
  * Prints the load's counts, and asserts them: every request answered 2xx or 503 with Retry-After,
  * or as `allowed` (a description of the answer) says.
  */
-function expectAllAnswered(name: string, tally: LoadTally, allowed?: RegExp): void {
+async function expectAllAnswered(name: string, tally: LoadTally, allowed?: RegExp): Promise<void> {
   const answered = Object.values(tally.byStatus).reduce((a, b) => a + b, 0);
+  // nginx says why it answered 502 (which instance, which error) only in its own log.
+  if (tally.byStatus[502]) console.log(`nginx's log, its last lines:\n${await stack.podman('logs', '--tail', '40', stack.container('nginx')).catch(String)}`);
   console.log(
     `${name}: ${tally.sent} requests sent, answered by status ${JSON.stringify(tally.byStatus)} (errors ${JSON.stringify(tally.errors)}), ` +
       `${tally.failed} without an answer; answer time p50 ${fmt(latencyQuantile(tally, 0.5))} ms, p99 ${fmt(latencyQuantile(tally, 0.99))} ms, ` +
@@ -197,7 +199,7 @@ describe('compose.yaml, started as an operator starts it', () => {
       await stack.waitHealthy(service);
     }
     const tally = await load.stop();
-    expectAllAnswered('rolling restart', tally, HISTORY_NOT_YET_WRITTEN);
+    await expectAllAnswered('rolling restart', tally, HISTORY_NOT_YET_WRITTEN);
     await historyWritten();
     expect(await checksInHistory(tally)).toBe(answeredChecks(tally));
   });
@@ -220,7 +222,7 @@ describe('compose.yaml, started as an operator starts it', () => {
     await untilEveryInstance((h) => h.database === 'ok', 'wrote to PostgreSQL again');
     await sleep(3_000);
     const tally = await load.stop();
-    expectAllAnswered('Redis killed, PostgreSQL restarted', tally, HISTORY_NOT_YET_WRITTEN);
+    await expectAllAnswered('Redis killed, PostgreSQL restarted', tally, HISTORY_NOT_YET_WRITTEN);
     await historyWritten();
     expect(await checksInHistory(tally)).toBe(answeredChecks(tally));
   });
@@ -280,7 +282,7 @@ describe('a rolling upgrade to a release with one more migration', () => {
     console.log(`both instances served stored data again ${took} ms after the ledger was released`);
     await sleep(2_000);
     const tally = await load.stop();
-    expectAllAnswered('rolling upgrade', tally, HISTORY_NOT_YET_WRITTEN);
+    await expectAllAnswered('rolling upgrade', tally, HISTORY_NOT_YET_WRITTEN);
     // Stored data answered 503 `migrating` through nginx while both instances ran the new release.
     expect(tally.errors['503 migrating'] ?? 0).toBeGreaterThan(0);
     await historyWritten();
