@@ -361,6 +361,8 @@ export interface StoredDataFigures {
   slowest: number;
   slowestAt: number;
   answers: number;
+  /** Answers other than 200, by status (0: no answer). */
+  refused: Record<number, number>;
 }
 
 /**
@@ -369,22 +371,24 @@ export interface StoredDataFigures {
  */
 export function storedDataWatch<Name extends string>(base: string, routes: Record<Name, string>, origin: number) {
   let stopped = false;
-  const answers200 = async (path: string) => {
+  const statusOf = async (path: string) => {
     try {
       const res = await fetch(`${base}${path}`);
       await res.arrayBuffer();
-      return res.status === 200;
+      return res.status;
     } catch {
-      return false;
+      return 0;
     }
   };
   const watch = async (path: string) => {
     let last = performance.now();
     let gap = 0;
-    const figures: StoredDataFigures = { unanswered: 0, longest: 0, slowest: 0, slowestAt: 0, answers: 0 };
+    const figures: StoredDataFigures = { unanswered: 0, longest: 0, slowest: 0, slowestAt: 0, answers: 0, refused: {} };
     while (!stopped) {
       const asked = performance.now();
-      const ok = await answers200(path);
+      const status = await statusOf(path);
+      const ok = status === 200;
+      if (!ok) figures.refused[status] = (figures.refused[status] ?? 0) + 1;
       const now = performance.now();
       figures.answers += 1;
       if (now - asked > figures.slowest) Object.assign(figures, { slowest: now - asked, slowestAt: asked - origin });
@@ -409,7 +413,7 @@ export function storedDataWatch<Name extends string>(base: string, routes: Recor
 export function storedDataLine(figures: Record<string, StoredDataFigures>, seconds: (ms: number) => string): string {
   const routes = Object.entries(figures);
   return (
-    `${routes.map(([name, f]) => `${name} ${seconds(f.unanswered)} (longest stretch ${seconds(f.longest)})`).join(', ')}; ` +
+    `${routes.map(([name, f]) => `${name} ${seconds(f.unanswered)} (longest stretch ${seconds(f.longest)}; not 200: ${JSON.stringify(f.refused)})`).join(', ')}; ` +
     `slowest answers ${routes.map(([name, f]) => `${name} ${fmt(f.slowest)} ms (of ${fmt(f.answers)}, ${seconds(f.slowestAt)} after the spawn)`).join(', ')}`
   );
 }
