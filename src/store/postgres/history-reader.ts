@@ -5,7 +5,8 @@
  * as one bigint[][] value, a row of six integers per bucket, read strictly before it is
  * added. So a read is one round trip and one row, whatever the range. The statements are named, so each
  * connection parses and plans them once; Kysely cannot name a statement, so they go to the
- * store's pool directly. *
+ * store's pool directly.
+ *
  * While migration 0003 copies the history into the current layout, a history is read from the
  * previous layout's checks, which its first transaction set aside as `checks_v1` (every range
  * summed from the raw checks, through their index by server and time), in one statement too.
