@@ -63,7 +63,6 @@ const urlOf = (server: string, name: string) => Object.assign(new URL(server), {
 const WATCHED = { address: 'srv-0.example:25565', id: serverId('java', 'srv-0.example', 25565) };
 /** The stored-data routes asked during the upgrade. */
 const STORED = { history: `/api/v1/history/${WATCHED.address}`, trends: '/api/v1/trends?limit=10', stats: '/api/v1/stats' };
-const seconds = (ms: number) => `${fmt(ms / 1000, 1)} s`;
 
 /** The previous layout, its checks written in time order with every server interleaved. */
 async function buildLegacy(url: string): Promise<number> {
@@ -274,7 +273,7 @@ async function oneInstance(url: string): Promise<number> {
     const { migrating = none, idle = none } = await report.end();
     const steps = copySteps(service);
     console.log(`  one instance: upgrade ${fmt(ms / 1000, 1)} s, ${steps.count} copy steps, the longest ${fmt(steps.longest)} ms`);
-    console.log(`    unanswered during the upgrade: ${storedDataLine(unanswered, seconds)}`);
+    console.log(`    unanswered during the upgrade: ${storedDataLine(unanswered)}`);
     console.log(
       `    health while migrating: p99 ${fmt(migrating.p99, 1)} ms, slowest ${fmt(migrating.max, 1)} ms (${fmt(migrating.n)} answers), the service's loop delay at most ${fmt(lagMigrating, 1)} ms; ` +
         `idle after: p99 ${fmt(idle.p99, 1)} ms, slowest ${fmt(idle.max, 1)} ms, loop delay ${fmt(lagIdle, 1)} ms`,

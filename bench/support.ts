@@ -409,8 +409,11 @@ export function storedDataWatch<Name extends string>(base: string, routes: Recor
   };
 }
 
+/** Milliseconds as seconds with one decimal, e.g. `1.7 s`. */
+export const seconds = (ms: number) => `${fmt(ms / 1000, 1)} s`;
+
 /** The figures of storedDataWatch as one line. */
-export function storedDataLine(figures: Record<string, StoredDataFigures>, seconds: (ms: number) => string): string {
+export function storedDataLine(figures: Record<string, StoredDataFigures>): string {
   const routes = Object.entries(figures);
   return (
     `${routes.map(([name, f]) => `${name} ${seconds(f.unanswered)} (longest stretch ${seconds(f.longest)}; not 200: ${JSON.stringify(f.refused)})`).join(', ')}; ` +

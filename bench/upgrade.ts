@@ -40,7 +40,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freePort } from '../scripts/ports.mjs';
 import { buildDatabase, fixtureAddress, fixtureChecks, MIGRATION_NAMES, type HistoryShape } from '../test/store/upgrade-fixture.js';
-import { fmt, rssOf, serviceEnv, startCommand, storedDataLine, storedDataWatch, summarise } from './support.js';
+import { fmt, rssOf, serviceEnv, startCommand, seconds, storedDataLine, storedDataWatch, summarise } from './support.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const MIB = 1024 * 1024;
@@ -57,7 +57,6 @@ const METRICS_TOKEN = 'bench-upgrade-metrics-token';
 const LOOKUP_EVERY_MS = 20;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-const seconds = (ms: number) => `${fmt(ms / 1000, 1)} s`;
 
 /** The process's high-water mark of resident memory (Linux /proc), bytes. */
 function peakRssOf(pid: number | undefined): number {
@@ -287,7 +286,7 @@ async function upgrade(spec: Spec, baseline: number): Promise<void> {
     const peakRss = Math.max(peak, highWater);
     console.log(`  first status answer ${fmt(firstAnswer)} ms after the spawn (target ≤ 3000 ms; on an empty database ${fmt(baseline)} ms)`);
     console.log(`  migration until the switch ${seconds(migration)} (${fmt(perMillion, 1)} s per million checks)`);
-    console.log(`  unanswered during the upgrade (target ≤ 60 s for U1): ${storedDataLine(unanswered, seconds)}`);
+    console.log(`  unanswered during the upgrade (target ≤ 60 s for U1): ${storedDataLine(unanswered)}`);
     console.log(`  ${fmt(switched.count)} steps; the largest ${fmt(switched.rows)} rows, the longest ${fmt(switched.ms)} ms (${switched.longest}; target: none over 1000 ms)`);
     console.log(`  peak RSS while migrating ${fmt(peakRss / MIB)} MiB; slowest health answer while migrating ${fmt(stalls.migration ?? NaN, 1)} ms`);
     // Killed inside the VACUUM, then started again: the next start does it again, in the background.

@@ -462,7 +462,8 @@ export class KyselyHistoryStore implements HistoryStore {
       // stats computation, i.e. once a minute, not once per request.
       await this.queue.flushOnce();
       if (layout === 'current') return readStatistics(this.db, this.clock.now());
-      return { ...(await this.fromPreviousLayout(() => readStatistics(this.parts.previousLayout!.db, this.clock.now(), this.parts.previousLayout!.layout))), stale: true as const };
+      const { db, layout: previous } = this.parts.previousLayout!;
+      return { ...(await this.fromPreviousLayout(() => readStatistics(db, this.clock.now(), previous))), stale: true as const };
     });
     const entry = { at, value, layout };
     this.statsCache = entry;
