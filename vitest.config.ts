@@ -8,9 +8,10 @@ export default defineConfig({
     // other (about 3.5 s each when two Chromiums share the two cores), and took over 30 s in CI.
     testTimeout: 90_000,
     hookTimeout: 60_000,
-    // Two cores: a few forks keep real servers and sockets from starving each other (with a
-    // third, timing-bound tests failed in CI while its other Node lines installed beside it).
+    // Three forks on two cores: many files wait on real servers, sockets and browsers, so a
+    // third keeps the cores busy (about 11 minutes here against 15 with two). .ci/run gives
+    // its first line two, while its other Node lines build their native modules beside it.
     pool: 'forks',
-    maxWorkers: 2,
+    maxWorkers: 3,
   },
 });
