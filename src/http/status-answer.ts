@@ -14,9 +14,9 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ClientHasher, ClientKeys } from '../core/client-hash.js';
 import { ObserverError } from '../core/errors.js';
-import { statusBodyBytes } from '../status/cache.js';
+import { statusBody } from '../status/cache.js';
 import { lookupEditions, parseEditionChoice, type EditionChoice } from '../status/editions.js';
-import type { QueryMode } from '../core/types.js';
+import type { QueryMode, ServerStatus } from '../core/types.js';
 import type { CacheState, LookupOptions, QueryRequest, StatusAnswer, StatusLookup } from '../status/types.js';
 import { errorBody, logsAsError } from './errors.js';
 import { WINDOW_MS, rateLimitError, rateLimitHeaders, type RateLimitStore, type WindowCount } from './rate-limit.js';
@@ -79,8 +79,8 @@ export class StatusAnswers {
   /** The headers every status answer starts with: the request steps' and the status tier's policy, as flat pairs. */
   private readonly fixed: readonly string[];
   private readonly policy: string;
-  /** The headers each body was last answered with (headersOf). */
-  private readonly heads = new WeakMap<Buffer, { cache: CacheState; maxAgeSeconds: number; headers: string[] }>();
+  /** The headers each status was last answered with, and its body's length in bytes (headersOf). */
+  private readonly heads = new WeakMap<ServerStatus, { cache: CacheState; maxAgeSeconds: number; headers: string[]; bytes: number }>();
   /**
    * What a client's plain requests need, made once per client keys (ClientHasher.keysOf keeps
    * one object per connection): its status-tier key and the look-up options of a request without
@@ -167,13 +167,16 @@ export class StatusAnswers {
     return undefined;
   }
 
+  /** A 200 (a public answer carries no client's RateLimit). */
   private writeAnswer(res: ServerResponse, answer: StatusAnswer): void {
-    this.writeStatus(res, answer, statusBodyBytes(answer.status));
+    const body = statusBody(answer.status);
+    res.writeHead(200, this.headersOf(answer, body));
+    res.end(body);
   }
 
-  /** A 200 (a public answer carries no client's RateLimit). */
-  private writeStatus(res: ServerResponse, answer: { cache: CacheState; maxAgeSeconds: number }, body: string | Buffer): void {
-    res.writeHead(200, typeof body === 'string' ? this.statusHeaders(answer, Buffer.byteLength(body)) : this.headersOf(body, answer));
+  /** A 200 of both editions, put together for this request. */
+  private writeStatus(res: ServerResponse, answer: { cache: CacheState; maxAgeSeconds: number }, body: string): void {
+    res.writeHead(200, this.statusHeaders(answer, Buffer.byteLength(body)));
     res.end(body);
   }
 
@@ -188,15 +191,16 @@ export class StatusAnswers {
   }
 
   /**
-   * The headers of a cached body's answer, kept with the body while they stay the same: the
+   * The headers of a status's answer, kept with the status while they stay the same: the
    * answers of one cache entry within a second share their X-Cache and max-age. Node reads the
    * pairs and does not keep or change them.
    */
-  private headersOf(body: Buffer, answer: { cache: CacheState; maxAgeSeconds: number }): string[] {
-    const last = this.heads.get(body);
+  private headersOf(answer: StatusAnswer, body: string): string[] {
+    const last = this.heads.get(answer.status);
     if (last !== undefined && last.cache === answer.cache && last.maxAgeSeconds === answer.maxAgeSeconds) return last.headers;
-    const headers = this.statusHeaders(answer, body.length);
-    this.heads.set(body, { cache: answer.cache, maxAgeSeconds: answer.maxAgeSeconds, headers });
+    const bytes = last?.bytes ?? Buffer.byteLength(body);
+    const headers = this.statusHeaders(answer, bytes);
+    this.heads.set(answer.status, { cache: answer.cache, maxAgeSeconds: answer.maxAgeSeconds, headers, bytes });
     return headers;
   }
 

@@ -57,15 +57,15 @@ export interface StatusCache {
 
 /**
  * The JSON body of a status, serialised once per status object: the status routes send it on
- * every hit. A single answer sends its bytes, encoded once in a buffer of their own (a slice of
- * Node's shared pool would keep the whole pool alive with the cache entry), so that writing it
- * copies nothing: a text would be encoded again for every answer, and a status text holding one
- * character past Latin-1 (a `§` in a MOTD) takes two bytes a character in memory. The text is
- * kept only where answers are put together from several statuses (bulk, both editions). Bodies
- * still match the response schema; tests check them against the OpenAPI document.
+ * every hit. It is kept as text, not bytes: Node writes a text body and its headers in one
+ * write, where a buffer body goes out with the headers in a writev, which cost more than
+ * encoding the text again (npm run bench -- service, per core: about a tenth of a cached
+ * answer's CPU on Node 26, within the noise on Node 20; docs/performance.md). A text of Latin-1
+ * characters takes a byte each in memory, as its bytes would; one with a character past them
+ * (most emoji and non-Latin scripts in a MOTD) two. Bodies still match the response schema;
+ * tests check them against the OpenAPI document.
  */
 const texts = new WeakMap<object, string>();
-const bytes = new WeakMap<object, Buffer>();
 export function statusBody(status: ServerStatus): string {
   let text = texts.get(status);
   if (text === undefined) {
@@ -73,17 +73,6 @@ export function statusBody(status: ServerStatus): string {
     texts.set(status, text);
   }
   return text;
-}
-/** statusBody(status) in UTF-8. */
-export function statusBodyBytes(status: ServerStatus): Buffer {
-  let body = bytes.get(status);
-  if (body === undefined) {
-    const text = texts.get(status) ?? JSON.stringify(status);
-    body = Buffer.allocUnsafeSlow(Buffer.byteLength(text));
-    body.write(text);
-    bytes.set(status, body);
-  }
-  return body;
 }
 
 /**
