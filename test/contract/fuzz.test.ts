@@ -106,6 +106,10 @@ async function fuzzedService(extra: { env?: Record<string, string>; preload?: st
       RATE_LIMIT_GENERAL: '60',
       RATE_LIMIT_MEDIA: '60',
       RATE_LIMIT_VOTE: '60',
+      // A render slot for every request in flight: a render then waits on none, so its 503 would
+      // come from event-loop lag alone, not from renders slowed by a busy machine (the render
+      // queue has tests of its own).
+      RENDER_CONCURRENCY: String(CONCURRENCY),
       TARGET_PINGS_PER_MINUTE: '100000',
       NEW_SERVERS_PER_CLIENT_PER_DAY: '1000000',
       ...extra.env,
