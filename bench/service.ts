@@ -219,7 +219,7 @@ observer.stderr.on('data', (chunk: Buffer) => {
 // 4. The baseline.
 const baseline = spawn(process.execPath, [...nodeArgs, join(ROOT, 'bench/baseline/server.mjs')], {
   cwd: ROOT,
-  env: { PATH: process.env.PATH ?? '', DNS_SERVERS: DNS, NODE_ENV: 'production' },
+  env: { PATH: process.env.PATH ?? '', DNS_SERVERS: DNS, NODE_ENV: 'production', BASELINE_DNS: process.env.BENCH_BASELINE_DNS ?? '' },
   stdio: ['ignore', 'pipe', 'inherit'],
 });
 const baselinePort = await new Promise<number>((resolve, reject) => {
@@ -275,7 +275,7 @@ const phases: Phase[] = [
 const perCoreOnly = process.env.BENCH_PER_CORE === 'only';
 const unpinnedPhases = perCoreOnly ? [] : phases;
 
-console.log(`== Observer (${commandLineOf(observer.pid)}, as npm start runs it; default config) vs baseline (Fastify + minecraft-server-util + lru-cache)`);
+console.log(`== Observer (${commandLineOf(observer.pid)}, as npm start runs it; default config) vs baseline (Fastify + minecraft-server-util + lru-cache${process.env.BENCH_BASELINE_DNS === 'observer' ? '; asking SRV, A and AAAA as Observer does' : ''})`);
 if (unpinnedPhases.length > 0) {
   console.log(
     `   ${ROUNDS} rounds of ${SECONDS} s per side and phase after a 1 s warm-up, the side that goes first alternating; ` +
