@@ -38,7 +38,10 @@ afterAll(async () => {
 it('sends a test vote to NuVotifier and to Votifier from the form, and shows what each server answered', async () => {
   const o = await open(browser, front, `/server/${encodeURIComponent(`127.0.0.1:${server.port}`)}`, { bypassCSP: true });
   const { page } = o;
-  await page.waitForSelector('#vote-title');
+  // The form shows once the page has the server's status: if it never does, say what the page's API calls got.
+  await page.waitForSelector('#vote-title').catch((error: unknown) => {
+    throw new Error(`the vote form did not show; the page's API calls: ${o.api.join(', ') || 'none'}`, { cause: error });
+  });
   expect(await page.inputValue('#vote-host')).toBe('127.0.0.1');
   expect(await page.inputValue('#vote-port')).toBe('8192');
   expect(await seriousViolations(o)).toEqual([]);
