@@ -40,9 +40,7 @@ const routes = [
 
 describe('ping budget', () => {
   it('with RATE_LIMIT_STATUS=5, 20 image and widget requests for cold names open at most 5 connections', async () => {
-    // Render slots for all five drawings at once: what is measured is the ping budget, not
-    // the render queue (whose 2 s wait a loaded machine can outlast).
-    const app = await appWith({ RATE_LIMIT_STATUS: '5', RATE_LIMIT_MEDIA: '1000', RENDER_CONCURRENCY: '10' });
+    const app = await appWith({ RATE_LIMIT_STATUS: '5', RATE_LIMIT_MEDIA: '1000' });
     try {
       const before = server.connections();
       const names = coldNames(20);
